@@ -1,0 +1,28 @@
+package dev.polystack.host.cli;
+
+import com.google.inject.AbstractModule;
+import com.google.inject.Provides;
+import com.google.inject.Singleton;
+import dev.polystack.host.plugins.PluginGuard;
+import dev.polystack.host.plugins.PluginLoader;
+
+/** Composition of the host for one command-line run; the only place objects are wired. */
+final class HostModule extends AbstractModule {
+  private final Console console;
+
+  HostModule(Console console) {
+    this.console = console;
+  }
+
+  @Override
+  protected void configure() {
+    bind(Console.class).toInstance(console);
+    bind(PluginLoader.class).toInstance(new PluginLoader());
+  }
+
+  @Provides
+  @Singleton
+  PluginGuard pluginGuard(Console console) {
+    return new PluginGuard(console::warn);
+  }
+}

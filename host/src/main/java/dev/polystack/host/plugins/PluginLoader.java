@@ -1,0 +1,194 @@
+package dev.polystack.host.plugins;
+
+import dev.polystack.plugin.api.ApiVersion;
+import dev.polystack.plugin.api.Plugin;
+import dev.polystack.plugin.api.PluginDescriptor;
+import java.io.IOException;
+import java.net.MalformedURLException;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.ServiceConfigurationError;
+import java.util.ServiceLoader;
+
+/**
+ * Finds plug-ins through {@link ServiceLoader}: on the host's class path (the bundled ones) and
+ * in jars of explicit plug-in directories. Nothing else is ever loaded: no scan of the target,
+ * no default directory, so what runs as root is only what the user pointed at.
+ */
+public final class PluginLoader {
+
+  /** Refuse absurd directories instead of opening thousands of class loaders. */
+  static final int MAX_JARS_PER_DIRECTORY = 256;
+
+  private final ApiVersion hostApi;
+  private final ClassLoader hostLoader;
+
+  public PluginLoader() {
+    this(ApiVersion.CURRENT, PluginLoader.class.getClassLoader());
+  }
+
+  PluginLoader(ApiVersion hostApi, ClassLoader hostLoader) {
+    this.hostApi = hostApi;
+    this.hostLoader = hostLoader;
+  }
+
+  /** Checks that every entry is a readable directory before anything is loaded. */
+  public static void validatePluginPath(List<Path> pluginPath) throws PluginPathException {
+    for (Path dir : pluginPath) {
+      if (!Files.exists(dir)) {
+        throw new PluginPathException(
+            "--plugin-path " + dir + ": no such directory; pass a directory that holds plug-in jars");
+      }
+      if (!Files.isDirectory(dir)) {
+        throw new PluginPathException(
+            "--plugin-path " + dir + ": not a directory; pass the directory that holds the jar, "
+                + "not the jar itself");
+      }
+      if (!Files.isReadable(dir)) {
+        throw new PluginPathException(
+            "--plugin-path " + dir + ": not readable; check its permissions");
+      }
+    }
+  }
+
+  /**
+   * Loads the class-path plug-ins, then each jar of each directory with its own class loader
+   * (plug-ins cannot see each other's classes). The first plug-in with a given id wins.
+   */
+  public PluginRegistry load(List<Path> pluginPath) throws PluginPathException {
+    validatePluginPath(pluginPath);
+    List<LoadedPlugin> loaded = new ArrayList<>();
+    List<PluginRefusal> refused = new ArrayList<>();
+    Map<String, String> seen = new HashMap<>();
+    collect(hostLoader, "class path", null, loaded, refused, seen);
+    for (Path dir : pluginPath) {
+      for (Path jar : jarsIn(dir, refused)) {
+        ClassLoader loader;
+        try {
+          loader = new URLClassLoader(
+              "plugin:" + jar.getFileName(), new URL[] {jar.toUri().toURL()}, hostLoader);
+        } catch (MalformedURLException e) {
+          refused.add(new PluginRefusal(jar.toString(), "cannot be opened: " + e.getMessage()));
+          continue;
+        }
+        // The class loader stays open for the life of the host: plug-in classes are used until
+        // exit, and closing it would break lazily loaded classes.
+        collect(loader, jar.toString(), loader, loaded, refused, seen);
+      }
+    }
+    loaded.sort(Comparator.comparing(LoadedPlugin::id));
+    return new PluginRegistry(loaded, refused);
+  }
+
+  private static List<Path> jarsIn(Path dir, List<PluginRefusal> refused)
+      throws PluginPathException {
+    List<Path> jars = new ArrayList<>();
+    try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir, "*.jar")) {
+      for (Path jar : entries) {
+        if (jars.size() == MAX_JARS_PER_DIRECTORY) {
+          refused.add(new PluginRefusal(dir.toString(),
+              "more than " + MAX_JARS_PER_DIRECTORY + " jars; the rest were not loaded"));
+          break;
+        }
+        if (Files.isRegularFile(jar)) {
+          jars.add(jar);
+        }
+      }
+    } catch (IOException e) {
+      throw new PluginPathException(
+          "--plugin-path " + dir + ": cannot list it (" + e.getMessage() + ")");
+    }
+    jars.sort(Comparator.naturalOrder());
+    return jars;
+  }
+
+  /**
+   * Instantiates every provider visible through {@code loader}; with {@code onlyFrom} set, keeps
+   * only providers defined by that loader (its parent's are found through the class path pass).
+   */
+  private void collect(
+      ClassLoader loader,
+      String source,
+      ClassLoader onlyFrom,
+      List<LoadedPlugin> loaded,
+      List<PluginRefusal> refused,
+      Map<String, String> seen) {
+    ServiceLoader<Plugin> services = ServiceLoader.load(Plugin.class, loader);
+    var providers = services.stream().iterator();
+    while (true) {
+      ServiceLoader.Provider<Plugin> provider;
+      try {
+        if (!providers.hasNext()) {
+          break;
+        }
+        provider = providers.next();
+      } catch (ServiceConfigurationError | LinkageError e) {
+        refused.add(new PluginRefusal(source, "bad service entry: " + oneLine(e)));
+        continue;
+      }
+      if (onlyFrom != null && provider.type().getClassLoader() != onlyFrom) {
+        continue;
+      }
+      accept(provider, source, loaded, refused, seen);
+    }
+  }
+
+  private void accept(
+      ServiceLoader.Provider<Plugin> provider,
+      String source,
+      List<LoadedPlugin> loaded,
+      List<PluginRefusal> refused,
+      Map<String, String> seen) {
+    String className = provider.type().getName();
+    Plugin plugin;
+    PluginDescriptor descriptor;
+    try {
+      plugin = provider.get();
+      descriptor = plugin.descriptor();
+    } catch (ServiceConfigurationError | RuntimeException | LinkageError e) {
+      refused.add(new PluginRefusal(source,
+          "plug-in " + className + " failed to start: " + oneLine(e)
+              + "; report it to the plug-in's author"));
+      return;
+    }
+    if (descriptor == null) {
+      refused.add(new PluginRefusal(source,
+          "plug-in " + className + " returned no descriptor; report it to the plug-in's author"));
+      return;
+    }
+    ApiVersion wanted = descriptor.apiVersion();
+    if (!hostApi.canLoad(wanted)) {
+      refused.add(new PluginRefusal(source,
+          "plug-in '" + descriptor.id() + "' needs plug-in API " + wanted
+              + " but this host provides " + hostApi + "; use a build of the plug-in for API "
+              + hostApi.major() + ".x (minor <= " + hostApi.minor() + ")"));
+      return;
+    }
+    String first = seen.putIfAbsent(descriptor.id(), source);
+    if (first != null) {
+      refused.add(new PluginRefusal(source,
+          "plug-in id '" + descriptor.id() + "' is already provided by " + first
+              + "; remove one of them"));
+      return;
+    }
+    loaded.add(new LoadedPlugin(plugin, descriptor, source));
+  }
+
+  static String oneLine(Throwable t) {
+    Throwable root = t;
+    for (int i = 0; i < 8 && root.getCause() != null; i++) {
+      root = root.getCause();
+    }
+    String message = root.getMessage();
+    String text = root.getClass().getSimpleName() + (message == null ? "" : ": " + message);
+    return text.replace('\n', ' ').replace('\r', ' ');
+  }
+}

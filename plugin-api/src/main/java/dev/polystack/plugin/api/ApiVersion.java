@@ -1,0 +1,50 @@
+package dev.polystack.plugin.api;
+
+/**
+ * Version of this plug-in API, {@code major.minor}.
+ *
+ * <p>A host accepts a plug-in built against the same major version and a minor version no newer
+ * than its own: minor versions only add default methods and value types, a major version may
+ * change or remove them.
+ */
+public record ApiVersion(int major, int minor) implements Comparable<ApiVersion> {
+
+  /** The API version this artifact defines. Plug-ins put it into their descriptor. */
+  public static final ApiVersion CURRENT = new ApiVersion(1, 0);
+
+  public ApiVersion {
+    if (major < 0 || minor < 0) {
+      throw new IllegalArgumentException("API version parts must be >= 0: " + major + "." + minor);
+    }
+  }
+
+  /** Parses {@code "1.0"}. */
+  public static ApiVersion parse(String text) {
+    String[] parts = text.trim().split("\\.", -1);
+    if (parts.length != 2) {
+      throw new IllegalArgumentException("API version must be MAJOR.MINOR, got '" + text + "'");
+    }
+    try {
+      return new ApiVersion(Integer.parseInt(parts[0]), Integer.parseInt(parts[1]));
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("API version must be MAJOR.MINOR, got '" + text + "'", e);
+    }
+  }
+
+  /** Whether a host at this version can load a plug-in built against {@code plugin}. */
+  public boolean canLoad(ApiVersion plugin) {
+    return plugin.major == major && plugin.minor <= minor;
+  }
+
+  @Override
+  public int compareTo(ApiVersion other) {
+    return major != other.major
+        ? Integer.compare(major, other.major)
+        : Integer.compare(minor, other.minor);
+  }
+
+  @Override
+  public String toString() {
+    return major + "." + minor;
+  }
+}

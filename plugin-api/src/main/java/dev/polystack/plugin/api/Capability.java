@@ -1,0 +1,24 @@
+package dev.polystack.plugin.api;
+
+/** What a plug-in can do; the host lists these and only calls what is declared. */
+public enum Capability {
+  /** Recognises its runtime in a module image by content (symbols, FDEs, strings). */
+  DETECT,
+  /** Discovers the offsets it needs from the binary, each with provenance. */
+  DISCOVER_OFFSETS,
+  /** Walks runtime frames of a thread and splices them into the native stack. */
+  WALK_FRAMES,
+  /** Names runtime frames (function, file, line) after the target is resumed. */
+  SYMBOLIZE,
+  /** Reports code the runtime generates at run time (JIT traces) as code ranges. */
+  JIT_CODE,
+  /** Plans probe sites (entry and return breakpoints) in a module. */
+  PLAN_PROBES,
+  /** Decodes probe hits into call records. */
+  DECODE_CALLS;
+
+  /** Lower-case, dash-separated name as shown to users. */
+  public String displayName() {
+    return name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+  }
+}

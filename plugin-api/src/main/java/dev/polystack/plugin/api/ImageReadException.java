@@ -1,0 +1,14 @@
+package dev.polystack.plugin.api;
+
+/** A module image is malformed or a requested part of it cannot be read. */
+public final class ImageReadException extends Exception {
+  private static final long serialVersionUID = 1L;
+
+  public ImageReadException(String message) {
+    super(message);
+  }
+
+  public ImageReadException(String message, Throwable cause) {
+    super(message, cause);
+  }
+}

@@ -1,0 +1,43 @@
+package dev.polystack.plugin.api;
+
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * A parsed executable or shared library, from a file or from memory (the vDSO has no file).
+ * Addresses are module virtual addresses (as in the ELF file); add the load bias for runtime
+ * addresses. Every method is bounded and fails with {@link ImageReadException}, never with an
+ * unchecked exception, on malformed content.
+ */
+public interface ModuleImage {
+
+  /** File path, or a pseudo name such as {@code [vdso]}. */
+  String name();
+
+  /** GNU build id in lower-case hex, if the image has one. */
+  Optional<String> buildId();
+
+  /** Looks up a symbol by {@code name}, {@code name@VERSION} or {@code name@@VERSION}. */
+  Optional<ModuleSymbol> symbol(String name) throws ImageReadException;
+
+  /** Symbols of the dynamic table (exports and imports), in table order. */
+  List<ModuleSymbol> dynamicSymbols() throws ImageReadException;
+
+  /** Whether a full (.symtab) symbol table is present, i.e. the image is not stripped. */
+  boolean hasStaticSymbols() throws ImageReadException;
+
+  /** Function ranges described by call-frame information (.eh_frame FDEs), sorted by start. */
+  List<CodeRange> unwindRanges() throws ImageReadException;
+
+  /** Ranges of executable segments. */
+  List<CodeRange> executableRanges() throws ImageReadException;
+
+  /** Addresses where {@code needle} occurs in read-only data, at most {@code limit} of them. */
+  List<Long> findInReadOnlyData(byte[] needle, int limit) throws ImageReadException;
+
+  /**
+   * Reads up to {@code length} bytes of the image's contents at a module virtual address; returns
+   * the number of bytes read (0 when the address is not backed by the image).
+   */
+  int read(long address, byte[] dst, int offset, int length) throws ImageReadException;
+}

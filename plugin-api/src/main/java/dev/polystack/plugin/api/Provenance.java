@@ -1,0 +1,15 @@
+package dev.polystack.plugin.api;
+
+/** Where a discovered offset came from, from most to least authoritative. */
+public enum Provenance {
+  /** A note or table the runtime ships to describe itself. */
+  SELF_DESCRIPTION,
+  /** A symbol's address or size. */
+  SYMBOL,
+  /** Decoding instructions of a public function. */
+  DISASSEMBLY,
+  /** Checked against a live process (pointers that must agree did). */
+  RUNTIME_VALIDATION,
+  /** A table of known values per version, used when nothing else answers. */
+  BUILTIN_TABLE
+}

@@ -1,0 +1,37 @@
+package dev.polystack.plugin.api;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Third level of the lifecycle: a plug-in attached to one process. The host calls it from one
+ * sampling thread at a time per process, but a plug-in must tolerate being called from different
+ * threads over its life. Every default does nothing, so a plug-in implements only what its
+ * capabilities declare.
+ */
+public interface RuntimeInstance {
+
+  /** Walks the runtime frames behind one native frame; never throws for bad target data. */
+  default WalkResult walk(WalkRequest request) {
+    return WalkResult.notMine();
+  }
+
+  /**
+   * Code the runtime created at run time (JIT traces), in runtime addresses; the host re-reads
+   * this after {@link #mappingsChanged} and treats PCs in it as belonging to this instance.
+   */
+  default List<CodeRange> dynamicCodeRanges() {
+    return List.of();
+  }
+
+  /** The process mapped or unmapped memory; refresh anything derived from the memory map. */
+  default void mappingsChanged(ProcessContext process) {}
+
+  /** Counters since the last call (e.g. {@code bad_frame_link: 3}), then reset to zero. */
+  default Map<String, Long> getAndResetCounters() {
+    return Map.of();
+  }
+
+  /** The host detaches from the process; release caches and anything else held. */
+  default void detach() {}
+}

@@ -1,0 +1,17 @@
+package dev.polystack.plugin.api;
+
+/**
+ * First level of the runtime plug-in lifecycle: recognise the runtime in one module image.
+ *
+ * <p>The host calls {@link #inspect} once per distinct binary (cached by build id or file
+ * identity) for every mapped module, so it must be cheap when the answer is "not mine": check
+ * exported symbols or a string first, never the file name.
+ */
+public interface RuntimePlugin extends Plugin {
+
+  /**
+   * Inspects a module. Never throws for bad content: a module that looks like the runtime but
+   * cannot be handled is {@link Inspection.Unsupported} with the failed check named.
+   */
+  Inspection inspect(ModuleImage image);
+}

@@ -1,0 +1,27 @@
+package dev.polystack.plugin.api;
+
+/**
+ * What the host captured of one thread for one sample: registers, the top of its stack, and
+ * access to the rest of its memory. Live, memory reads happen while the thread is stopped (ptrace
+ * mode) or afterwards (perf mode); replayed, they come from a snapshot.
+ */
+public interface ThreadContext {
+
+  int pid();
+
+  int tid();
+
+  Registers registers();
+
+  /**
+   * Memory of the process. Reads that fall into the captured stack window are served from the
+   * copy, so they see the same instant as {@link #registers()}.
+   */
+  RemoteMemory memory();
+
+  /** Address of the first byte of the captured stack copy (normally the stack pointer). */
+  long stackStart();
+
+  /** Bytes of stack captured from {@link #stackStart()} upwards; may be empty. */
+  int stackLength();
+}

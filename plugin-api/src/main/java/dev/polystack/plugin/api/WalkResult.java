@@ -1,0 +1,37 @@
+package dev.polystack.plugin.api;
+
+import java.util.List;
+import java.util.Objects;
+
+/** Outcome of {@link RuntimeInstance#walk}: frames, "not mine", or a failure with a reason. */
+public sealed interface WalkResult {
+
+  static WalkResult notMine() {
+    return NotMine.INSTANCE;
+  }
+
+  /** The native frame does not belong to this instance; the host keeps it as native. */
+  enum NotMine implements WalkResult {
+    INSTANCE
+  }
+
+  /**
+   * Runtime frames, leaf first, that replace the native frame the request named.
+   */
+  record Frames(List<Frame> frames) implements WalkResult {
+    public Frames {
+      frames = List.copyOf(frames);
+    }
+  }
+
+  /**
+   * The walk stopped early. {@code partial} holds the frames found before the failure; the host
+   * appends an error frame named {@code reason} and counts it.
+   */
+  record Failed(String reason, List<Frame> partial) implements WalkResult {
+    public Failed {
+      Objects.requireNonNull(reason, "reason");
+      partial = List.copyOf(partial);
+    }
+  }
+}
