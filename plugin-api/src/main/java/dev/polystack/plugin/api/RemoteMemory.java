@@ -49,18 +49,37 @@ public interface RemoteMemory {
 
   /**
    * Reads a NUL-terminated string of at most {@code maxLength} bytes as UTF-8 (malformed bytes
-   * become U+FFFD). A string that does not end within the bound is cut at the bound.
+   * become U+FFFD). A string that does not end within the bound, or runs into unreadable memory
+   * after its first byte, is cut there.
    */
   default String readCString(long address, int maxLength) throws MemoryReadException {
     if (maxLength <= 0 || maxLength > MAX_READ) {
       throw new MemoryReadException(address, maxLength, "string bound out of range");
     }
     byte[] buffer = new byte[maxLength];
-    int n = read(address, buffer, 0, maxLength);
-    int end = 0;
-    while (end < n && buffer[end] != 0) {
-      end++;
+    int filled = 0;
+    int end = -1;
+    while (end < 0 && filled < maxLength) {
+      int n;
+      try {
+        n = read(address + filled, buffer, filled, maxLength - filled);
+      } catch (MemoryReadException e) {
+        if (filled == 0) {
+          throw e;
+        }
+        break;
+      }
+      if (n <= 0) {
+        break;
+      }
+      for (int i = filled; i < filled + n; i++) {
+        if (buffer[i] == 0) {
+          end = i;
+          break;
+        }
+      }
+      filled += n;
     }
-    return new String(buffer, 0, end, StandardCharsets.UTF_8);
+    return new String(buffer, 0, end >= 0 ? end : filled, StandardCharsets.UTF_8);
   }
 }
