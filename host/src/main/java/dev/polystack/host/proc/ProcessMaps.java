@@ -1,6 +1,7 @@
 package dev.polystack.host.proc;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -12,6 +13,9 @@ public final class ProcessMaps {
   private final List<MemoryMapping> mappings;
   // Start addresses in a primitive array so lookups do not box on the sampling hot path.
   private final long[] starts;
+  // Grouped once: snapshots are immutable and module lookups are frequent during symbolization.
+  private final Map<ModuleKey, MappedModule> modulesByKey;
+  private final List<MappedModule> modules;
 
   private ProcessMaps(List<MemoryMapping> mappings) {
     this.mappings = List.copyOf(mappings);
@@ -26,6 +30,8 @@ public final class ProcessMaps {
       starts[i] = m.start();
       previous = m;
     }
+    this.modulesByKey = groupModules(this.mappings);
+    this.modules = List.copyOf(modulesByKey.values());
   }
 
   /**
@@ -77,6 +83,17 @@ public final class ProcessMaps {
 
   /** File-backed mappings grouped by file, ordered by each file's lowest address. */
   public List<MappedModule> modules() {
+    return modules;
+  }
+
+  /** The module whose mappings include {@code address}, if that address is file-backed. */
+  public Optional<MappedModule> findModule(long address) {
+    return find(address)
+        .filter(MemoryMapping::isFileBacked)
+        .map(m -> modulesByKey.get(new ModuleKey(m.path(), m.device(), m.inode())));
+  }
+
+  private static Map<ModuleKey, MappedModule> groupModules(List<MemoryMapping> mappings) {
     Map<ModuleKey, List<MemoryMapping>> groups = new LinkedHashMap<>();
     for (MemoryMapping m : mappings) {
       if (m.isFileBacked()) {
@@ -85,29 +102,14 @@ public final class ProcessMaps {
             .add(m);
       }
     }
-    List<MappedModule> modules = new ArrayList<>(groups.size());
+    Map<ModuleKey, MappedModule> modules = new LinkedHashMap<>();
     groups.forEach(
         (key, list) ->
-            modules.add(
+            modules.put(
+                key,
                 new MappedModule(
                     key.path(), key.device(), key.inode(), list.get(0).deleted(), list)));
-    return List.copyOf(modules);
-  }
-
-  /** The module whose mappings include {@code address}, if that address is file-backed. */
-  public Optional<MappedModule> findModule(long address) {
-    Optional<MemoryMapping> hit = find(address);
-    if (hit.isEmpty() || !hit.get().isFileBacked()) {
-      return Optional.empty();
-    }
-    MemoryMapping m = hit.get();
-    return modules().stream()
-        .filter(
-            mod ->
-                mod.path().equals(m.path())
-                    && mod.device().equals(m.device())
-                    && mod.inode() == m.inode())
-        .findFirst();
+    return Collections.unmodifiableMap(modules);
   }
 
   @Override
