@@ -1,0 +1,49 @@
+package dev.polystack.host.proc;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * All mappings of one file (same path, device and inode), in address order. A shared library or
+ * executable is typically several mappings with different permissions.
+ */
+public record MappedModule(
+    String path, DeviceNumber device, long inode, boolean deleted, List<MemoryMapping> mappings) {
+
+  public MappedModule {
+    Objects.requireNonNull(path, "path");
+    Objects.requireNonNull(device, "device");
+    mappings = List.copyOf(mappings);
+    if (mappings.isEmpty()) {
+      throw new IllegalArgumentException("a module needs at least one mapping");
+    }
+    for (MemoryMapping m : mappings) {
+      if (!m.path().equals(path) || !m.device().equals(device) || m.inode() != inode) {
+        throw new IllegalArgumentException("mapping " + m + " does not belong to " + path);
+      }
+    }
+  }
+
+  /** Lowest mapped address of the file. */
+  public long start() {
+    return mappings.get(0).start();
+  }
+
+  /** End of the highest mapping of the file (exclusive). */
+  public long end() {
+    return mappings.get(mappings.size() - 1).end();
+  }
+
+  /**
+   * Address at which file offset 0 would be mapped, based on the lowest mapping. This is the load
+   * base used to turn an ELF virtual address into a runtime address for typical shared objects.
+   */
+  public long loadBase() {
+    MemoryMapping first = mappings.get(0);
+    return first.start() - first.offset();
+  }
+
+  public List<MemoryMapping> executableMappings() {
+    return mappings.stream().filter(MemoryMapping::isExecutable).toList();
+  }
+}
