@@ -1,0 +1,62 @@
+package dev.polystack.otel.model;
+
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * Everything one profiling session produced, ready to be written in any output format.
+ *
+ * @param target the process
+ * @param startEpochNanos when sampling started
+ * @param endEpochNanos when it ended
+ * @param periodNanos nominal time between two samples of a thread (1e9 / rate)
+ * @param mode how samples were taken ({@code ptrace}, {@code perf}, {@code snapshot})
+ * @param modules mapped files, for native frame labels and mapping tables
+ * @param samples every sample, in time order
+ * @param losses what was lost and why (dropped samples by reason, lost ring records), by name
+ */
+public record Recording(
+    TargetInfo target,
+    long startEpochNanos,
+    long endEpochNanos,
+    long periodNanos,
+    String mode,
+    List<ModuleInfo> modules,
+    List<Sample> samples,
+    Map<String, Long> losses) {
+
+  public Recording {
+    Objects.requireNonNull(target, "target");
+    Objects.requireNonNull(mode, "mode");
+    if (periodNanos <= 0) {
+      throw new IllegalArgumentException("period must be > 0");
+    }
+    if (endEpochNanos < startEpochNanos) {
+      throw new IllegalArgumentException("recording ends before it starts");
+    }
+    modules = modules.stream().sorted(Comparator.comparingLong(ModuleInfo::start)).toList();
+    samples = List.copyOf(samples);
+    losses = Map.copyOf(losses);
+  }
+
+  /** The module containing {@code address}, by binary search. */
+  public Optional<ModuleInfo> moduleAt(long address) {
+    int lo = 0;
+    int hi = modules.size() - 1;
+    while (lo <= hi) {
+      int mid = (lo + hi) >>> 1;
+      ModuleInfo m = modules.get(mid);
+      if (Long.compareUnsigned(address, m.start()) < 0) {
+        hi = mid - 1;
+      } else if (Long.compareUnsigned(address, m.end()) >= 0) {
+        lo = mid + 1;
+      } else {
+        return Optional.of(m);
+      }
+    }
+    return Optional.empty();
+  }
+}
