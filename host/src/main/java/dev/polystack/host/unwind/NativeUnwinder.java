@@ -1,0 +1,216 @@
+package dev.polystack.host.unwind;
+
+import dev.polystack.plugin.api.MemoryReadException;
+import dev.polystack.plugin.api.Register;
+import dev.polystack.plugin.api.Registers;
+import dev.polystack.plugin.api.RemoteMemory;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Walks native frames with DWARF CFI from .eh_frame/.debug_frame, falling back to the frame
+ * pointer where a PC has no CFI (JIT code, hand-written assembly). It never throws for bad target
+ * data: the walk ends with a reason that becomes an error frame and a counter.
+ */
+public final class NativeUnwinder {
+
+  /** Finds the module that contains a runtime PC, or null. */
+  public interface ModuleLookup {
+    UnwindModule find(long pc);
+  }
+
+  /** Stacks are at most this far apart from one frame to the next (8 MiB default ulimit). */
+  static final long MAX_FRAME_SIZE = 8L << 20;
+
+  private static final int DWARF_RA = 16;
+  private static final int DWARF_RSP = 7;
+
+  /** Callee-saved registers keep their value in callers unless the CFI says otherwise. */
+  private static final int CALLEE_SAVED_MASK = bit(Register.RBX) | bit(Register.RBP)
+      | bit(Register.R12) | bit(Register.R13) | bit(Register.R14) | bit(Register.R15);
+
+  private static final int ALL_KNOWN = (1 << Register.values().length) - 1;
+
+  private final int maxDepth;
+
+  public NativeUnwinder(int maxDepth) {
+    if (maxDepth < 1 || maxDepth > 65_536) {
+      throw new IllegalArgumentException("max depth must be 1..65536, got " + maxDepth);
+    }
+    this.maxDepth = maxDepth;
+  }
+
+  public UnwindResult unwind(Registers leaf, RemoteMemory memory, ModuleLookup modules) {
+    List<NativeFrame> frames = new ArrayList<>();
+    long[] regs = new long[Register.values().length];
+    for (Register r : Register.values()) {
+      regs[r.ordinal()] = leaf.get(r);
+    }
+    int known = ALL_KNOWN;
+    boolean exact = true;
+    boolean viaFp = false;
+    while (true) {
+      long pc = regs[Register.RIP.ordinal()];
+      frames.add(new NativeFrame(pc, Registers.of(regs), known, exact, viaFp));
+      if (frames.size() >= maxDepth) {
+        return new UnwindResult(frames, "max_depth");
+      }
+      UnwindModule module = modules.find(pc);
+      long lookupPc = exact ? pc : pc - 1;
+      UnwindRow row = null;
+      String cfiFailure = "no_module";
+      if (module != null) {
+        try {
+          row = module.row(lookupPc - module.bias());
+        } catch (CfiException e) {
+          cfiFailure = e.reason();
+        }
+      }
+      long sp = regs[Register.RSP.ordinal()];
+      try {
+        if (row != null) {
+          Step step = stepWithCfi(row, regs, known, memory);
+          if (step == null) {
+            return new UnwindResult(frames, null); // outermost frame: RA undefined
+          }
+          if (!step.signalFrame && Long.compareUnsigned(step.regs[Register.RSP.ordinal()], sp) <= 0) {
+            return new UnwindResult(frames, "stack_not_growing");
+          }
+          regs = step.regs;
+          known = step.known;
+          exact = step.signalFrame;
+          viaFp = false;
+        } else {
+          long[] next = stepWithFramePointer(regs, known, memory);
+          if (next == null) {
+            return new UnwindResult(frames, cfiFailure);
+          }
+          regs = next;
+          known = CALLEE_SAVED_MASK & known | bit(Register.RIP) | bit(Register.RSP);
+          exact = false;
+          viaFp = true;
+        }
+      } catch (CfiException e) {
+        return new UnwindResult(frames, e.reason());
+      }
+      long next = regs[Register.RIP.ordinal()];
+      if (next == 0) {
+        return new UnwindResult(frames, null); // a zero return address ends some thread stacks
+      }
+    }
+  }
+
+  private record Step(long[] regs, int known, boolean signalFrame) {}
+
+  private static Step stepWithCfi(UnwindRow row, long[] regs, int known, RemoteMemory memory)
+      throws CfiException {
+    DwarfExpression.RegisterFile file = dwarf -> {
+      Register r = Register.fromDwarf(dwarf);
+      if (r == null || (known & bit(r)) == 0) {
+        throw new CfiException("cfi_unknown_register", "DWARF register " + dwarf + " unknown");
+      }
+      return regs[r.ordinal()];
+    };
+    DwarfExpression.WordReader words = address -> readWord(memory, address);
+    long cfa;
+    if (row.cfa() instanceof CfaRule.RegisterOffset r) {
+      cfa = file.get(r.register()) + r.offset();
+    } else {
+      cfa = DwarfExpression.evaluate(((CfaRule.Expression) row.cfa()).expression(), false, 0,
+          file, words);
+    }
+    RegisterRule raRule = row.rule(DWARF_RA);
+    if (raRule instanceof RegisterRule.Undefined) {
+      return null;
+    }
+    long[] next = new long[regs.length];
+    int nextKnown = 0;
+    for (int dwarf = 0; dwarf < UnwindRow.REGISTERS; dwarf++) {
+      Register target = Register.fromDwarf(dwarf);
+      RegisterRule rule = row.rule(dwarf);
+      if (dwarf == DWARF_RSP && !row.hasRule(DWARF_RSP)) {
+        next[target.ordinal()] = cfa; // the caller's RSP is the CFA by definition on x86-64
+        nextKnown |= bit(target);
+        continue;
+      }
+      boolean defaultSame = !row.hasRule(dwarf);
+      if (defaultSame && dwarf != DWARF_RA && (CALLEE_SAVED_MASK & bit(target)) == 0) {
+        continue; // caller-saved: unknown in the caller
+      }
+      Long value = apply(rule, dwarf, cfa, regs, known, file, words);
+      if (value != null) {
+        next[target.ordinal()] = value;
+        nextKnown |= bit(target);
+      }
+    }
+    if ((nextKnown & bit(Register.RIP)) == 0) {
+      throw new CfiException("cfi_no_return_address", "return address rule gives no value");
+    }
+    return new Step(next, nextKnown, row.signalFrame());
+  }
+
+  /** The value a rule yields for the caller, or null when unknown. */
+  private static Long apply(RegisterRule rule, int dwarf, long cfa, long[] regs, int known,
+      DwarfExpression.RegisterFile file, DwarfExpression.WordReader words) throws CfiException {
+    Register self = Register.fromDwarf(dwarf);
+    if (rule instanceof RegisterRule.Undefined) {
+      return null;
+    }
+    if (rule instanceof RegisterRule.SameValue) {
+      return (known & bit(self)) != 0 ? regs[self.ordinal()] : null;
+    }
+    if (rule instanceof RegisterRule.Offset o) {
+      return words.readLong(cfa + o.offset());
+    }
+    if (rule instanceof RegisterRule.ValOffset o) {
+      return cfa + o.offset();
+    }
+    if (rule instanceof RegisterRule.InRegister r) {
+      return file.get(r.register());
+    }
+    if (rule instanceof RegisterRule.Expression e) {
+      return words.readLong(DwarfExpression.evaluate(e.expression(), true, cfa, file, words));
+    }
+    RegisterRule.ValExpression e = (RegisterRule.ValExpression) rule;
+    return DwarfExpression.evaluate(e.expression(), true, cfa, file, words);
+  }
+
+  /**
+   * The classic frame chain: [rbp] is the caller's rbp and [rbp+8] the return address. Accepted
+   * only when rbp points a little above the stack pointer, so garbage in rbp (code built without
+   * frame pointers) ends the walk instead of wandering.
+   */
+  private static long[] stepWithFramePointer(long[] regs, int known, RemoteMemory memory) {
+    if ((known & bit(Register.RBP)) == 0) {
+      return null;
+    }
+    long rbp = regs[Register.RBP.ordinal()];
+    long sp = regs[Register.RSP.ordinal()];
+    if ((rbp & 7) != 0 || Long.compareUnsigned(rbp, sp) < 0 || rbp - sp > MAX_FRAME_SIZE) {
+      return null;
+    }
+    try {
+      long callerRbp = memory.readLong(rbp);
+      long ra = memory.readLong(rbp + 8);
+      long[] next = regs.clone();
+      next[Register.RBP.ordinal()] = callerRbp;
+      next[Register.RSP.ordinal()] = rbp + 16;
+      next[Register.RIP.ordinal()] = ra;
+      return next;
+    } catch (MemoryReadException e) {
+      return null;
+    }
+  }
+
+  private static long readWord(RemoteMemory memory, long address) throws CfiException {
+    try {
+      return memory.readLong(address);
+    } catch (MemoryReadException e) {
+      throw new CfiException("stack_read_failed", e.getMessage());
+    }
+  }
+
+  private static int bit(Register r) {
+    return 1 << r.ordinal();
+  }
+}
