@@ -6,6 +6,8 @@ import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.Native;
 import dev.polystack.host.sys.SyscallException;
 import dev.polystack.host.sys.SyscallException.Area;
+import dev.polystack.host.sys.Syscalls;
+import java.lang.ref.Reference;
 import java.util.Objects;
 import jnr.ffi.Pointer;
 
@@ -48,7 +50,11 @@ final class ProcessVmMemory implements RemoteMemory {
       iov.putLong(8, want);
       iov.putLong(16, at);
       iov.putLong(24, want);
-      long n = Native.libc().process_vm_readv(pid, iov, 1, iov.slice(16), 1, 0);
+      long n =
+          Native.libc()
+              .syscall(Syscalls.SYS_PROCESS_VM_READV, pid, iov.address(), 1, iov.address() + 16, 1, 0);
+      // jnr frees native memory once its Pointer is unreachable; keep iov alive past the call.
+      Reference.reachabilityFence(iov);
       if (n > 0) {
         buf.get(0, dst, off + total, (int) n);
         total += (int) n;

@@ -5,6 +5,7 @@ import dev.polystack.host.sys.Native;
 import dev.polystack.host.sys.SyscallException;
 import dev.polystack.host.sys.SyscallException.Area;
 import dev.polystack.host.sys.Syscalls;
+import java.lang.ref.Reference;
 import java.util.Objects;
 import jnr.ffi.Pointer;
 
@@ -33,7 +34,9 @@ public final class PerfEvent implements AutoCloseable {
     long fd =
         Native.libc()
             .syscall(
-                298, p.address(), pid, cpu, groupFd, flags | PerfConstants.FLAG_FD_CLOEXEC);
+                Syscalls.SYS_PERF_EVENT_OPEN,
+                p.address(), pid, cpu, groupFd, flags | PerfConstants.FLAG_FD_CLOEXEC, 0);
+    Reference.reachabilityFence(p);
     Syscalls.check(
         fd,
         "perf_event_open(type " + attr.type() + ", config " + attr.config() + ", pid " + pid
@@ -78,6 +81,7 @@ public final class PerfEvent implements AutoCloseable {
     Pointer p = Native.allocate(bytes.length);
     p.put(0, bytes, 0, bytes.length);
     ioctl(PerfConstants.IOC_MODIFY_ATTRIBUTES, p.address(), "MODIFY_ATTRIBUTES");
+    Reference.reachabilityFence(p);
   }
 
   /** Kernel event id, as found in SAMPLE_ID/IDENTIFIER and in LOST records. */

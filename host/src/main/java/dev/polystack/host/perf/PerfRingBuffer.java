@@ -69,8 +69,10 @@ public final class PerfRingBuffer {
       throw new IllegalArgumentException("dataPagesLog2 must be 0..16: " + dataPagesLog2);
     }
     long length = (long) PAGE * (1 + (1L << dataPagesLog2));
-    long addr = Native.libc().mmap(0, length, PROT_READ_WRITE, MAP_SHARED, event.fd(), 0);
-    Syscalls.check(addr, "mmap(perf fd " + event.fd() + ", " + length + " bytes)", Area.PERF);
+    long addr =
+        Native.libc()
+            .syscall(Syscalls.SYS_MMAP, 0, length, PROT_READ_WRITE, MAP_SHARED, event.fd(), 0);
+    Syscalls.check(addr, "mmap(perf fd " + event.fd() + ", " + length + " bytes)", Area.OTHER);
     return new PerfRingBuffer(event.fd(), addr, length);
   }
 

@@ -19,12 +19,11 @@ public interface LibC {
 
   int waitpid(int pid, @Out int[] status, int options);
 
-  long syscall(long number, long a1, long a2, long a3, long a4, long a5);
-
-  long process_vm_readv(
-      int pid, Pointer localIov, long localCount, Pointer remoteIov, long remoteCount, long flags);
-
-  long mmap(long addr, long length, int prot, int flags, int fd, long offset);
+  // Declared with six syscall arguments (seven native ones). Native functions with exactly six
+  // all-primitive arguments received garbage in the sixth (r9) through jnr/jffi 2.2.17 / 1.3.13
+  // here (strace showed bogus perf_event_open flags and mmap offsets), so mmap and
+  // process_vm_readv are also issued through this entry point rather than bound directly.
+  long syscall(long number, long a1, long a2, long a3, long a4, long a5, long a6);
 
   int munmap(long addr, long length);
 

@@ -6,6 +6,8 @@ public final class Syscalls {
 
   public static final long SYS_PERF_EVENT_OPEN = 298;
   public static final long SYS_TGKILL = 234;
+  public static final long SYS_MMAP = 9;
+  public static final long SYS_PROCESS_VM_READV = 310;
 
   public static final int SIGHUP = 1;
   public static final int SIGINT = 2;
@@ -46,7 +48,7 @@ public final class Syscalls {
 
   public static void tgkill(int tgid, int tid, int signal) throws SyscallException {
     check(
-        Native.libc().syscall(SYS_TGKILL, tgid, tid, signal, 0, 0),
+        Native.libc().syscall(SYS_TGKILL, tgid, tid, signal, 0, 0, 0),
         "tgkill(" + tgid + ", " + tid + ", " + signal + ")",
         SyscallException.Area.OTHER);
   }
