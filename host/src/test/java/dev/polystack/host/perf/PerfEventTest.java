@@ -128,7 +128,8 @@ class PerfEventTest {
 
   @Test
   void breakpointHitsEqualCalls() throws Exception {
-    try (TestTarget t = TestTarget.start("calls", "1000", "go")) {
+    java.nio.file.Path go = Files.createTempDirectory("polystack-go").resolve("go");
+    try (TestTarget t = TestTarget.start("calls", "1000", go.toString())) {
       Map<String, String> ready = t.awaitLine("ready", 5000);
       long work = TestTarget.hex(ready.get("work"));
       PerfEventAttr attr = PerfEventAttr.builder()
@@ -144,17 +145,10 @@ class PerfEventTest {
       try (PerfEvent ev = PerfEvent.open(attr, t.pid())) {
         PerfRingBuffer ring = ev.mapRing(4);
         ev.enable();
-        Files.createFile(t.dir.resolve("go").toAbsolutePath());
-        // The target resolves "go" against its own cwd, which is ours; create it there too.
-        Files.deleteIfExists(java.nio.file.Path.of("go"));
-        Files.createFile(java.nio.file.Path.of("go"));
-        try {
-          Map<String, String> done = t.awaitLine("calls=", 5000);
-          assertEquals("1000", done.get("calls"));
-          t.process.waitFor(Duration.ofSeconds(5));
-        } finally {
-          Files.deleteIfExists(java.nio.file.Path.of("go"));
-        }
+        Files.createFile(go); // releases the target into its call loop
+        Map<String, String> done = t.awaitLine("calls=", 5000);
+        assertEquals("1000", done.get("calls"));
+        assertEquals(0, t.process.waitFor(Duration.ofSeconds(5)).exitCode());
         ring.drain(r -> {
           if (r.type() == PerfConstants.RECORD_SAMPLE) {
             PerfSample s = parser.parse(r);
