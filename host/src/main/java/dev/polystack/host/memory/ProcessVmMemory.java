@@ -1,0 +1,118 @@
+package dev.polystack.host.memory;
+
+import dev.polystack.host.ptrace.Ptrace;
+import dev.polystack.host.ptrace.Tracer;
+import dev.polystack.host.sys.Errno;
+import dev.polystack.host.sys.Native;
+import dev.polystack.host.sys.SyscallException;
+import dev.polystack.host.sys.SyscallException.Area;
+import dev.polystack.host.sys.Syscalls;
+import java.lang.ref.Reference;
+import java.util.Objects;
+import jnr.ffi.Pointer;
+
+/** process_vm_readv reader with an optional PTRACE_PEEKDATA fallback. */
+final class ProcessVmMemory implements RemoteMemory {
+  // Native staging buffer per call is bounded by this, whatever the request size.
+  private static final int CHUNK = 256 << 10;
+
+  private final int pid;
+  private final int maxReadBytes;
+  private final Tracer tracer;
+  private final int peekTid;
+
+  ProcessVmMemory(int pid, int maxReadBytes, Tracer tracer, int peekTid) {
+    this.pid = pid;
+    this.maxReadBytes = maxReadBytes;
+    this.tracer = tracer;
+    this.peekTid = peekTid;
+  }
+
+  @Override
+  public int maxReadBytes() {
+    return maxReadBytes;
+  }
+
+  @Override
+  public int read(long address, byte[] dst, int off, int len) throws RemoteReadException {
+    Objects.checkFromIndexSize(off, len, dst.length);
+    checkLength(address, len);
+    if (len == 0) {
+      return 0;
+    }
+    Pointer buf = Native.allocate(Math.min(len, CHUNK));
+    Pointer iov = Native.allocate(32);
+    int total = 0;
+    while (total < len) {
+      int want = Math.min(len - total, CHUNK);
+      long at = address + total;
+      iov.putLong(0, buf.address());
+      iov.putLong(8, want);
+      iov.putLong(16, at);
+      iov.putLong(24, want);
+      long n =
+          Native.libc()
+              .syscall(Syscalls.SYS_PROCESS_VM_READV, pid, iov.address(), 1, iov.address() + 16, 1, 0);
+      // jnr frees native memory once its Pointer is unreachable; keep iov alive past the call.
+      Reference.reachabilityFence(iov);
+      if (n > 0) {
+        buf.get(0, dst, off + total, (int) n);
+        total += (int) n;
+        if (n == want) {
+          continue;
+        }
+        // Short: the kernel stops at the first unreadable page of the range.
+        return total + peekRemainder(address + total, dst, off + total, len - total);
+      }
+      int errno = n == 0 ? Errno.EFAULT : Native.errno();
+      if (errno == Errno.EFAULT || errno == Errno.EPERM || errno == Errno.ENOSYS) {
+        int peeked = peekRemainder(at, dst, off + total, len - total);
+        if (peeked > 0 || errno == Errno.EFAULT) {
+          return total + peeked;
+        }
+      }
+      if (total > 0) {
+        return total;
+      }
+      SyscallException cause =
+          new SyscallException("process_vm_readv(" + pid + ", 0x" + Long.toHexString(at) + ", " + want + ")", errno, Area.MEMORY);
+      throw new RemoteReadException(
+          cause.getMessage(), address, len, total, RemoteReadException.Reason.SYSCALL, cause);
+    }
+    return total;
+  }
+
+  /** PEEKDATA fallback; returns bytes delivered (0 when not configured or not possible). */
+  private int peekRemainder(long address, byte[] dst, int off, int len) {
+    if (tracer == null) {
+      return 0;
+    }
+    try {
+      // One task for the whole range: a thread hop per word would dominate the cost.
+      return tracer.call(p -> peekRange(p, address, dst, off, len));
+    } catch (SyscallException | RuntimeException e) {
+      return 0;
+    }
+  }
+
+  private int peekRange(Ptrace p, long address, byte[] dst, int off, int len) {
+    // Aligned words: an unaligned 8-byte peek near the end of a mapping could fault even though
+    // the bytes we want are readable.
+    int done = 0;
+    long word = address & ~7L;
+    while (done < len) {
+      long value;
+      try {
+        value = p.peekData(peekTid, word);
+      } catch (SyscallException e) {
+        return done;
+      }
+      int skip = (int) (address + done - word);
+      for (int i = skip; i < 8 && done < len; i++) {
+        dst[off + done++] = (byte) (value >>> (8 * i));
+      }
+      word += 8;
+    }
+    return done;
+  }
+}

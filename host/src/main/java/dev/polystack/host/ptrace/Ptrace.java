@@ -1,0 +1,339 @@
+package dev.polystack.host.ptrace;
+
+import dev.polystack.host.sys.Errno;
+import dev.polystack.host.sys.LibC;
+import dev.polystack.host.sys.Native;
+import dev.polystack.host.sys.SyscallException;
+import dev.polystack.host.sys.SyscallException.Area;
+import dev.polystack.host.sys.Syscalls;
+import java.util.ArrayDeque;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.locks.LockSupport;
+import jnr.ffi.Pointer;
+
+/**
+ * ptrace requests and waitpid for the threads of one target, usable only on the owning {@link
+ * Tracer}'s thread: the kernel accepts ptrace requests only from the thread that attached.
+ *
+ * <p>Besides the raw requests it keeps the bookkeeping that makes an orderly detach possible:
+ * which threads are seized, whether each is known to be stopped, and wait reports that were
+ * reaped from the kernel but not yet consumed by the caller.
+ */
+public final class Ptrace {
+  private enum State {
+    RUNNING,
+    STOPPED
+  }
+
+  private final Thread owner;
+  private final int pid;
+  private final LibC libc = Native.libc();
+  private final Pointer scratch = Native.allocate(Registers.SIZE);
+  private final Map<Integer, State> threads = new HashMap<>();
+  private final Map<Integer, WaitStatus> lastStop = new HashMap<>();
+  private final Map<Integer, ArrayDeque<WaitStatus>> pending = new HashMap<>();
+  private final ArrayDeque<TraceEvent> arrival = new ArrayDeque<>();
+  private final int[] statusOut = new int[1];
+
+  Ptrace(Thread owner, int pid) {
+    this.owner = owner;
+    this.pid = pid;
+  }
+
+  /** Process id (thread group id) of the target. */
+  public int pid() {
+    return pid;
+  }
+
+  /** Threads currently seized, in the order they were seized. */
+  public Set<Integer> tracedThreads() {
+    checkThread();
+    return Collections.unmodifiableSet(new LinkedHashSet<>(threads.keySet()));
+  }
+
+  /** True if the last report for {@code tid} was a stop and it has not been resumed since. */
+  public boolean isStopped(int tid) {
+    checkThread();
+    return threads.get(tid) == State.STOPPED;
+  }
+
+  public void seize(int tid, int options) throws SyscallException {
+    checkThread();
+    call(PtraceConstants.SEIZE, "SEIZE", tid, 0, options & 0xffffffffL);
+    threads.put(tid, State.RUNNING);
+  }
+
+  public void interrupt(int tid) throws SyscallException {
+    checkThread();
+    call(PtraceConstants.INTERRUPT, "INTERRUPT", tid, 0, 0);
+  }
+
+  /** Resumes a stopped thread, delivering {@code signal} (0 for none). */
+  public void cont(int tid, int signal) throws SyscallException {
+    checkThread();
+    call(PtraceConstants.CONT, "CONT", tid, 0, signal);
+    threads.put(tid, State.RUNNING);
+  }
+
+  /** Lets a group-stopped thread wait for SIGCONT without the tracer holding it in ptrace-stop. */
+  public void listen(int tid) throws SyscallException {
+    checkThread();
+    call(PtraceConstants.LISTEN, "LISTEN", tid, 0, 0);
+    threads.put(tid, State.RUNNING);
+  }
+
+  /** Detaches a stopped thread, delivering {@code signal} (0 for none). */
+  public void detach(int tid, int signal) throws SyscallException {
+    checkThread();
+    call(PtraceConstants.DETACH, "DETACH", tid, 0, signal);
+    forget(tid);
+  }
+
+  public Registers getRegs(int tid) throws SyscallException {
+    checkThread();
+    call(PtraceConstants.GETREGS, "GETREGS", tid, 0, scratch.address());
+    return Registers.read(scratch);
+  }
+
+  public long peekUser(int tid, long offset) throws SyscallException {
+    checkThread();
+    return peek(PtraceConstants.PEEKUSER, "PEEKUSER", tid, offset);
+  }
+
+  public void pokeUser(int tid, long offset, long value) throws SyscallException {
+    checkThread();
+    call(PtraceConstants.POKEUSER, "POKEUSER", tid, offset, value);
+  }
+
+  /** Reads one 8-byte word of tracee memory; {@code address} need not be aligned. */
+  public long peekData(int tid, long address) throws SyscallException {
+    checkThread();
+    return peek(PtraceConstants.PEEKDATA, "PEEKDATA", tid, address);
+  }
+
+  public SigInfo getSigInfo(int tid) throws SyscallException {
+    checkThread();
+    call(PtraceConstants.GETSIGINFO, "GETSIGINFO", tid, 0, scratch.address());
+    return SigInfo.read(scratch);
+  }
+
+  /** New tid for CLONE/FORK/VFORK events, exit status for EXIT, former tid for EXEC. */
+  public long getEventMsg(int tid) throws SyscallException {
+    checkThread();
+    call(PtraceConstants.GETEVENTMSG, "GETEVENTMSG", tid, 0, scratch.address());
+    return scratch.getLong(0);
+  }
+
+  public void tgkill(int tid, int signal) throws SyscallException {
+    Syscalls.tgkill(pid, tid, signal);
+  }
+
+  /**
+   * Next report for {@code tid}, consulting reports already reaped first; waits up to {@code
+   * timeoutNanos} (0 = just poll). Returns null on timeout.
+   */
+  public TraceEvent awaitEvent(int tid, long timeoutNanos) throws SyscallException {
+    checkThread();
+    long deadline = System.nanoTime() + timeoutNanos;
+    long backoff = 20_000;
+    while (true) {
+      TraceEvent e = takePending(tid);
+      if (e != null) {
+        return e;
+      }
+      if (reap(tid)) {
+        continue;
+      }
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        return null;
+      }
+      // waitpid has no timeout, so poll with WNOHANG and a short, growing pause.
+      LockSupport.parkNanos(Math.min(backoff, left));
+      backoff = Math.min(backoff * 2, 2_000_000);
+    }
+  }
+
+  /** Next report for any traced thread, oldest first. Returns null on timeout. */
+  public TraceEvent awaitAnyEvent(long timeoutNanos) throws SyscallException {
+    checkThread();
+    long deadline = System.nanoTime() + timeoutNanos;
+    long backoff = 20_000;
+    while (true) {
+      TraceEvent e = arrival.peekFirst();
+      if (e != null) {
+        return takePending(e.tid());
+      }
+      boolean any = false;
+      for (Integer tid : threads.keySet().toArray(new Integer[0])) {
+        any |= reap(tid);
+      }
+      if (any) {
+        continue;
+      }
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        return null;
+      }
+      LockSupport.parkNanos(Math.min(backoff, left));
+      backoff = Math.min(backoff * 2, 2_000_000);
+    }
+  }
+
+  /**
+   * Brings a thread to a ptrace-stop if it is not already in one, remembering (not dropping) any
+   * other report that arrives first. Returns the stop, or null if the thread exited meanwhile.
+   */
+  public WaitStatus stop(int tid, long timeoutNanos) throws SyscallException {
+    checkThread();
+    if (threads.get(tid) == State.STOPPED) {
+      return lastStop.get(tid);
+    }
+    if (!threads.containsKey(tid)) {
+      return null;
+    }
+    try {
+      interrupt(tid);
+    } catch (SyscallException e) {
+      if (e.errno() != Errno.ESRCH) {
+        throw e;
+      }
+      // ESRCH: either already stopped (e.g. in a stop not yet reaped) or exiting; waitpid tells.
+    }
+    long deadline = System.nanoTime() + timeoutNanos;
+    while (true) {
+      reap(tid);
+      State s = threads.get(tid);
+      if (s == null) {
+        return null;
+      }
+      if (s == State.STOPPED) {
+        return lastStop.get(tid);
+      }
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        return null;
+      }
+      LockSupport.parkNanos(Math.min(200_000, left));
+    }
+  }
+
+  /**
+   * Detaches {@code tid} so it keeps running: stops it first if needed (DETACH on a running
+   * thread fails with ESRCH) and passes back a signal it was about to receive.
+   */
+  public boolean detachSafely(int tid, long timeoutNanos) throws SyscallException {
+    checkThread();
+    for (int attempt = 0; attempt < 3; attempt++) {
+      WaitStatus st = stop(tid, timeoutNanos);
+      if (st == null) {
+        if (!threads.containsKey(tid)) {
+          return true;
+        }
+        continue;
+      }
+      int sig = st.signalDeliveryStop() ? st.stopSignal() : 0;
+      try {
+        detach(tid, sig);
+        return true;
+      } catch (SyscallException e) {
+        if (e.errno() != Errno.ESRCH) {
+          throw e;
+        }
+        // Not in a stop after all (e.g. killed by SIGKILL meanwhile): re-evaluate.
+        threads.computeIfPresent(tid, (k, v) -> State.RUNNING);
+      }
+    }
+    return !threads.containsKey(tid);
+  }
+
+  /** Reaps at most one pending kernel report for {@code tid}; true if one was found. */
+  private boolean reap(int tid) throws SyscallException {
+    int r = libc.waitpid(tid, statusOut, PtraceConstants.WALL | PtraceConstants.WNOHANG);
+    if (r == 0) {
+      return false;
+    }
+    if (r < 0) {
+      int errno = Native.errno();
+      if (errno == Errno.ECHILD) {
+        // Already reaped elsewhere or not ours any more; either way it will report nothing.
+        forget(tid);
+        return false;
+      }
+      throw new SyscallException("waitpid(" + tid + ", __WALL|WNOHANG)", errno, Area.PTRACE);
+    }
+    record(new TraceEvent(r, new WaitStatus(statusOut[0])));
+    return true;
+  }
+
+  private void record(TraceEvent e) throws SyscallException {
+    int tid = e.tid();
+    WaitStatus st = e.status();
+    pending.computeIfAbsent(tid, k -> new ArrayDeque<>()).add(st);
+    arrival.add(e);
+    if (st.terminated()) {
+      threads.remove(tid);
+      lastStop.remove(tid);
+    } else if (st.stopped()) {
+      threads.put(tid, State.STOPPED);
+      lastStop.put(tid, st);
+      int ev = st.ptraceEvent();
+      if (ev == PtraceConstants.EVENT_CLONE
+          || ev == PtraceConstants.EVENT_FORK
+          || ev == PtraceConstants.EVENT_VFORK) {
+        // Auto-attached by the kernel; track it so close() also detaches it.
+        int child = (int) getEventMsg(tid);
+        threads.putIfAbsent(child, State.RUNNING);
+      }
+    }
+  }
+
+  private TraceEvent takePending(int tid) {
+    ArrayDeque<WaitStatus> q = pending.get(tid);
+    if (q == null || q.isEmpty()) {
+      return null;
+    }
+    WaitStatus st = q.poll();
+    arrival.removeFirstOccurrence(new TraceEvent(tid, st));
+    return new TraceEvent(tid, st);
+  }
+
+  private void forget(int tid) {
+    threads.remove(tid);
+    lastStop.remove(tid);
+  }
+
+  private void call(int request, String name, int tid, long addr, long data)
+      throws SyscallException {
+    long r = libc.ptrace(request, tid, addr, data);
+    if (r == -1) {
+      throw new SyscallException("ptrace(" + name + ", " + tid + ")", Native.errno(), Area.PTRACE);
+    }
+  }
+
+  // PEEK* return the word itself, so -1 is ambiguous; errno tells success from failure.
+  private long peek(int request, String name, int tid, long addr) throws SyscallException {
+    Native.clearErrno();
+    long r = libc.ptrace(request, tid, addr, 0);
+    if (r == -1) {
+      int errno = Native.errno();
+      if (errno != 0) {
+        throw new SyscallException(
+            "ptrace(" + name + ", " + tid + ", 0x" + Long.toHexString(addr) + ")", errno, Area.PTRACE);
+      }
+    }
+    return r;
+  }
+
+  void checkThread() {
+    if (Thread.currentThread() != owner) {
+      throw new IllegalStateException(
+          "ptrace requests must run on the tracer thread " + owner.getName()
+              + "; submit them through Tracer");
+    }
+  }
+}

@@ -1,0 +1,150 @@
+package dev.polystack.host.testutil;
+
+import dev.polystack.host.launch.ChildProcess;
+import dev.polystack.host.launch.Launcher;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Compiles the C test target once per JVM and starts it with stdout captured to a file. */
+public final class TestTarget implements AutoCloseable {
+  private static Path binary;
+
+  public final ChildProcess process;
+  public final Path stdout;
+  public final Path dir;
+
+  private TestTarget(ChildProcess process, Path stdout, Path dir) {
+    this.process = process;
+    this.stdout = stdout;
+    this.dir = dir;
+  }
+
+  public static synchronized Path binary() {
+    if (binary == null) {
+      try {
+        Path dir = Files.createTempDirectory("polystack-target");
+        Path src = dir.resolve("target.c");
+        try (InputStream in = TestTarget.class.getResourceAsStream("/native/target.c")) {
+          Files.copy(in, src, StandardCopyOption.REPLACE_EXISTING);
+        }
+        Path out = dir.resolve("target");
+        // ProcessBuilder is fine here: gcc is never traced.
+        Process p =
+            new ProcessBuilder("gcc", "-O1", "-g", "-pthread", "-o", out.toString(), src.toString())
+                .inheritIO()
+                .start();
+        if (p.waitFor() != 0) {
+          throw new IllegalStateException("gcc failed");
+        }
+        binary = out.toRealPath();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
+      }
+    }
+    return binary;
+  }
+
+  public static TestTarget start(String... args) throws Exception {
+    Path dir = Files.createTempDirectory("polystack-run");
+    Path out = dir.resolve("stdout");
+    List<String> argv = new ArrayList<>();
+    argv.add(binary().toString());
+    argv.addAll(List.of(args));
+    ChildProcess p = Launcher.command(argv).stdout(out).start();
+    return new TestTarget(p, out, dir);
+  }
+
+  public int pid() {
+    return process.pid();
+  }
+
+  /** Waits for a stdout line starting with {@code prefix}; returns its key=value pairs. */
+  public Map<String, String> awaitLine(String prefix, long timeoutMs) throws Exception {
+    long deadline = System.currentTimeMillis() + timeoutMs;
+    while (System.currentTimeMillis() < deadline) {
+      if (Files.exists(stdout)) {
+        for (String line : Files.readAllLines(stdout)) {
+          if (line.startsWith(prefix)) {
+            Map<String, String> kv = new HashMap<>();
+            for (String tok : line.split(" ")) {
+              int eq = tok.indexOf('=');
+              if (eq > 0) {
+                kv.put(tok.substring(0, eq), tok.substring(eq + 1));
+              }
+            }
+            return kv;
+          }
+        }
+      }
+      Thread.sleep(5);
+    }
+    throw new AssertionError("no line '" + prefix + "' from target within " + timeoutMs + " ms");
+  }
+
+  public static long hex(String s) {
+    return Long.parseUnsignedLong(s.startsWith("0x") ? s.substring(2) : s, 16);
+  }
+
+  /** Process state letter from /proc/PID/stat, or '?' if gone. */
+  public static char state(int pid) {
+    try {
+      String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+      return stat.charAt(stat.lastIndexOf(')') + 2);
+    } catch (IOException e) {
+      return '?';
+    }
+  }
+
+  @Override
+  public void close() {
+    process.close();
+  }
+
+  /** /proc/PID/maps lines as (start, end, perms, path). */
+  public record Mapping(long start, long end, String perms, String path) {
+    public boolean contains(long addr) {
+      return Long.compareUnsigned(addr, start) >= 0 && Long.compareUnsigned(addr, end) < 0;
+    }
+  }
+
+  public static List<Mapping> maps(int pid) throws IOException {
+    List<Mapping> out = new ArrayList<>();
+    for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/maps"))) {
+      String[] f = line.trim().split("\\s+", 6);
+      String[] range = f[0].split("-");
+      out.add(new Mapping(hex(range[0]), hex(range[1]), f[1], f.length > 5 ? f[5] : ""));
+    }
+    return out;
+  }
+
+  public static boolean inExecutableOf(int pid, long addr) throws IOException {
+    String exe = binary().toString();
+    for (Mapping m : maps(pid)) {
+      if (m.path().equals(exe) && m.perms().contains("x") && m.contains(addr)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  public static boolean inStack(int pid, long addr) throws IOException {
+    for (Mapping m : maps(pid)) {
+      if (m.path().equals("[stack]") && m.contains(addr)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+}
