@@ -51,7 +51,7 @@ final class DynamicSymbols {
     long hashOff = ptr(layout, d, DT_HASH, "DT_HASH");
     long gnuOff = ptr(layout, d, DT_GNU_HASH, "DT_GNU_HASH");
     SysvHashTable sysv = hashOff >= 0 ? SysvHashTable.read(v, hashOff) : null;
-    GnuHashTable gnu = gnuOff >= 0 ? GnuHashTable.read(v, gnuOff) : null;
+    GnuHashTable gnu = gnuOff >= 0 ? GnuHashTable.read(v, gnuOff, gnuHashSectionSize(layout, d)) : null;
     long count;
     if (sysv != null) {
       count = sysv.symbolCount();
@@ -65,6 +65,17 @@ final class DynamicSymbols {
         ptr(layout, d, DT_VERNEED, "DT_VERNEED"), d.value(DT_VERNEEDNUM).orElse(0), strOff, strSize);
     SymbolTable table = SymbolReader.read(v, symOff, count, entSize, strOff, strSize, versions, true);
     return new DynamicSymbols(table, sysv, gnu);
+  }
+
+  /** The GNU hash table has no length field; its section, if any, bounds chain walks. */
+  private static long gnuHashSectionSize(ElfLayout layout, DynamicSection d) {
+    long addr = d.value(DT_GNU_HASH).orElse(-1);
+    for (SectionHeader sh : layout.sections) {
+      if (sh.type() == SectionHeader.SHT_GNU_HASH && sh.addr() == addr) {
+        return sh.size();
+      }
+    }
+    return -1;
   }
 
   /** Without a hash table use the section size, else the common layout where dynstr follows dynsym. */
@@ -116,7 +127,7 @@ final class DynamicSymbols {
       if (sh.type() == SectionHeader.SHT_HASH) {
         sysv = SysvHashTable.read(v, layout.sectionRange(sh)[0]);
       } else if (sh.type() == SectionHeader.SHT_GNU_HASH) {
-        gnu = GnuHashTable.read(v, layout.sectionRange(sh)[0]);
+        gnu = GnuHashTable.read(v, layout.sectionRange(sh)[0], sh.size());
       }
     }
     return new DynamicSymbols(table, sysv, gnu);

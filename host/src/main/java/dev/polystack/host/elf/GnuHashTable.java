@@ -17,9 +17,13 @@ final class GnuHashTable {
   private final long bloomOff;
   private final long bucketsOff;
   private final long chainsOff;
+  /** End of the table when known from its section, else end of input. */
+  private final long limit;
 
-  private GnuHashTable(ByteView v, long off, long nbuckets, long symOffset, long bloomSize, int bloomShift) {
+  private GnuHashTable(ByteView v, long off, long limit, long nbuckets, long symOffset, long bloomSize,
+      int bloomShift) {
     this.v = v;
+    this.limit = limit;
     this.nbuckets = nbuckets;
     this.symOffset = symOffset;
     this.bloomSize = bloomSize;
@@ -29,7 +33,13 @@ final class GnuHashTable {
     this.chainsOff = bucketsOff + nbuckets * 4;
   }
 
-  static GnuHashTable read(ByteView v, long off) throws ElfParseException {
+  /** @param size table size from the section header, or -1 when only DT_GNU_HASH is known */
+  static GnuHashTable read(ByteView v, long off, long size) throws ElfParseException {
+    long limit = v.size();
+    if (size >= 0) {
+      v.check(off, size, "DT_GNU_HASH section");
+      limit = off + size;
+    }
     long nbuckets = v.u32(off, "DT_GNU_HASH nbuckets");
     long symOffset = v.u32(off + 4, "DT_GNU_HASH symoffset");
     long bloomSize = v.u32(off + 8, "DT_GNU_HASH bloom_size");
@@ -41,8 +51,20 @@ final class GnuHashTable {
     if (symOffset > SymbolReader.MAX_SYMBOLS) {
       throw v.error("DT_GNU_HASH symoffset " + symOffset + " exceeds limit");
     }
-    v.check(off, 16 + bloomSize * 8 + nbuckets * 4, "DT_GNU_HASH header, bloom filter and buckets");
-    return new GnuHashTable(v, off, nbuckets, symOffset, bloomSize, (int) (shift & 63));
+    long fixed = 16 + bloomSize * 8 + nbuckets * 4;
+    v.check(off, fixed, "DT_GNU_HASH header, bloom filter and buckets");
+    if (fixed > limit - off) {
+      throw v.error("DT_GNU_HASH at 0x" + Long.toHexString(off) + ": bloom filter and buckets exceed table size");
+    }
+    return new GnuHashTable(v, off, limit, nbuckets, symOffset, bloomSize, (int) (shift & 63));
+  }
+
+  private long chain(long idx) throws ElfParseException {
+    long p = chainsOff + (idx - symOffset) * 4;
+    if (p + 4 > limit) {
+      throw v.error("DT_GNU_HASH: chain for symbol " + idx + " runs past the end of the table");
+    }
+    return v.u32(p, "DT_GNU_HASH chain");
   }
 
   static long hash(byte[] name) {
@@ -67,7 +89,7 @@ final class GnuHashTable {
       if (idx > SymbolReader.MAX_SYMBOLS) {
         throw v.error("DT_GNU_HASH: chain runs past " + SymbolReader.MAX_SYMBOLS + " symbols");
       }
-      long c = v.u32(chainsOff + (idx - symOffset) * 4, "DT_GNU_HASH chain");
+      long c = chain(idx);
       if ((c & 1) != 0) {
         return idx + 1;
       }
@@ -95,7 +117,7 @@ final class GnuHashTable {
       if (idx >= symbols.size()) {
         throw v.error("DT_GNU_HASH: chain index " + idx + " beyond " + symbols.size() + " symbols");
       }
-      long c = v.u32(chainsOff + (idx - symOffset) * 4, "DT_GNU_HASH chain");
+      long c = chain(idx);
       if ((c | 1) == (h | 1) && symbols.symbols().get((int) idx).name().equals(name)) {
         out.add((int) idx);
       }

@@ -2,13 +2,10 @@ package dev.polystack.host.elf;
 
 import java.util.Objects;
 
-/** Result of an address lookup: the symbol and the address's offset from its start. */
+/** Result of an address lookup: the symbol and the address's (unsigned) offset from its start. */
 public record SymbolMatch(ElfSymbol symbol, long offset) {
   public SymbolMatch {
     Objects.requireNonNull(symbol, "symbol");
-    if (offset < 0) {
-      throw new IllegalArgumentException("offset < 0");
-    }
   }
 
   @Override
