@@ -77,35 +77,9 @@ final class ElfLayout {
     int shstrndx = v.u16(62, "e_shstrndx");
 
     // Extended numbering keeps the real counts in section header 0.
-    boolean haveSections = shoff != 0;
-    if (haveSections && !v.inRange(shoff, SHDR_SIZE)) {
-      if (source.isMemoryImage()) {
-        haveSections = false; // section headers are often not mapped; not an error for images
-      } else {
-        throw v.error("e_shoff 0x" + Long.toHexString(shoff) + " outside file");
-      }
+    if (phnum == PN_XNUM && shoff != 0 && v.inRange(shoff, SHDR_SIZE)) {
+      phnum = (int) Math.min(v.u32(shoff + 44, "section header 0 sh_info"), Integer.MAX_VALUE);
     }
-    if (haveSections && shentsize < SHDR_SIZE) {
-      throw v.error("e_shentsize " + shentsize + " < " + SHDR_SIZE);
-    }
-    if (haveSections && (shnum == 0 || phnum == PN_XNUM || shstrndx == SHN_XINDEX)) {
-      long size0 = v.u64(shoff + 32, "section header 0 sh_size");
-      long info0 = v.u32(shoff + 44, "section header 0 sh_info");
-      long link0 = v.u32(shoff + 40, "section header 0 sh_link");
-      if (shnum == 0) {
-        shnum = size0;
-      }
-      if (phnum == PN_XNUM) {
-        phnum = (int) Math.min(info0, Integer.MAX_VALUE);
-      }
-      if (shstrndx == SHN_XINDEX) {
-        shstrndx = (int) Math.min(link0, Integer.MAX_VALUE);
-      }
-    }
-    if (!haveSections) {
-      shnum = 0;
-    }
-
     List<ProgramHeader> phdrs = List.of();
     if (phnum > 0) {
       if (phentsize < PHDR_SIZE) {
@@ -125,44 +99,73 @@ final class ElfLayout {
       phdrs = Collections.unmodifiableList(list);
     }
 
-    List<SectionHeader> sections = List.of();
-    if (shnum > 0) {
-      if (shnum > v.size() / SHDR_SIZE) {
-        throw v.error("section count " + shnum + " larger than input allows");
+    List<SectionHeader> sections;
+    try {
+      sections = parseSections(v, shoff, shnum, shentsize, shstrndx);
+    } catch (ElfParseException e) {
+      if (!source.isMemoryImage()) {
+        throw e;
       }
-      v.check(shoff, shnum * shentsize, "section header table at e_shoff");
-      int n = (int) shnum;
-      if (shstrndx >= n) {
-        throw v.error("e_shstrndx " + shstrndx + " >= section count " + n);
-      }
-      long strOff = v.u64(shoff + (long) shstrndx * shentsize + 24, "shstrtab sh_offset");
-      long strSize = v.u64(shoff + (long) shstrndx * shentsize + 32, "shstrtab sh_size");
-      boolean haveNames = shstrndx != 0;
-      if (haveNames) {
-        v.check(strOff, strSize, "section name table");
-      }
-      List<SectionHeader> list = new ArrayList<>(n);
-      for (int i = 0; i < n; i++) {
-        long o = shoff + (long) i * shentsize;
-        long nameOff = v.u32(o, "sh_name");
-        String name = "";
-        if (haveNames && i != 0) {
-          if (nameOff >= strSize) {
-            throw v.error("section " + i + " sh_name 0x" + Long.toHexString(nameOff) + " outside name table");
-          }
-          name = v.cstring(strOff + nameOff, strOff + strSize, "section " + i + " name");
-        }
-        list.add(new SectionHeader(i, name, (int) v.u32(o + 4, "sh_type"), v.u64(o + 8, "sh_flags"),
-            v.u64(o + 16, "sh_addr"), v.u64(o + 24, "sh_offset"), v.u64(o + 32, "sh_size"),
-            (int) v.u32(o + 40, "sh_link"), (int) v.u32(o + 44, "sh_info"), v.u64(o + 48, "sh_addralign"),
-            v.u64(o + 56, "sh_entsize")));
-      }
-      sections = Collections.unmodifiableList(list);
+      // Section headers are optional at runtime and often unmapped or overwritten in a loaded
+      // image; everything needed can still come from the segments.
+      sections = List.of();
     }
-
+    shnum = sections.size();
+    shstrndx = sections.isEmpty() ? 0 : shstrndx;
     ElfHeader header = new ElfHeader(osAbi, type, machine, entry, phoff, shoff, flags, phentsize, phnum,
         shentsize, (int) shnum, shstrndx);
     return new ElfLayout(v, source.isMemoryImage(), source.baseAddress(), header, phdrs, sections);
+  }
+
+  private static List<SectionHeader> parseSections(ByteView v, long shoff, long shnum, int shentsize, int shstrndx)
+      throws ElfParseException {
+    if (shoff == 0) {
+      return List.of();
+    }
+    v.check(shoff, SHDR_SIZE, "section header 0 at e_shoff");
+    if (shentsize < SHDR_SIZE) {
+      throw v.error("e_shentsize " + shentsize + " < " + SHDR_SIZE);
+    }
+    if (shnum == 0) {
+      shnum = v.u64(shoff + 32, "section header 0 sh_size");
+    }
+    if (shstrndx == SHN_XINDEX) {
+      shstrndx = (int) Math.min(v.u32(shoff + 40, "section header 0 sh_link"), Integer.MAX_VALUE);
+    }
+    if (shnum == 0) {
+      return List.of();
+    }
+    if (shnum < 0 || shnum > v.size() / SHDR_SIZE) {
+      throw v.error("section count " + shnum + " larger than input allows");
+    }
+    v.check(shoff, shnum * shentsize, "section header table at e_shoff");
+    int n = (int) shnum;
+    if (shstrndx >= n) {
+      throw v.error("e_shstrndx " + shstrndx + " >= section count " + n);
+    }
+    long strOff = v.u64(shoff + (long) shstrndx * shentsize + 24, "shstrtab sh_offset");
+    long strSize = v.u64(shoff + (long) shstrndx * shentsize + 32, "shstrtab sh_size");
+    boolean haveNames = shstrndx != 0;
+    if (haveNames) {
+      v.check(strOff, strSize, "section name table");
+    }
+    List<SectionHeader> list = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      long o = shoff + (long) i * shentsize;
+      long nameOff = v.u32(o, "sh_name");
+      String name = "";
+      if (haveNames && i != 0) {
+        if (nameOff >= strSize) {
+          throw v.error("section " + i + " sh_name 0x" + Long.toHexString(nameOff) + " outside name table");
+        }
+        name = v.cstring(strOff + nameOff, strOff + strSize, "section " + i + " name");
+      }
+      list.add(new SectionHeader(i, name, (int) v.u32(o + 4, "sh_type"), v.u64(o + 8, "sh_flags"),
+          v.u64(o + 16, "sh_addr"), v.u64(o + 24, "sh_offset"), v.u64(o + 32, "sh_size"),
+          (int) v.u32(o + 40, "sh_link"), (int) v.u32(o + 44, "sh_info"), v.u64(o + 48, "sh_addralign"),
+          v.u64(o + 56, "sh_entsize")));
+    }
+    return Collections.unmodifiableList(list);
   }
 
   /** Offset in the input of the byte at link-time {@code vaddr}, if some PT_LOAD backs it. */

@@ -50,7 +50,8 @@ public final class SymbolTable {
     if (exact != null && spec.indexOf('@') > 0) {
       return Optional.of(exact.get(0)); // a literal name that contains '@' (seen in .symtab)
     }
-    return best(SymbolSpec.parse(spec), byName.getOrDefault(SymbolSpec.parse(spec).name(), List.of()));
+    SymbolSpec parsed = SymbolSpec.parse(spec);
+    return best(parsed, byName.getOrDefault(parsed.name(), List.of()));
   }
 
   static Optional<ElfSymbol> best(SymbolSpec spec, List<ElfSymbol> candidates) {

@@ -226,7 +226,7 @@ class ElfFuzzTest {
   private static byte[] mutate(Seed seed, Random rnd) {
     byte[] d = seed.bytes().clone();
     int rounds = 1 + rnd.nextInt(3);
-    for (int r = 0; r < rounds; r++) {
+    for (int r = 0; r < rounds && d.length > 0; r++) {
       int kind = rnd.nextInt(10);
       if (kind < 6 && !seed.fields().isEmpty()) {
         long[] f = seed.fields().get(rnd.nextInt(seed.fields().size()));

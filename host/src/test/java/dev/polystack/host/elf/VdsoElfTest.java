@@ -119,5 +119,12 @@ class VdsoElfTest {
     assertEquals(full.ehFrame().orElseThrow().fdes(), bare.ehFrame().orElseThrow().fdes());
     ElfSymbol t = bare.findDynamicSymbol("__vdso_time@@LINUX_2.6").orElseThrow();
     assertEquals("__vdso_time@@LINUX_2.6", t.versionedName());
+
+    byte[] badNames = img.bytes().clone();
+    badNames[62] = (byte) 0xfe; // e_shstrndx beyond the section count
+    ElfFile lenient = ElfFile.open(ElfSource.ofImage(badNames, img.base(), "vdso with broken sections"));
+    assertTrue(lenient.sections().isEmpty(), "images fall back to segments when section headers are unusable");
+    assertEquals(full.dynamicSymbols().symbols(), lenient.dynamicSymbols().symbols());
+    assertThrows(ElfParseException.class, () -> ElfFile.open(ElfSource.ofFileBytes(badNames, "as file")));
   }
 }
