@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
  */
 class ElfFuzzTest {
   private static final long SEED = Long.getLong("elf.fuzz.seed", 0x5eed_e1f0L);
-  private static final long BUDGET_SECONDS = Long.getLong("elf.fuzz.seconds", 40);
+  private static final long BUDGET_SECONDS = Long.getLong("elf.fuzz.seconds", 30);
   private static final int MAX_CASES = Integer.getInteger("elf.fuzz.max", 200_000);
   private static final int MIN_CASES = 5000;
   private static final long CASE_TIMEOUT_SECONDS = 10;

@@ -97,6 +97,22 @@ class LibcElfTest {
   }
 
   @Test
+  void cieAugmentations() throws Exception {
+    FrameTable eh = elf.ehFrame().orElseThrow();
+    Cie signal = eh.cies().stream().filter(Cie::signalFrame).findFirst().orElseThrow();
+    assertEquals("zRS", signal.augmentation());
+    assertTrue(eh.fdes().stream().anyMatch(f -> f.cie().equals(signal)), "signal trampoline FDE");
+    Cie withLsda = eh.cies().stream().filter(c -> c.augmentation().equals("zPLR")).findFirst().orElseThrow();
+    assertNotEquals(PointerEncoding.OMIT, withLsda.lsdaEncoding());
+    assertTrue(withLsda.hasPersonality());
+    assertTrue(withLsda.personalityIndirect(), "personality via DW.ref GOT slot");
+    Fde f = eh.fdes().stream().filter(x -> x.cie().equals(withLsda) && x.hasLsda() && x.lsda() != 0)
+        .findFirst().orElseThrow();
+    assertTrue(f.augmentationData().length > 0);
+    assertTrue(elf.virtualAddressToOffset(f.lsda()).isPresent(), "LSDA lies in a loaded segment");
+  }
+
+  @Test
   void notes() throws Exception {
     assertTrue(elf.buildId().isPresent());
     DebugLink link = elf.debugLink().orElseThrow();

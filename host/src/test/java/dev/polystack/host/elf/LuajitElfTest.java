@@ -80,6 +80,14 @@ class LuajitElfTest {
     Fde big = fdes.stream().max(Comparator.comparingLong(Fde::pcRange)).orElseThrow();
     assertTrue(big.pcRange() > 8192, "largest FDE covers " + big.pcRange() + " bytes");
     assertEquals(big, eh.findFde(big.pcBegin() + big.pcRange() / 2).orElseThrow());
+    // The interpreter's hand-written unwind info has its own CIE naming LuaJIT's personality routine.
+    Cie vm = big.cie();
+    assertEquals("zPR", vm.augmentation());
+    assertEquals(PointerEncoding.PCREL | PointerEncoding.SDATA4, vm.personalityEncoding());
+    assertFalse(vm.personalityIndirect());
+    long personality = vm.personality();
+    assertTrue(elf.executableRanges().stream().anyMatch(r -> r.contains(personality)));
+    assertTrue(big.instructionsLength() > 0 && vm.initialInstructionsLength() > 0);
     for (Fde f : fdes) {
       Fde viaTable = eh.findFde(f.pcBegin()).orElseThrow(() -> new AssertionError(f.toString()));
       assertEquals(f.offset(), viaTable.offset());
