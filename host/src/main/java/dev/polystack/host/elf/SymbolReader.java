@@ -1,0 +1,52 @@
+package dev.polystack.host.elf;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/** Decodes arrays of {@code Elf64_Sym}. */
+final class SymbolReader {
+  static final int SYM_SIZE = 24;
+  /** Upper bound on symbols per table; real objects stay far below. */
+  static final long MAX_SYMBOLS = 4L << 20;
+
+  private SymbolReader() {}
+
+  static SymbolTable read(ByteView v, long symOff, long count, long entSize, long strOff, long strSize,
+      SymbolVersions versions, boolean dynamic) throws ElfParseException {
+    if (entSize < SYM_SIZE || entSize > 0x1000) {
+      throw v.error("symbol entry size " + entSize + " unsupported");
+    }
+    if (count < 0 || count > MAX_SYMBOLS) {
+      throw v.error("symbol count " + count + " exceeds limit " + MAX_SYMBOLS);
+    }
+    v.check(symOff, count * entSize, (dynamic ? "dynsym" : "symtab") + " array");
+    v.check(strOff, strSize, (dynamic ? "dynstr" : "strtab") + " string table");
+    List<ElfSymbol> out = new ArrayList<>((int) count);
+    for (int i = 0; i < count; i++) {
+      long o = symOff + i * entSize;
+      long nameOff = v.u32(o, "st_name");
+      int info = v.u8(o + 4, "st_info");
+      int other = v.u8(o + 5, "st_other");
+      int shndx = v.u16(o + 6, "st_shndx");
+      long value = v.u64(o + 8, "st_value");
+      long size = v.u64(o + 16, "st_size");
+      String name = "";
+      if (nameOff != 0) {
+        if (nameOff >= strSize) {
+          throw v.error("symbol " + i + ": st_name 0x" + Long.toHexString(nameOff)
+              + " beyond string table size 0x" + Long.toHexString(strSize));
+        }
+        name = v.cstring(strOff + nameOff, strOff + strSize, "symbol " + i + " name");
+      }
+      String version = null;
+      boolean hidden = false;
+      if (versions.present() && i > 0) {
+        int vs = versions.versym(i);
+        version = versions.versionName(vs, shndx != ElfSymbol.SHN_UNDEF);
+        hidden = SymbolVersions.hidden(vs);
+      }
+      out.add(new ElfSymbol(i, name, value, size, info, other, shndx, version, hidden, dynamic));
+    }
+    return new SymbolTable(out);
+  }
+}
