@@ -1,0 +1,118 @@
+package dev.polystack.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code polystack inspect} on real binaries and a real process, as a user runs it. */
+class InspectTest {
+
+  @TempDir Path dir;
+
+  @Test
+  void findsLuaJitInTheStrippedDebianExecutableByContent() throws Exception {
+    var result = Distribution.run("inspect", "--binary", "/usr/bin/luajit", "--json");
+
+    assertEquals(0, result.exitCode(), result.stderr());
+    String line = result.stdout().strip();
+    assertTrue(line.startsWith("{\"module\":\"/usr/bin/luajit\",\"build_id\":\""), line);
+    assertTrue(line.contains("\"plugin\":\"luajit\",\"status\":\"supported\""), line);
+    assertTrue(line.contains("\"LuaJIT\\\" in read-only data"), line);
+    // The interpreter is the one ~16 KiB FDE (buildvm emits a single FDE for the whole VM).
+    assertTrue(line.matches(".*\"label\":\"luajit interpreter\".*"), line);
+  }
+
+  @Test
+  void theSameBytesUnderAnotherNameAreStillLuaJit() throws Exception {
+    Path copy = dir.resolve("my-game-server");
+    java.nio.file.Files.copy(Path.of("/usr/bin/luajit"), copy);
+
+    var result = Distribution.run("inspect", "--binary", copy.toString());
+
+    assertEquals(0, result.exitCode(), result.stderr());
+    assertTrue(result.stdout().contains("luajit: supported: LuaJIT 2.1"), result.stdout());
+  }
+
+  @Test
+  void aNonLuaBinaryHasNoFindings() throws Exception {
+    var result = Distribution.run("inspect", "--binary", "/bin/true");
+
+    assertEquals(0, result.exitCode(), result.stderr());
+    assertTrue(result.stdout().contains("no plug-in recognised this module"), result.stdout());
+  }
+
+  @Test
+  void aLiveLuaJitProcessShowsRuntimeAddressesAndItsVdso() throws Exception {
+    Process lua = new ProcessBuilder("/usr/bin/luajit", "-e", "io.read()")
+        .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+    try {
+      // Give the loader time to map everything before we read the maps.
+      Thread.sleep(300);
+      var result = Distribution.run("inspect", "--pid", Long.toString(lua.pid()));
+
+      assertEquals(0, result.exitCode(), result.stderr());
+      String out = result.stdout();
+      assertTrue(out.contains("/usr/bin/luajit"), out);
+      assertTrue(out.contains("luajit: supported: LuaJIT 2.1"), out);
+      assertTrue(out.contains("bias 0x5"), "PIE executables load near 0x55..: " + out);
+      assertTrue(out.contains("[vdso]"), out);
+      assertTrue(out.contains("entry probe on clock_gettime@LINUX_2.6"), out);
+      assertTrue(out.contains("left out: "), out);
+      assertTrue(lua.isAlive(), "inspect must not disturb the target");
+    } finally {
+      lua.getOutputStream().close();
+      if (!lua.waitFor(5, TimeUnit.SECONDS)) {
+        lua.destroyForcibly();
+      }
+    }
+    assertEquals(0, lua.exitValue(), "the target exits normally after inspection");
+  }
+
+  @Test
+  void aPluginThatThrowsIsReportedOnceAndTheOthersCarryOn() throws Exception {
+    PluginJars.build(dir.resolve("thrower.jar"),
+        Map.of("example.ThrowerPlugin", PluginJars.runtimePlugin("ThrowerPlugin", "thrower", "1.0",
+            "throw new IllegalStateException(\"bad plug-in\");")),
+        List.of("example.ThrowerPlugin"));
+
+    // Two modules, so the plug-in throws twice; it is reported once.
+    var result = Distribution.run("--plugin-path", dir.toString(), "inspect", "--binary",
+        "/usr/bin/luajit");
+
+    assertEquals(0, result.exitCode(), result.stderr());
+    assertTrue(result.stdout().contains("luajit: supported"), result.stdout());
+    assertEquals(List.of("polystack: warning: plug-in 'thrower' threw in inspect:"
+            + " IllegalStateException: bad plug-in (ignored and counted; further failures are not"
+            + " shown)"),
+        result.stderrLines());
+  }
+
+  @Test
+  void badTargetsFailWithOneLine() throws Exception {
+    var missing = Distribution.run("inspect", "--binary", dir.resolve("nope").toString());
+    assertEquals(2, missing.exitCode());
+    assertEquals(1, missing.stderrLines().size());
+
+    Path text = java.nio.file.Files.writeString(dir.resolve("notes.txt"), "x".repeat(200));
+    var notElf = Distribution.run("inspect", "--binary", text.toString());
+    assertEquals(1, notElf.exitCode());
+    assertTrue(notElf.stderr().contains("bad ELF magic"), notElf.stderr());
+    assertEquals(1, notElf.stderrLines().size());
+
+    var gone = Distribution.run("inspect", "--pid", "2147483646");
+    assertEquals(1, gone.exitCode());
+    assertTrue(gone.stderr().contains("does not exist (it may have exited)"), gone.stderr());
+    assertFalse(gone.stderr().contains("Exception"), gone.stderr());
+
+    var both = Distribution.run("inspect", "--pid", "1", "--binary", "/bin/true");
+    assertEquals(2, both.exitCode());
+    assertTrue(both.stderr().contains("mutually exclusive"), both.stderr());
+  }
+}

@@ -1,0 +1,156 @@
+package dev.polystack.host.cli;
+
+import com.google.inject.Inject;
+import dev.polystack.host.elf.ElfFile;
+import dev.polystack.host.elf.ElfParseException;
+import dev.polystack.host.inspect.Inspector;
+import dev.polystack.host.inspect.ModuleReport;
+import dev.polystack.host.memory.RemoteMemory;
+import dev.polystack.host.modules.ElfModuleImage;
+import dev.polystack.host.modules.ModuleOpenException;
+import dev.polystack.host.modules.ModuleOpener;
+import dev.polystack.host.plugins.PluginGuard;
+import dev.polystack.host.plugins.PluginLoader;
+import dev.polystack.host.proc.MappedModule;
+import dev.polystack.host.proc.MappingKind;
+import dev.polystack.host.proc.MemoryMapping;
+import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.proc.ProcReadException;
+import dev.polystack.host.proc.ProcessMaps;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+
+/** {@code polystack inspect}: what each plug-in finds in a binary or in a running process. */
+@Command(
+    name = "inspect",
+    mixinStandardHelpOptions = true,
+    description = "Show what each plug-in finds in a binary or in the modules of a process:"
+        + " runtime, evidence, code ranges and offsets with their provenance.")
+final class InspectCommand implements Runnable {
+
+  static final class Target {
+    @Option(names = "--binary", paramLabel = "PATH", required = true,
+        description = "An executable or shared library on disk.")
+    Path binary;
+
+    @Option(names = "--pid", paramLabel = "PID", required = true,
+        description = "A running process: every mapped module and its vDSO.")
+    Integer pid;
+  }
+
+  @ArgGroup(exclusive = true, multiplicity = "1")
+  Target target;
+
+  @Option(names = "--all", description = "With --pid, also list modules no plug-in recognised.")
+  boolean all;
+
+  @Option(names = "--json", description = "One JSON object per module, one per line.")
+  boolean json;
+
+  @ParentCommand PolystackCommand parent;
+
+  private final PluginLoader loader;
+  private final PluginGuard guard;
+  private final Console console;
+
+  @Inject
+  InspectCommand(PluginLoader loader, PluginGuard guard, Console console) {
+    this.loader = loader;
+    this.guard = guard;
+    this.console = console;
+  }
+
+  @Override
+  public void run() {
+    var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
+    Inspector inspector = new Inspector(registry, guard);
+    List<ModuleReport> reports = target.binary != null
+        ? List.of(inspectBinary(inspector, target.binary))
+        : inspectProcess(inspector, target.pid);
+    PrintWriter out = console.out();
+    for (ModuleReport r : reports) {
+      if (json) {
+        out.println(InspectFormat.json(r));
+      } else if (all || !r.findings().isEmpty() || target.binary != null) {
+        InspectFormat.text(r, out);
+      }
+    }
+    if (!json && target.pid != null && reports.stream().allMatch(r -> r.findings().isEmpty())) {
+      out.println("no plug-in recognised any of the " + reports.size() + " modules of process "
+          + target.pid + " (use --all to list them)");
+    }
+    out.flush();
+  }
+
+  private ModuleReport inspectBinary(Inspector inspector, Path path) {
+    if (!Files.exists(path)) {
+      throw new UsageException("--binary " + path + ": no such file");
+    }
+    if (!Files.isRegularFile(path)) {
+      throw new UsageException("--binary " + path + ": not a regular file");
+    }
+    ElfFile elf;
+    try {
+      elf = ElfFile.open(path);
+    } catch (ElfParseException e) {
+      throw new CommandFailedException("cannot inspect " + path + ": " + e.getMessage()
+          + "; pass an ELF executable or shared library");
+    }
+    return inspector.inspect(new ElfModuleImage(elf, path.toString()), 0);
+  }
+
+  private List<ModuleReport> inspectProcess(Inspector inspector, int pid) {
+    if (pid <= 0) {
+      throw new UsageException("--pid " + pid + ": a process id is a positive number");
+    }
+    ProcessMaps maps;
+    try {
+      maps = ProcFs.system().forPid(pid).maps();
+    } catch (ProcReadException e) {
+      throw new CommandFailedException("cannot inspect process " + pid + ": " + e.getMessage());
+    }
+    ModuleOpener opener = new ModuleOpener();
+    List<ModuleReport> reports = new ArrayList<>();
+    for (MappedModule m : maps.modules()) {
+      if (m.executableMappings().isEmpty()) {
+        continue;
+      }
+      try {
+        ElfFile elf = opener.open(pid, m);
+        reports.add(inspector.inspect(new ElfModuleImage(elf, m.path()), bias(m, elf)));
+      } catch (ModuleOpenException e) {
+        console.warn("skipped " + m.path() + ": " + e.getMessage());
+      }
+    }
+    Optional<MemoryMapping> vdso = maps.first(MappingKind.VDSO);
+    if (vdso.isPresent()) {
+      try {
+        ElfFile elf = opener.openVdso(vdso.get(), RemoteMemory.of(pid));
+        reports.add(inspector.inspect(new ElfModuleImage(elf, "[vdso]"),
+            vdso.get().start() - elf.imageStartAddress()));
+      } catch (ModuleOpenException e) {
+        console.warn("skipped [vdso]: " + e.getMessage());
+      }
+    }
+    return reports;
+  }
+
+  /**
+   * Runtime minus link-time address: the first mapping's start minus the link-time address of
+   * the file offset it maps.
+   */
+  static long bias(MappedModule m, ElfFile elf) {
+    MemoryMapping first = m.mappings().get(0);
+    return elf.offsetToVirtualAddress(first.offset())
+        .stream().map(vaddr -> first.start() - vaddr).findFirst()
+        .orElse(m.loadBase());
+  }
+}

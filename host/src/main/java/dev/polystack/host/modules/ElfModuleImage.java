@@ -1,0 +1,179 @@
+package dev.polystack.host.modules;
+
+import dev.polystack.host.elf.AddressRange;
+import dev.polystack.host.elf.ElfFile;
+import dev.polystack.host.elf.ElfParseException;
+import dev.polystack.host.elf.ElfSymbol;
+import dev.polystack.host.elf.Fde;
+import dev.polystack.host.elf.FrameTable;
+import dev.polystack.host.elf.RodataMatch;
+import dev.polystack.plugin.api.CodeRange;
+import dev.polystack.plugin.api.ImageReadException;
+import dev.polystack.plugin.api.ModuleImage;
+import dev.polystack.plugin.api.ModuleSymbol;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * A plug-in's view of an ELF module: the host's ELF reader behind the plugin-api interface, so
+ * plug-ins inspect binaries without a dependency on host code.
+ */
+public final class ElfModuleImage implements ModuleImage {
+  private static final int STV_HIDDEN = 2;
+  private static final int STV_INTERNAL = 1;
+
+  private final ElfFile elf;
+  private final String name;
+  private final Optional<String> buildId;
+  private volatile List<ModuleSymbol> dynamicSymbols;
+  private volatile List<CodeRange> unwindRanges;
+
+  public ElfModuleImage(ElfFile elf, String name) {
+    this.elf = Objects.requireNonNull(elf, "elf");
+    this.name = Objects.requireNonNull(name, "name");
+    Optional<String> id;
+    try {
+      id = elf.buildId().map(b -> b.hex());
+    } catch (ElfParseException e) {
+      id = Optional.empty(); // a broken note must not hide the rest of the module
+    }
+    this.buildId = id;
+  }
+
+  public ElfFile elf() {
+    return elf;
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public Optional<String> buildId() {
+    return buildId;
+  }
+
+  @Override
+  public Optional<ModuleSymbol> symbol(String spec) throws ImageReadException {
+    try {
+      Optional<ElfSymbol> s = elf.findDynamicSymbol(spec);
+      if (s.isEmpty()) {
+        s = elf.findSymbol(spec);
+      }
+      return s.map(ElfModuleImage::toModuleSymbol);
+    } catch (ElfParseException e) {
+      throw wrap(e);
+    }
+  }
+
+  @Override
+  public List<ModuleSymbol> dynamicSymbols() throws ImageReadException {
+    List<ModuleSymbol> out = dynamicSymbols;
+    if (out == null) {
+      try {
+        out = elf.dynamicSymbols().symbols().stream()
+            .filter(s -> !s.name().isEmpty())
+            .map(ElfModuleImage::toModuleSymbol)
+            .toList();
+      } catch (ElfParseException e) {
+        throw wrap(e);
+      }
+      dynamicSymbols = out;
+    }
+    return out;
+  }
+
+  @Override
+  public boolean hasStaticSymbols() throws ImageReadException {
+    try {
+      return !elf.staticSymbols().isEmpty();
+    } catch (ElfParseException e) {
+      throw wrap(e);
+    }
+  }
+
+  @Override
+  public List<CodeRange> unwindRanges() throws ImageReadException {
+    List<CodeRange> out = unwindRanges;
+    if (out == null) {
+      try {
+        Optional<FrameTable> eh = elf.ehFrame();
+        List<CodeRange> ranges = new ArrayList<>();
+        if (eh.isPresent()) {
+          for (Fde fde : eh.get().fdes()) {
+            if (fde.pcRange() > 0 && fde.pcBegin() + fde.pcRange() > fde.pcBegin()) {
+              ranges.add(new CodeRange(fde.pcBegin(), fde.pcBegin() + fde.pcRange(), "fde"));
+            }
+          }
+        }
+        out = List.copyOf(ranges);
+      } catch (ElfParseException e) {
+        throw wrap(e);
+      }
+      unwindRanges = out;
+    }
+    return out;
+  }
+
+  @Override
+  public List<CodeRange> executableRanges() {
+    List<CodeRange> out = new ArrayList<>();
+    for (AddressRange r : elf.executableRanges()) {
+      if (Long.compareUnsigned(r.start(), r.end()) < 0) {
+        out.add(new CodeRange(r.start(), r.end(), "PT_LOAD r-x"));
+      }
+    }
+    return out;
+  }
+
+  @Override
+  public List<Long> findInReadOnlyData(byte[] needle, int limit) throws ImageReadException {
+    try {
+      List<Long> out = new ArrayList<>();
+      for (RodataMatch m : elf.findInRodata(needle)) {
+        if (out.size() >= limit) {
+          break;
+        }
+        out.add(m.address());
+      }
+      return out;
+    } catch (ElfParseException e) {
+      throw wrap(e);
+    }
+  }
+
+  @Override
+  public int read(long address, byte[] dst, int offset, int length) {
+    Objects.checkFromIndexSize(offset, length, dst.length);
+    OptionalLong fileOffset = elf.virtualAddressToOffset(address);
+    if (fileOffset.isEmpty()) {
+      return 0;
+    }
+    ByteBuffer contents = elf.source().contents();
+    long start = fileOffset.getAsLong();
+    if (start < 0 || start >= contents.limit()) {
+      return 0;
+    }
+    int n = (int) Math.min(length, contents.limit() - start);
+    contents.position((int) start);
+    contents.get(dst, offset, n);
+    return n;
+  }
+
+  static ModuleSymbol toModuleSymbol(ElfSymbol s) {
+    boolean visible = s.visibility() != STV_HIDDEN && s.visibility() != STV_INTERNAL;
+    boolean global = s.binding() == ElfSymbol.STB_GLOBAL || s.binding() == ElfSymbol.STB_WEAK;
+    String version = s.version() == null ? "" : s.version();
+    return new ModuleSymbol(s.name(), version, s.isDefaultVersion(), s.value(), s.size(),
+        s.isFunction(), s.dynamic() && s.isDefined() && global && visible);
+  }
+
+  private ImageReadException wrap(ElfParseException e) {
+    return new ImageReadException(name + ": " + e.getMessage(), e);
+  }
+}
