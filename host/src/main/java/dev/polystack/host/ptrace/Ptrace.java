@@ -251,6 +251,85 @@ public final class Ptrace {
     return !threads.containsKey(tid);
   }
 
+  /**
+   * Reaps every report the kernel holds for any tracee of this thread, without blocking, and
+   * queues them for {@link #nextEvent()}. One waitpid per report instead of one per thread:
+   * {@code __WNOTHREAD} keeps it to this thread's own tracees and children, so it never takes a
+   * report meant for another tracer or for the JVM's process reaper.
+   *
+   * @return how many reports were reaped
+   */
+  public int reapAll() throws SyscallException {
+    checkThread();
+    int n = 0;
+    while (true) {
+      int r = libc.waitpid(-1, statusOut,
+          PtraceConstants.WALL | PtraceConstants.WNOTHREAD | PtraceConstants.WNOHANG);
+      if (r == 0) {
+        return n;
+      }
+      if (r < 0) {
+        int errno = Native.errno();
+        if (errno == Errno.ECHILD) {
+          return n;
+        }
+        if (errno == Errno.EINTR) {
+          continue;
+        }
+        throw new SyscallException("waitpid(-1, __WALL|__WNOTHREAD|WNOHANG)", errno, Area.PTRACE);
+      }
+      record(new TraceEvent(r, new WaitStatus(statusOut[0])));
+      n++;
+    }
+  }
+
+  /** The oldest queued report of any thread, or null; call {@link #reapAll()} to fill the queue. */
+  public TraceEvent nextEvent() {
+    checkThread();
+    TraceEvent e = arrival.peekFirst();
+    return e == null ? null : takePending(e.tid());
+  }
+
+  /** The oldest queued report of {@code tid}, or null. */
+  public TraceEvent takeEvent(int tid) {
+    checkThread();
+    return takePending(tid);
+  }
+
+  /**
+   * Waits for the stop an INTERRUPT just asked for, spinning briefly first: the stop normally
+   * arrives within microseconds, and a sleep of the scheduler's granularity would multiply the
+   * target's pause. Returns the stop, or null if the thread exited or the timeout passed.
+   */
+  public WaitStatus awaitStop(int tid, long timeoutNanos) throws SyscallException {
+    checkThread();
+    long start = System.nanoTime();
+    long spinUntil = start + 200_000;
+    long deadline = start + timeoutNanos;
+    while (true) {
+      State s = threads.get(tid);
+      if (s == null) {
+        return null;
+      }
+      if (s == State.STOPPED) {
+        return lastStop.get(tid);
+      }
+      reap(tid);
+      if (threads.get(tid) != State.RUNNING) {
+        continue;
+      }
+      long now = System.nanoTime();
+      if (now >= deadline) {
+        return null;
+      }
+      if (now < spinUntil) {
+        Thread.onSpinWait();
+      } else {
+        LockSupport.parkNanos(Math.min(50_000, deadline - now));
+      }
+    }
+  }
+
   /** Reaps at most one pending kernel report for {@code tid}; true if one was found. */
   private boolean reap(int tid) throws SyscallException {
     int r = libc.waitpid(tid, statusOut, PtraceConstants.WALL | PtraceConstants.WNOHANG);

@@ -43,6 +43,7 @@ public final class PtraceConstants {
 
   static final int WNOHANG = 1;
   static final int WALL = 0x40000000;
+  static final int WNOTHREAD = 0x20000000;
 
   /** PEEKUSER/POKEUSER offset of debug register DR{@code index} (0..7). */
   public static long debugRegisterOffset(int index) {

@@ -31,6 +31,8 @@ public interface LibC {
 
   int close(int fd);
 
+  int isatty(int fd);
+
   long read(int fd, Pointer buf, long count);
 
   int poll(Pointer fds, long nfds, int timeoutMillis);

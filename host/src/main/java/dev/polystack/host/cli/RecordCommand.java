@@ -1,0 +1,163 @@
+package dev.polystack.host.cli;
+
+import com.google.inject.Inject;
+import dev.polystack.host.plugins.PluginGuard;
+import dev.polystack.host.plugins.PluginLoader;
+import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.sampling.RecordSession;
+import dev.polystack.host.sampling.SamplingException;
+import dev.polystack.host.sampling.SamplingOptions;
+import dev.polystack.otel.local.ProfileFormat;
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+
+/** {@code polystack record}: sample a process and write a profile. */
+@Command(
+    name = "record",
+    mixinStandardHelpOptions = true,
+    description = "Sample a running process (--pid) or a command (after --) and write a profile.")
+final class RecordCommand implements Runnable {
+
+  @Option(names = "--pid", paramLabel = "PID", description = "Attach to this running process.")
+  Integer pid;
+
+  @Parameters(paramLabel = "COMMAND", arity = "0..*",
+      description = "Launch this command under the profiler (write it after --).")
+  List<String> command = new ArrayList<>();
+
+  @Option(names = "--rate", paramLabel = "HZ", defaultValue = "99",
+      description = "Samples per second per thread (default: ${DEFAULT-VALUE}).")
+  int rate;
+
+  @Option(names = "--duration", paramLabel = "D", converter = Durations.class,
+      description = "How long to record (500ms, 10s, 2m); default: until the target exits or"
+          + " Ctrl-C.")
+  Duration duration;
+
+  @Option(names = "--mode", paramLabel = "MODE", defaultValue = "ptrace",
+      description = "ptrace (stop each sampled thread briefly; exact) or perf (perf_event"
+          + " samples; the target never stops). Default: ${DEFAULT-VALUE}.")
+  String mode;
+
+  @Option(names = "--idle", description = "Also sample threads that are not running.")
+  boolean idle;
+
+  @Option(names = "--threads", paramLabel = "TID", split = ",",
+      description = "Only these thread ids.")
+  List<Integer> threads = new ArrayList<>();
+
+  @Option(names = "--format", paramLabel = "FORMAT", defaultValue = "html",
+      description = "html, pprof, folded or speedscope (default: ${DEFAULT-VALUE}).")
+  String format;
+
+  @Option(names = {"--output", "-o"}, paramLabel = "FILE",
+      description = "Where to write (default: NAME-PID-TIME.EXT in the current directory).")
+  Path output;
+
+  @Option(names = "--max-depth", paramLabel = "N", defaultValue = "512",
+      description = "Frames per stack (default: ${DEFAULT-VALUE}).")
+  int maxDepth;
+
+  @ParentCommand PolystackCommand parent;
+
+  private final PluginLoader loader;
+  private final PluginGuard guard;
+  private final Console console;
+
+  @Inject
+  RecordCommand(PluginLoader loader, PluginGuard guard, Console console) {
+    this.loader = loader;
+    this.guard = guard;
+    this.console = console;
+  }
+
+  @Override
+  public void run() {
+    ProfileFormat profileFormat = parseFormat();
+    SamplingOptions options = options();
+    if ((pid == null) == command.isEmpty()) {
+      throw new UsageException("give either --pid PID or a command after --, not both or neither");
+    }
+    if (!"ptrace".equals(mode) && !"perf".equals(mode)) {
+      throw new UsageException("--mode " + mode + ": expected ptrace or perf");
+    }
+    if ("perf".equals(mode)) {
+      throw new CommandFailedException("--mode perf is not available in this build; use"
+          + " --mode ptrace");
+    }
+    if (pid != null && pid <= 0) {
+      throw new UsageException("--pid " + pid + ": a process id is a positive number");
+    }
+    Path out = output;
+    if (out != null && out.getParent() != null && !Files.isDirectory(out.getParent())) {
+      throw new UsageException("--output " + out + ": directory " + out.getParent()
+          + " does not exist");
+    }
+    var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
+    RecordSession session = new RecordSession(ProcFs.system(), registry, guard, console::warn);
+    StatusLine status = new StatusLine(console);
+    RecordSession.Result result;
+    try (StopSignals signals = new StopSignals()) {
+      result = pid != null
+          ? session.attach(pid, options, signals::stopRequested, status::update)
+          : session.launch(command, options, signals::stopRequested, status::update);
+    } catch (SamplingException e) {
+      throw new CommandFailedException(e.getMessage());
+    } finally {
+      status.clear();
+    }
+    if (out == null) {
+      out = Path.of(defaultName(result.recording().target().executableName(),
+          result.recording().target().pid(), profileFormat));
+    }
+    write(result, profileFormat, out);
+    Summaries.print(console, result, out);
+  }
+
+  private ProfileFormat parseFormat() {
+    try {
+      return ProfileFormat.parse(format);
+    } catch (IllegalArgumentException e) {
+      throw new UsageException("--format: " + e.getMessage());
+    }
+  }
+
+  private SamplingOptions options() {
+    try {
+      Set<Integer> only = new HashSet<>(threads);
+      return new SamplingOptions(rate, duration == null ? 0 : duration.toNanos(), idle, only,
+          maxDepth, SamplingOptions.DEFAULT_STACK_BYTES);
+    } catch (IllegalArgumentException e) {
+      throw new UsageException(e.getMessage());
+    }
+  }
+
+  static String defaultName(String executable, int pid, ProfileFormat format) {
+    String time = LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
+    String safe = executable.replaceAll("[^A-Za-z0-9._-]", "_");
+    return safe + "-" + pid + "-" + time + "." + format.extension();
+  }
+
+  private void write(RecordSession.Result result, ProfileFormat format, Path out) {
+    try (OutputStream stream = new BufferedOutputStream(Files.newOutputStream(out))) {
+      format.writer().write(result.recording(), stream);
+    } catch (IOException e) {
+      throw new CommandFailedException("cannot write " + out + ": " + e.getMessage()
+          + "; choose another --output");
+    }
+  }
+}

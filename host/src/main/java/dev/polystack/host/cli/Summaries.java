@@ -1,0 +1,55 @@
+package dev.polystack.host.cli;
+
+import dev.polystack.host.ptrace.WaitStatus;
+import dev.polystack.host.sampling.RecordSession;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/** The end-of-run summary: what was recorded, what it cost the target, what was lost. */
+final class Summaries {
+  private Summaries() {}
+
+  static void print(Console console, RecordSession.Result result, Path output) {
+    RecordSession.Summary s = result.summary();
+    var err = console.err();
+    err.printf("polystack: %d samples from %d thread(s), %.1f Hz per thread%n", s.samples(),
+        s.threads(), s.achievedHz());
+    err.printf("polystack: target pause per sample: mean %d us, p99 %d us%n",
+        s.meanPauseNanos() / 1000, s.p99PauseNanos() / 1000);
+    if (!s.errors().isEmpty()) {
+      err.println("polystack: stacks ending in an error frame: " + join(s.errors()));
+    }
+    if (!s.losses().isEmpty()) {
+      err.println("polystack: not sampled or lost: " + join(s.losses()));
+    }
+    err.println("polystack: " + describeExit(result));
+    err.println("polystack: wrote " + output);
+    err.flush();
+  }
+
+  static String describeExit(RecordSession.Result result) {
+    WaitStatus exit = result.targetExit();
+    if (exit == null) {
+      return result.stoppedByUser() ? "stopped; target detached and still running"
+          : "done; target detached and still running";
+    }
+    if (exit.exited()) {
+      return "target exited with code " + exit.exitCode();
+    }
+    return "target was killed by signal " + exit.termSignal() + " (" + signalName(exit.termSignal())
+        + ")" + (exit.coreDumped() ? ", core dumped" : "");
+  }
+
+  static String signalName(int signal) {
+    String[] names = {"0", "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT",
+        "SIGBUS", "SIGFPE", "SIGKILL", "SIGUSR1", "SIGSEGV", "SIGUSR2", "SIGPIPE", "SIGALRM",
+        "SIGTERM"};
+    return signal > 0 && signal < names.length ? names[signal] : "signal " + signal;
+  }
+
+  private static String join(Map<String, Long> counts) {
+    return counts.entrySet().stream().map(e -> e.getKey() + " " + e.getValue())
+        .collect(Collectors.joining(", "));
+  }
+}

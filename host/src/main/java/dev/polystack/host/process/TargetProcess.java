@@ -1,0 +1,285 @@
+package dev.polystack.host.process;
+
+import dev.polystack.host.elf.ElfFile;
+import dev.polystack.host.memory.PluginMemory;
+import dev.polystack.host.memory.RemoteMemory;
+import dev.polystack.host.modules.ElfModuleImage;
+import dev.polystack.host.modules.ModuleOpenException;
+import dev.polystack.host.modules.ModuleOpener;
+import dev.polystack.host.plugins.LoadedPlugin;
+import dev.polystack.host.plugins.PluginGuard;
+import dev.polystack.host.plugins.PluginRegistry;
+import dev.polystack.host.proc.MappedModule;
+import dev.polystack.host.proc.MappingKind;
+import dev.polystack.host.proc.MemoryMapping;
+import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.proc.ProcReadException;
+import dev.polystack.host.proc.ProcessMaps;
+import dev.polystack.host.unwind.ElfUnwindModule;
+import dev.polystack.plugin.api.CodeRange;
+import dev.polystack.plugin.api.Inspection;
+import dev.polystack.plugin.api.Mapping;
+import dev.polystack.plugin.api.ProcessContext;
+import dev.polystack.plugin.api.RuntimeInstance;
+import dev.polystack.plugin.api.RuntimePlugin;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
+
+/**
+ * The host's model of one target process: its modules (opened, with CFI and symbols), the
+ * plug-in instances attached to it, and counters of what could not be loaded. {@link #refresh()}
+ * re-reads the memory map; everything it builds is published as an immutable {@link ModuleTable}
+ * so the sampler never waits for it.
+ */
+public final class TargetProcess implements ProcessContext, AutoCloseable {
+  /** Where distributions install separate debug files. */
+  static final Path DEBUG_ROOT = Path.of("/usr/lib/debug");
+
+  private record Identity(String path, long start, long inode) {}
+
+  private final int pid;
+  private final ProcFs proc;
+  private final ModuleOpener opener;
+  private final RemoteMemory memory;
+  private final PluginMemory pluginMemory;
+  private final PluginRegistry plugins;
+  private final PluginGuard guard;
+  private final Consumer<String> warn;
+  private final Map<Identity, LoadedModule> loaded = new HashMap<>();
+  private final Map<Identity, List<RuntimeBinding>> bindings = new HashMap<>();
+  private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
+  private volatile ModuleTable table = ModuleTable.empty();
+  private volatile List<Mapping> mappings = List.of();
+
+  public TargetProcess(int pid, ProcFs proc, ModuleOpener opener, RemoteMemory memory,
+      PluginRegistry plugins, PluginGuard guard, Consumer<String> warn) {
+    this.pid = pid;
+    this.proc = proc;
+    this.opener = opener;
+    this.memory = memory;
+    this.pluginMemory = new PluginMemory(memory);
+    this.plugins = plugins;
+    this.guard = guard;
+    this.warn = warn;
+  }
+
+  @Override
+  public int pid() {
+    return pid;
+  }
+
+  @Override
+  public List<Mapping> mappings() {
+    return mappings;
+  }
+
+  @Override
+  public dev.polystack.plugin.api.RemoteMemory memory() {
+    return pluginMemory;
+  }
+
+  public RemoteMemory hostMemory() {
+    return memory;
+  }
+
+  public ModuleTable table() {
+    return table;
+  }
+
+  /**
+   * Re-reads /proc/PID/maps, opens modules not seen before, lets plug-ins inspect them and
+   * attach, and drops modules that were unmapped. Slow (file I/O): never call it while a target
+   * thread is stopped.
+   */
+  public synchronized void refresh() throws ProcReadException {
+    ProcessMaps maps = proc.forPid(pid).maps();
+    mappings = maps.mappings().stream().map(TargetProcess::toMapping).toList();
+    Map<Identity, LoadedModule> seen = new HashMap<>();
+    for (MappedModule m : maps.modules()) {
+      if (m.executableMappings().isEmpty()) {
+        continue;
+      }
+      Identity id = new Identity(m.path(), m.start(), m.inode());
+      LoadedModule module = loaded.get(id);
+      if (module == null) {
+        module = open(m);
+        if (module == null) {
+          continue;
+        }
+        bindings.put(id, attach(module));
+      }
+      seen.put(id, module);
+    }
+    Optional<MemoryMapping> vdso = maps.first(MappingKind.VDSO);
+    if (vdso.isPresent()) {
+      Identity id = new Identity("[vdso]", vdso.get().start(), 0);
+      LoadedModule module = loaded.get(id);
+      if (module == null) {
+        module = openVdso(vdso.get());
+      }
+      if (module != null) {
+        seen.put(id, module);
+      }
+    }
+    for (Identity gone : new ArrayList<>(loaded.keySet())) {
+      if (!seen.containsKey(gone)) {
+        List<RuntimeBinding> dropped = bindings.remove(gone);
+        if (dropped != null) {
+          dropped.forEach(b -> guard.call(b.plugin(), "detach", () -> {
+            b.instance().detach();
+            return null;
+          }));
+        }
+      }
+    }
+    loaded.clear();
+    loaded.putAll(seen);
+    List<RuntimeBinding> all = new ArrayList<>();
+    bindings.values().forEach(all::addAll);
+    for (RuntimeBinding b : all) {
+      guard.call(b.plugin(), "mappingsChanged", () -> {
+        b.instance().mappingsChanged(this);
+        return null;
+      });
+    }
+    table = new ModuleTable(new ArrayList<>(seen.values()), withDynamicRanges(all));
+  }
+
+  private List<RuntimeBinding> withDynamicRanges(List<RuntimeBinding> all) {
+    List<RuntimeBinding> out = new ArrayList<>();
+    for (RuntimeBinding b : all) {
+      List<CodeRange> dynamic =
+          guard.call(b.plugin(), "dynamicCodeRanges", b.instance()::dynamicCodeRanges)
+              .orElse(List.of());
+      if (dynamic.isEmpty()) {
+        out.add(b);
+      } else {
+        List<CodeRange> ranges = new ArrayList<>(b.ranges());
+        ranges.addAll(dynamic);
+        out.add(new RuntimeBinding(b.plugin(), b.instance(), b.module(), ranges));
+      }
+    }
+    return out;
+  }
+
+  private LoadedModule open(MappedModule m) {
+    try {
+      ElfFile elf = opener.open(pid, m);
+      MemoryMapping first = m.mappings().get(0);
+      long bias = elf.offsetToVirtualAddress(first.offset()).stream()
+          .map(vaddr -> first.start() - vaddr).findFirst().orElse(m.loadBase());
+      return build(m.start(), m.end(), first.offset(), m.path(), elf, bias);
+    } catch (ModuleOpenException e) {
+      count("module_" + e.reason());
+      warn.accept("cannot use " + m.path() + " of process " + pid + ": " + e.getMessage()
+          + "; its frames show as module+offset");
+      return null;
+    }
+  }
+
+  private LoadedModule openVdso(MemoryMapping vdso) {
+    try {
+      ElfFile elf = opener.openVdso(vdso, memory);
+      return build(vdso.start(), vdso.end(), 0, "[vdso]", elf,
+          vdso.start() - elf.imageStartAddress());
+    } catch (ModuleOpenException e) {
+      count("module_" + e.reason());
+      return null;
+    }
+  }
+
+  private static LoadedModule build(long start, long end, long offset, String path, ElfFile elf,
+      long bias) {
+    String buildId;
+    try {
+      buildId = elf.buildId().map(b -> b.hex()).orElse("");
+    } catch (dev.polystack.host.elf.ElfParseException e) {
+      buildId = "";
+    }
+    return new LoadedModule(start, end, offset, path, buildId,
+        elf, new ElfUnwindModule(elf, bias, path), new NativeSymbols(elf, path, DEBUG_ROOT));
+  }
+
+  private List<RuntimeBinding> attach(LoadedModule module) {
+    List<RuntimeBinding> out = new ArrayList<>();
+    ElfModuleImage image = new ElfModuleImage(module.elf(), module.path());
+    for (LoadedPlugin p : plugins.runtimePlugins()) {
+      RuntimePlugin plugin = (RuntimePlugin) p.plugin();
+      Optional<Inspection> answer = guard.call(p, "inspect", () -> plugin.inspect(image));
+      if (answer.orElse(null) instanceof Inspection.Unsupported u) {
+        count(p.id() + "_unsupported");
+        warn.accept(p.id() + ": " + u.reason());
+      }
+      if (!(answer.orElse(null) instanceof Inspection.Supported s)) {
+        continue;
+      }
+      Optional<RuntimeInstance> instance = guard.call(p, "attach", () -> {
+        try {
+          return s.binary().attach(this, module.bias());
+        } catch (dev.polystack.plugin.api.AttachException e) {
+          warn.accept(p.id() + " cannot attach to " + module.path() + " of process " + pid + ": "
+              + e.getMessage());
+          return null;
+        }
+      });
+      if (instance.isEmpty()) {
+        count(p.id() + "_attach_failed");
+        continue;
+      }
+      List<CodeRange> ranges = guard.call(p, "codeRanges", s.binary()::codeRanges)
+          .orElse(List.of()).stream().map(r -> r.shift(module.bias())).toList();
+      out.add(new RuntimeBinding(p, instance.get(), module.path(), ranges));
+    }
+    return out;
+  }
+
+  private static Mapping toMapping(MemoryMapping m) {
+    long device = ((long) m.device().major() << 8) | m.device().minor();
+    return new Mapping(m.start(), m.end(), m.offset(), m.permissions().readable(),
+        m.permissions().writable(), m.permissions().executable(), device, m.inode(), m.path(),
+        m.deleted());
+  }
+
+  /** Plug-in and module counters since the last call, then reset. */
+  public Map<String, Long> getAndResetCounters() {
+    Map<String, Long> out = new HashMap<>();
+    counters.forEach((k, v) -> {
+      long n = v.sumThenReset();
+      if (n != 0) {
+        out.merge(k, n, Long::sum);
+      }
+    });
+    for (RuntimeBinding b : table.bindings()) {
+      guard.call(b.plugin(), "getAndResetCounters", b.instance()::getAndResetCounters)
+          .orElse(Map.of())
+          .forEach((k, v) -> out.merge(b.plugin().id() + "." + k, v, Long::sum));
+    }
+    return out;
+  }
+
+  void count(String key) {
+    counters.computeIfAbsent(key, k -> new LongAdder()).increment();
+  }
+
+  @Override
+  public synchronized void close() {
+    for (List<RuntimeBinding> list : bindings.values()) {
+      for (RuntimeBinding b : list) {
+        guard.call(b.plugin(), "detach", () -> {
+          b.instance().detach();
+          return null;
+        });
+      }
+    }
+    bindings.clear();
+    loaded.clear();
+    table = ModuleTable.empty();
+  }
+}

@@ -1,0 +1,15 @@
+package dev.polystack.host.sampling;
+
+import dev.polystack.plugin.api.Registers;
+import dev.polystack.plugin.api.RemoteMemory;
+import dev.polystack.plugin.api.ThreadContext;
+
+/** One thread as captured for one sample; handed to plug-ins as their {@link ThreadContext}. */
+record CapturedThread(int pid, int tid, Registers registers, SampleMemory sampleMemory,
+    long stackStart, int stackLength) implements ThreadContext {
+
+  @Override
+  public RemoteMemory memory() {
+    return sampleMemory;
+  }
+}

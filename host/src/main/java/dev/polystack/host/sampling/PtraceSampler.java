@@ -1,0 +1,292 @@
+package dev.polystack.host.sampling;
+
+import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.proc.ProcReadException;
+import dev.polystack.host.proc.ThreadState;
+import dev.polystack.host.process.TargetProcess;
+import dev.polystack.host.ptrace.Ptrace;
+import dev.polystack.host.ptrace.PtraceConstants;
+import dev.polystack.host.ptrace.TraceEvent;
+import dev.polystack.host.ptrace.Tracer;
+import dev.polystack.host.ptrace.WaitStatus;
+import dev.polystack.host.sys.Errno;
+import dev.polystack.host.sys.SyscallException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The ptrace sampling loop. It runs as one task on the target's tracer thread, because every
+ * ptrace request must come from the thread that attached. Per tick it stops only the threads it
+ * samples, one at a time, for as long as it takes to read registers and walk the stack, and
+ * resumes each at once; between ticks it passes on every event (signals, clones, exec, job
+ * control) so the target behaves as if untraced. On every way out it detaches all threads.
+ */
+final class PtraceSampler {
+  static final int OPTIONS = PtraceConstants.O_TRACECLONE | PtraceConstants.O_TRACEEXEC;
+
+  /** A thread that does not stop within this time (uninterruptible sleep) is skipped. */
+  static final long STOP_TIMEOUT_NANOS = 20_000_000;
+
+  static final long DETACH_TIMEOUT_NANOS = 1_000_000_000L;
+
+  /** How the loop ended. */
+  record Outcome(WaitStatus exit, boolean stoppedByUser) {}
+
+  private final TargetProcess target;
+  private final SamplingOptions options;
+  private final StackWalker walker;
+  private final SampleSink sink;
+  private final ProcFs proc;
+  private final Runnable refreshRequest;
+  private WaitStatus exit;
+
+  /**
+   * @param refreshRequest asks another thread to re-read the target's memory map (after exec, or
+   *     when a PC lies outside every known module); it must not block
+   */
+  PtraceSampler(TargetProcess target, SamplingOptions options, StackWalker walker,
+      SampleSink sink, ProcFs proc, Runnable refreshRequest) {
+    this.target = target;
+    this.options = options;
+    this.walker = walker;
+    this.sink = sink;
+    this.proc = proc;
+    this.refreshRequest = refreshRequest;
+  }
+
+  /** Seizes the target (unless already seized) and samples until {@code stop} or its exit. */
+  Outcome run(Tracer tracer, BooleanSupplier stop, boolean alreadySeized) throws SyscallException {
+    return tracer.call(p -> loop(p, stop, alreadySeized));
+  }
+
+  private Outcome loop(Ptrace p, BooleanSupplier stop, boolean alreadySeized)
+      throws SyscallException {
+    boolean byUser = false;
+    try {
+      if (!alreadySeized) {
+        seizeAll(p);
+      }
+      long period = options.periodNanos();
+      long start = System.nanoTime();
+      long end = options.durationNanos() == 0 ? Long.MAX_VALUE : start + options.durationNanos();
+      long next = start;
+      while (true) {
+        drainEvents(p);
+        if (exit != null || p.tracedThreads().isEmpty()) {
+          break;
+        }
+        if (stop.getAsBoolean()) {
+          byUser = true;
+          break;
+        }
+        long now = System.nanoTime();
+        if (now >= end) {
+          break;
+        }
+        if (now >= next) {
+          tick(p);
+          next += period;
+          long after = System.nanoTime();
+          if (after - next > period) {
+            // The loop fell behind (a slow walk, a busy host): skip ticks instead of bursting.
+            long missed = (after - next) / period;
+            for (long i = 0; i < missed; i++) {
+              sink.lost("late_tick");
+            }
+            next += missed * period;
+          }
+        } else {
+          // Wake at the next tick, but at least every millisecond to pass on events promptly.
+          LockSupport.parkNanos(Math.min(next - now, 1_000_000));
+        }
+      }
+    } finally {
+      detachAll(p);
+    }
+    return new Outcome(exit, byUser);
+  }
+
+  private void seizeAll(Ptrace p) throws SyscallException {
+    for (int round = 0; round < 100; round++) {
+      p.reapAll();
+      handleQueued(p);
+      Set<Integer> traced = p.tracedThreads();
+      List<Integer> fresh = new ArrayList<>();
+      for (int tid : Tracer.listTasks(target.pid())) {
+        if (!traced.contains(tid)) {
+          fresh.add(tid);
+        }
+      }
+      if (fresh.isEmpty()) {
+        if (traced.isEmpty()) {
+          throw new SyscallException("ptrace(SEIZE, " + target.pid() + ")", Errno.ESRCH,
+              SyscallException.Area.PTRACE);
+        }
+        return;
+      }
+      for (int tid : fresh) {
+        try {
+          p.seize(tid, OPTIONS);
+        } catch (SyscallException e) {
+          // Gone since listed, or auto-attached through a clone event we have not reaped yet.
+          if (e.errno() != Errno.ESRCH && e.errno() != Errno.EPERM || tid == target.pid()
+              && p.tracedThreads().isEmpty()) {
+            throw e;
+          }
+        }
+      }
+    }
+  }
+
+  private void tick(Ptrace p) throws SyscallException {
+    for (int tid : p.tracedThreads()) {
+      if (!options.threads().isEmpty() && !options.threads().contains(tid)) {
+        continue;
+      }
+      if (!options.idle() && !onCpu(tid)) {
+        continue;
+      }
+      sampleOne(p, tid);
+    }
+  }
+
+  /** Thread state from /proc, read before stopping anything: a stopped thread looks idle. */
+  private boolean onCpu(int tid) {
+    try {
+      ThreadState s = proc.forPid(target.pid()).taskStat(tid).state();
+      return s.isOnCpu();
+    } catch (ProcReadException e) {
+      return false;
+    }
+  }
+
+  private void sampleOne(Ptrace p, int tid) throws SyscallException {
+    long t0 = System.nanoTime();
+    try {
+      p.interrupt(tid);
+    } catch (SyscallException e) {
+      if (e.errno() == Errno.ESRCH) {
+        sink.lost("thread_gone");
+        return;
+      }
+      throw e;
+    }
+    WaitStatus stopped = p.awaitStop(tid, STOP_TIMEOUT_NANOS);
+    if (stopped == null) {
+      // Still running (uninterruptible sleep) or gone; the stop, if it comes, is passed on later.
+      sink.lost(p.tracedThreads().contains(tid) ? "stop_timeout" : "thread_gone");
+      return;
+    }
+    TraceEvent event = p.takeEvent(tid);
+    if (event == null || !isInterruptStop(event.status())) {
+      // Something else happened first (a signal, a clone): pass it on; the interrupt's own stop
+      // arrives later and is resumed by the event loop.
+      if (event != null) {
+        handle(p, event);
+      }
+      sink.lost("raced_event");
+      return;
+    }
+    ThreadSample sample;
+    try {
+      sample = capture(p, tid, t0);
+    } finally {
+      resume(p, tid, 0);
+    }
+    sink.accept(new ThreadSample(sample.tid(), sample.epochNanos(), sample.stack(),
+        System.nanoTime() - t0));
+  }
+
+  private ThreadSample capture(Ptrace p, int tid, long t0) throws SyscallException {
+    var regs = ApiRegisters.of(p.getRegs(tid));
+    SampleMemory memory = SampleMemory.live(target.hostMemory());
+    memory.prefetch(regs.sp(), options.stackBytes());
+    CapturedThread thread = new CapturedThread(target.pid(), tid, regs, memory, regs.sp(), 0);
+    RawStack stack = walker.walk(thread, target.table());
+    if (stack.errors().contains("no_module")) {
+      refreshRequest.run();
+    }
+    return new ThreadSample(tid, System.currentTimeMillis() * 1_000_000L, stack, 0);
+  }
+
+  private static boolean isInterruptStop(WaitStatus st) {
+    return st.stopped() && st.ptraceEvent() == PtraceConstants.EVENT_STOP && !st.groupStop();
+  }
+
+  private void drainEvents(Ptrace p) throws SyscallException {
+    p.reapAll();
+    handleQueued(p);
+  }
+
+  private void handleQueued(Ptrace p) throws SyscallException {
+    TraceEvent e;
+    while ((e = p.nextEvent()) != null) {
+      handle(p, e);
+    }
+  }
+
+  /** Passes an event on so that the target sees exactly what it would see untraced. */
+  private void handle(Ptrace p, TraceEvent e) throws SyscallException {
+    WaitStatus st = e.status();
+    int tid = e.tid();
+    if (st.terminated()) {
+      if (tid == target.pid()) {
+        exit = st; // the leader reports last, once the whole thread group is gone
+      }
+      return;
+    }
+    if (!st.stopped()) {
+      return;
+    }
+    int event = st.ptraceEvent();
+    if (event == PtraceConstants.EVENT_STOP) {
+      if (st.groupStop()) {
+        listen(p, tid); // job control: stay stopped until SIGCONT, without us holding it
+      } else {
+        resume(p, tid, 0);
+      }
+    } else if (event != 0) {
+      if (event == PtraceConstants.EVENT_EXEC) {
+        refreshRequest.run();
+      }
+      resume(p, tid, 0);
+    } else {
+      // A signal-delivery stop: our INTERRUPT never causes one (it stops with EVENT_STOP), so
+      // the signal is the target's own and is delivered unchanged, SIGTRAP and SIGSTOP included.
+      resume(p, tid, st.stopSignal());
+    }
+  }
+
+  private void resume(Ptrace p, int tid, int signal) throws SyscallException {
+    try {
+      p.cont(tid, signal);
+    } catch (SyscallException e) {
+      if (e.errno() != Errno.ESRCH) {
+        throw e;
+      }
+    }
+  }
+
+  private void listen(Ptrace p, int tid) throws SyscallException {
+    try {
+      p.listen(tid);
+    } catch (SyscallException e) {
+      if (e.errno() != Errno.ESRCH) {
+        throw e;
+      }
+    }
+  }
+
+  private void detachAll(Ptrace p) {
+    for (int tid : p.tracedThreads()) {
+      try {
+        p.detachSafely(tid, DETACH_TIMEOUT_NANOS);
+      } catch (SyscallException e) {
+        sink.lost("detach_failed");
+      }
+    }
+  }
+}

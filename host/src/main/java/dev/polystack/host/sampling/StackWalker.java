@@ -1,0 +1,70 @@
+package dev.polystack.host.sampling;
+
+import dev.polystack.host.plugins.PluginGuard;
+import dev.polystack.host.process.ModuleTable;
+import dev.polystack.host.process.RuntimeBinding;
+import dev.polystack.host.unwind.NativeFrame;
+import dev.polystack.host.unwind.NativeUnwinder;
+import dev.polystack.host.unwind.UnwindResult;
+import dev.polystack.plugin.api.Frame;
+import dev.polystack.plugin.api.WalkRequest;
+import dev.polystack.plugin.api.WalkResult;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Unwinds the native stack of a captured thread and splices in runtime frames: a native frame
+ * whose PC lies in a plug-in's code is replaced by what the plug-in walks there. Runs while the
+ * thread is stopped (ptrace mode), so everything it reads is one consistent instant.
+ */
+final class StackWalker {
+  private final NativeUnwinder unwinder;
+  private final PluginGuard guard;
+  private final int maxDepth;
+
+  StackWalker(int maxDepth, PluginGuard guard) {
+    this.unwinder = new NativeUnwinder(maxDepth);
+    this.guard = guard;
+    this.maxDepth = maxDepth;
+  }
+
+  RawStack walk(CapturedThread thread, ModuleTable table) {
+    UnwindResult unwound = unwinder.unwind(thread.registers(), thread.memory(), table);
+    List<RawFrame> frames = new ArrayList<>();
+    List<String> errors = new ArrayList<>();
+    Map<RuntimeBinding, Integer> segments = new HashMap<>();
+    List<NativeFrame> natives = unwound.frames();
+    for (int i = 0; i < natives.size() && frames.size() < maxDepth; i++) {
+      NativeFrame nf = natives.get(i);
+      RuntimeBinding binding = table.bindingAt(nf.lookupPc());
+      if (binding == null) {
+        frames.add(new RawFrame.Native(nf.pc(), nf.exactPc()));
+        continue;
+      }
+      int segment = segments.merge(binding, 1, Integer::sum) - 1;
+      WalkRequest request = new WalkRequest(thread, nf.registers(), i == 0, segment);
+      WalkResult result = guard.call(binding.plugin(), "walk", () -> binding.instance().walk(request))
+          .orElse(new WalkResult.Failed("plugin_exception", List.of()));
+      if (result instanceof WalkResult.Frames f && !f.frames().isEmpty()) {
+        f.frames().forEach(frame -> frames.add(new RawFrame.Runtime(frame)));
+      } else if (result instanceof WalkResult.Failed failed) {
+        failed.partial().forEach(frame -> frames.add(new RawFrame.Runtime(frame)));
+        String reason = binding.plugin().id() + "_" + failed.reason();
+        frames.add(new RawFrame.Runtime(Frame.error(reason)));
+        errors.add(reason);
+      } else {
+        frames.add(new RawFrame.Native(nf.pc(), nf.exactPc()));
+      }
+    }
+    if (frames.size() > maxDepth) {
+      frames.subList(maxDepth, frames.size()).clear();
+    }
+    if (!unwound.complete()) {
+      frames.add(new RawFrame.Runtime(Frame.error(unwound.errorReason())));
+      errors.add(unwound.errorReason());
+    }
+    return new RawStack(frames, errors);
+  }
+}
