@@ -1,7 +1,6 @@
 package dev.polystack.otel.local;
 
 import dev.polystack.otel.model.Recording;
-import dev.polystack.otel.model.Sample;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -22,10 +21,11 @@ final class FoldedWriter implements ProfileWriter {
   @Override
   public void write(Recording recording, OutputStream out) throws IOException {
     Stacks stacks = new Stacks(recording);
-    // Sorted by the line text, so equal recordings give byte-equal files.
+    // Sorted by the line text, so equal recordings give byte-equal files. Distinct stacks are
+    // few next to samples, so lines are built once per stack, not once per sample.
     Map<String, Long> counts = new TreeMap<>();
-    for (Sample sample : recording.samples()) {
-      counts.merge(line(stacks.rootFirstLabels(sample.stack())), 1L, Long::sum);
+    for (Stacks.Counted c : Stacks.countByStack(recording.samples())) {
+      counts.merge(line(stacks.rootFirstLabels(c.stack())), c.count(), Long::sum);
     }
     Writer w = new BufferedWriter(new OutputStreamWriter(out, StandardCharsets.UTF_8));
     for (Map.Entry<String, Long> e : counts.entrySet()) {

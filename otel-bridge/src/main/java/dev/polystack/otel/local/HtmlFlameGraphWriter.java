@@ -15,7 +15,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -124,12 +123,16 @@ final class HtmlFlameGraphWriter implements ProfileWriter {
       return sb.toString();
     }
 
+    /**
+     * d3-flame-graph's short keys (n name, v value, c children; t is our frame type): a page
+     * holds one object per distinct call path, and long keys would be a third of its size.
+     */
     private void appendJson(StringBuilder sb) {
-      Json.string(sb.append("{\"name\":"), name);
-      Json.string(sb.append(",\"type\":"), type);
-      sb.append(",\"value\":").append(value);
+      Json.string(sb.append("{\"n\":"), name);
+      Json.string(sb.append(",\"t\":"), type);
+      sb.append(",\"v\":").append(value);
       if (!children.isEmpty()) {
-        sb.append(",\"children\":[");
+        sb.append(",\"c\":[");
         boolean first = true;
         for (Node child : children.values()) {
           if (!first) {
@@ -145,24 +148,30 @@ final class HtmlFlameGraphWriter implements ProfileWriter {
   }
 
   /** Process, thread, then the frames of each sample root first, with inclusive counts. */
-  static Node tree(Recording recording) {
+  private static Node tree(Recording recording) {
     Stacks stacks = new Stacks(recording);
-    Map<StackTrace, List<String>> types = new IdentityHashMap<>();
+    Map<Integer, List<Sample>> byThread = new TreeMap<>();
+    for (Sample sample : recording.samples()) {
+      byThread.computeIfAbsent(sample.tid(), t -> new ArrayList<>()).add(sample);
+    }
     Map<Integer, String> threadNames = Stacks.threadNames(recording);
     Node root = new Node(recording.target().executableName() + " (pid "
         + recording.target().pid() + ")", "root");
-    for (Sample sample : recording.samples()) {
-      Node node = root.child(
-          Stacks.threadLabel(sample.tid(), threadNames.get(sample.tid())), "thread");
-      root.value++;
-      node.value++;
-      List<String> labels = stacks.rootFirstLabels(sample.stack());
-      List<String> kinds = types.computeIfAbsent(sample.stack(), HtmlFlameGraphWriter::kinds);
-      for (int i = 0; i < labels.size(); i++) {
-        node = node.child(labels.get(i), kinds.get(i));
-        node.value++;
+    root.value = recording.samples().size();
+    byThread.forEach((tid, samples) -> {
+      Node thread = root.child(Stacks.threadLabel(tid, threadNames.get(tid)), "thread");
+      thread.value = samples.size();
+      // Walk each distinct stack once with its count rather than once per sample.
+      for (Stacks.Counted c : Stacks.countByStack(samples)) {
+        List<String> labels = stacks.rootFirstLabels(c.stack());
+        List<String> kinds = kinds(c.stack());
+        Node node = thread;
+        for (int i = 0; i < labels.size(); i++) {
+          node = node.child(labels.get(i), kinds.get(i));
+          node.value += c.count();
+        }
       }
-    }
+    });
     return root;
   }
 

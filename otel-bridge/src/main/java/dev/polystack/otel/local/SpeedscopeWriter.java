@@ -1,6 +1,7 @@
 package dev.polystack.otel.local;
 
 import dev.polystack.otel.model.FrameLabels;
+import dev.polystack.otel.model.ModuleInfo;
 import dev.polystack.otel.model.Recording;
 import dev.polystack.otel.model.Sample;
 import dev.polystack.otel.model.StackTrace;
@@ -116,8 +117,9 @@ final class SpeedscopeWriter implements ProfileWriter {
    */
   private static FrameKey key(Frame frame, Recording recording) {
     String file = frame.file();
-    if (file.isEmpty() && !frame.isError() && !frame.module().isEmpty()) {
-      file = frame.module();
+    if (file.isEmpty() && (Frame.NATIVE.equals(frame.type()) || Frame.KERNEL.equals(frame.type()))) {
+      file = !frame.module().isEmpty() ? frame.module()
+          : recording.moduleAt(frame.address()).map(ModuleInfo::path).orElse("");
     }
     return new FrameKey(FrameLabels.label(frame, recording), file, frame.line());
   }

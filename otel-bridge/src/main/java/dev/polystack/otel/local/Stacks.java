@@ -39,6 +39,25 @@ final class Stacks {
     });
   }
 
+  /** A distinct stack and how many samples had it. */
+  record Counted(StackTrace stack, long count) {}
+
+  /**
+   * How often each distinct stack (by identity, see above) occurs in {@code samples}, in order
+   * of first occurrence: identity hash order would differ from run to run, and so would files.
+   */
+  static List<Counted> countByStack(List<Sample> samples) {
+    Map<StackTrace, long[]> counts = new IdentityHashMap<>();
+    List<StackTrace> order = new ArrayList<>();
+    for (Sample sample : samples) {
+      counts.computeIfAbsent(sample.stack(), s -> {
+        order.add(s);
+        return new long[1];
+      })[0]++;
+    }
+    return order.stream().map(s -> new Counted(s, counts.get(s)[0])).toList();
+  }
+
   /**
    * Each thread's name by tid, ascending. A thread may rename itself while sampled; the last
    * name wins because that is what tools like top show by the end of the session.
