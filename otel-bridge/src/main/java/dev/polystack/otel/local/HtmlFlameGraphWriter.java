@@ -9,7 +9,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.OutputStreamWriter;
-import java.io.UncheckedIOException;
+import java.io.StringReader;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -21,7 +21,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
-import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -35,40 +34,36 @@ import java.util.regex.Pattern;
 final class HtmlFlameGraphWriter implements ProfileWriter {
   static final String VENDOR = "vendor/d3-flame-graph-4.1.3/";
   private static final String TEMPLATE = "flamegraph.html";
-  private static final String D3_POM =
-      "META-INF/maven/org.webjars.npm/d3/pom.properties";
+  private static final String D3_POM = "META-INF/maven/org.webjars.npm/d3/pom.properties";
   private static final Pattern PLACEHOLDER = Pattern.compile("\\{\\{([A-Z0-9_]+)}}");
-  private static final Pattern END_TAG = Pattern.compile("</(script|style)", Pattern.CASE_INSENSITIVE);
+  private static final Pattern END_TAG =
+      Pattern.compile("</(script|style)", Pattern.CASE_INSENSITIVE);
 
   @Override
   public void write(Recording recording, OutputStream out) throws IOException {
-    Map<String, Function<Recording, String>> parts = new LinkedHashMap<>();
-    parts.put("TITLE", r -> html(title(r)));
-    parts.put("EXPORTER", r -> html(Stacks.exporter()));
-    parts.put("FACTS", HtmlFlameGraphWriter::facts);
-    parts.put("DATA", r -> tree(r).toJson());
-    parts.put("FLAMEGRAPH_CSS", r -> inline(resource(VENDOR + "d3-flamegraph.css")));
-    parts.put("D3_JS", r -> inline(d3()));
-    parts.put("FLAMEGRAPH_JS", r -> inline(resource(VENDOR + "d3-flamegraph.min.js")));
-    parts.put("TOOLTIP_JS", r -> inline(resource(VENDOR + "d3-flamegraph-tooltip.min.js")));
+    Map<String, String> parts = Map.of(
+        "TITLE", html(title(recording)),
+        "EXPORTER", html(Stacks.exporter()),
+        "FACTS", facts(recording),
+        "DATA", tree(recording).toJson(),
+        "FLAMEGRAPH_CSS", inline(resource(VENDOR + "d3-flamegraph.css")),
+        "D3_JS", inline(d3()),
+        "FLAMEGRAPH_JS", inline(resource(VENDOR + "d3-flamegraph.min.js")),
+        "TOOLTIP_JS", inline(resource(VENDOR + "d3-flamegraph-tooltip.min.js")));
 
     String template = resource(TEMPLATE);
     Writer w = new BufferedWriter(new OutputStreamWriter(out, StandardCharsets.UTF_8), 64 * 1024);
     // One pass over the template, so text we insert is never searched for placeholders.
     Matcher m = PLACEHOLDER.matcher(template);
     int last = 0;
-    try {
-      while (m.find()) {
-        Function<Recording, String> part = parts.get(m.group(1));
-        if (part == null) {
-          throw new IllegalStateException("unknown placeholder in " + TEMPLATE + ": " + m.group());
-        }
-        w.write(template, last, m.start() - last);
-        w.write(part.apply(recording));
-        last = m.end();
+    while (m.find()) {
+      String part = parts.get(m.group(1));
+      if (part == null) {
+        throw new IllegalStateException("unknown placeholder in " + TEMPLATE + ": " + m.group());
       }
-    } catch (UncheckedIOException e) {
-      throw e.getCause();
+      w.write(template, last, m.start() - last);
+      w.write(part);
+      last = m.end();
     }
     w.write(template, last, template.length() - last);
     w.flush();
@@ -188,32 +183,24 @@ final class HtmlFlameGraphWriter implements ProfileWriter {
   }
 
   /** d3 from its webjar, whichever version the build put on the classpath. */
-  private static String d3() {
+  private static String d3() throws IOException {
     Properties pom = new Properties();
-    try (InputStream in = HtmlFlameGraphWriter.class.getClassLoader().getResourceAsStream(D3_POM)) {
-      if (in == null) {
-        throw new IllegalStateException("d3 webjar (org.webjars.npm:d3) is not on the classpath");
-      }
-      pom.load(in);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    pom.load(new StringReader(classpath(D3_POM)));
     return classpath("META-INF/resources/webjars/d3/" + pom.getProperty("version")
         + "/dist/d3.min.js");
   }
 
-  private static String resource(String name) {
+  private static String resource(String name) throws IOException {
     return classpath(HtmlFlameGraphWriter.class.getPackageName().replace('.', '/') + "/" + name);
   }
 
-  private static String classpath(String path) {
+  private static String classpath(String path) throws IOException {
     try (InputStream in = HtmlFlameGraphWriter.class.getClassLoader().getResourceAsStream(path)) {
       if (in == null) {
+        // d3 comes from the org.webjars.npm:d3 jar, the rest from this module's jar.
         throw new IllegalStateException("missing resource " + path + ": broken polystack build");
       }
       return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
     }
   }
 

@@ -117,7 +117,8 @@ final class SpeedscopeWriter implements ProfileWriter {
    */
   private static FrameKey key(Frame frame, Recording recording) {
     String file = frame.file();
-    if (file.isEmpty() && (Frame.NATIVE.equals(frame.type()) || Frame.KERNEL.equals(frame.type()))) {
+    boolean machineCode = Frame.NATIVE.equals(frame.type()) || Frame.KERNEL.equals(frame.type());
+    if (file.isEmpty() && machineCode) {
       file = !frame.module().isEmpty() ? frame.module()
           : recording.moduleAt(frame.address()).map(ModuleInfo::path).orElse("");
     }

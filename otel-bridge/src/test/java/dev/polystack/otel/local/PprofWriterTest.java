@@ -129,7 +129,8 @@ class PprofWriterTest {
     for (String line : top.lines().toList()) {
       Matcher m = TOP_ROW.matcher(line);
       if (m.matches()) {
-        rows.put(m.group(3).trim(), List.of(Long.parseLong(m.group(1)), Long.parseLong(m.group(2))));
+        rows.put(m.group(3).trim(),
+            List.of(Long.parseLong(m.group(1)), Long.parseLong(m.group(2))));
       }
     }
     return rows;
