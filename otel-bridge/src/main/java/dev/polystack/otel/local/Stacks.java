@@ -1,0 +1,83 @@
+package dev.polystack.otel.local;
+
+import dev.polystack.otel.model.FrameLabels;
+import dev.polystack.otel.model.Recording;
+import dev.polystack.otel.model.Sample;
+import dev.polystack.otel.model.StackTrace;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
+
+/** What the text-label outputs (folded, html) share: labelled stacks and thread names. */
+final class Stacks {
+  /** Stands in for an empty stack, so its samples still count and show up. */
+  static final String NO_FRAMES = "[no frames]";
+
+  private final Recording recording;
+  // The aggregator interns equal stacks, so identity finds repeats without hashing every frame.
+  private final Map<StackTrace, List<String>> rootFirst = new IdentityHashMap<>();
+
+  Stacks(Recording recording) {
+    this.recording = recording;
+  }
+
+  /** The frame labels of {@code stack}, root first; {@link #NO_FRAMES} alone if it is empty. */
+  List<String> rootFirstLabels(StackTrace stack) {
+    return rootFirst.computeIfAbsent(stack, s -> {
+      if (s.frames().isEmpty()) {
+        return List.of(NO_FRAMES);
+      }
+      List<String> labels = new ArrayList<>(s.frames().size());
+      for (int i = s.frames().size() - 1; i >= 0; i--) {
+        labels.add(FrameLabels.label(s.frames().get(i), recording));
+      }
+      return Collections.unmodifiableList(labels);
+    });
+  }
+
+  /** A distinct stack and how many samples had it. */
+  record Counted(StackTrace stack, long count) {}
+
+  /**
+   * How often each distinct stack (by identity, see above) occurs in {@code samples}, in order
+   * of first occurrence: identity hash order would differ from run to run, and so would files.
+   */
+  static List<Counted> countByStack(List<Sample> samples) {
+    Map<StackTrace, long[]> counts = new IdentityHashMap<>();
+    List<StackTrace> order = new ArrayList<>();
+    for (Sample sample : samples) {
+      counts.computeIfAbsent(sample.stack(), s -> {
+        order.add(s);
+        return new long[1];
+      })[0]++;
+    }
+    return order.stream().map(s -> new Counted(s, counts.get(s)[0])).toList();
+  }
+
+  /**
+   * Each thread's name by tid, ascending. A thread may rename itself while sampled; the last
+   * name wins because that is what tools like top show by the end of the session.
+   */
+  static SortedMap<Integer, String> threadNames(Recording recording) {
+    SortedMap<Integer, String> names = new TreeMap<>();
+    for (Sample sample : recording.samples()) {
+      names.put(sample.tid(), sample.threadName());
+    }
+    return names;
+  }
+
+  /** How outputs name a thread: {@code NAME (tid N)}. */
+  static String threadLabel(int tid, String name) {
+    return (name.isEmpty() ? "thread" : name) + " (tid " + tid + ")";
+  }
+
+  /** {@code polystack VERSION}, for the exporter fields of file formats that have one. */
+  static String exporter() {
+    String version = Stacks.class.getPackage().getImplementationVersion();
+    return "polystack " + (version == null ? "development build" : version);
+  }
+}
