@@ -16,6 +16,13 @@ final class ProcessVmMemory implements RemoteMemory {
   // Native staging buffer per call is bounded by this, whatever the request size.
   private static final int CHUNK = 256 << 10;
 
+  /**
+   * Per-thread native staging: zeroed jnr allocations cost more than the system call for the
+   * page-sized reads a stack walk makes, and a sampled target waits for every one of them.
+   */
+  private static final ThreadLocal<Pointer[]> STAGING =
+      ThreadLocal.withInitial(() -> new Pointer[] {Native.allocate(CHUNK), Native.allocate(32)});
+
   private final int pid;
   private final int maxReadBytes;
   private final Tracer tracer;
@@ -40,8 +47,9 @@ final class ProcessVmMemory implements RemoteMemory {
     if (len == 0) {
       return 0;
     }
-    Pointer buf = Native.allocate(Math.min(len, CHUNK));
-    Pointer iov = Native.allocate(32);
+    Pointer[] staging = STAGING.get();
+    Pointer buf = staging[0];
+    Pointer iov = staging[1];
     int total = 0;
     while (total < len) {
       int want = Math.min(len - total, CHUNK);

@@ -27,6 +27,15 @@ public final class NativeSymbols {
     this.debugRoot = debugRoot;
   }
 
+  /**
+   * The name to show for a symbol: static tables name compat aliases {@code name@VERSION}
+   * (from .symver), which is noise in a stack; C and C++ names never contain '@' otherwise.
+   */
+  public static String displayName(String symbol) {
+    int at = symbol.indexOf('@');
+    return at > 0 ? symbol.substring(0, at) : symbol;
+  }
+
   /** The function containing a link-time address, or empty. */
   public Optional<SymbolMatch> lookup(long linkTimeAddress) {
     if (broken) {

@@ -2,6 +2,7 @@ package dev.polystack.host.sampling;
 
 import dev.polystack.host.process.LoadedModule;
 import dev.polystack.host.process.ModuleTable;
+import dev.polystack.host.process.NativeSymbols;
 import dev.polystack.plugin.api.Frame;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -46,7 +47,7 @@ final class FrameNamer {
       return new Frame(Frame.NATIVE, n.pc(), "", "", 0, 0, "", Map.of());
     }
     String name = module.symbols().lookup(n.lookupPc() - module.bias())
-        .map(m -> m.symbol().name())
+        .map(m -> NativeSymbols.displayName(m.symbol().name()))
         .orElse("");
     return new Frame(Frame.NATIVE, n.pc(), name, "", 0, 0, module.path(), Map.of());
   }

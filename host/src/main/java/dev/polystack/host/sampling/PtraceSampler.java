@@ -5,15 +5,11 @@ import dev.polystack.host.proc.ProcReadException;
 import dev.polystack.host.proc.ThreadState;
 import dev.polystack.host.process.TargetProcess;
 import dev.polystack.host.ptrace.Ptrace;
-import dev.polystack.host.ptrace.PtraceConstants;
 import dev.polystack.host.ptrace.TraceEvent;
 import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.ptrace.WaitStatus;
 import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.SyscallException;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Set;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
@@ -25,12 +21,10 @@ import java.util.function.BooleanSupplier;
  * control) so the target behaves as if untraced. On every way out it detaches all threads.
  */
 final class PtraceSampler {
-  static final int OPTIONS = PtraceConstants.O_TRACECLONE | PtraceConstants.O_TRACEEXEC;
+  static final int OPTIONS = TraceeControl.OPTIONS;
 
   /** A thread that does not stop within this time (uninterruptible sleep) is skipped. */
   static final long STOP_TIMEOUT_NANOS = 20_000_000;
-
-  static final long DETACH_TIMEOUT_NANOS = 1_000_000_000L;
 
   /** How the loop ended. */
   record Outcome(WaitStatus exit, boolean stoppedByUser) {}
@@ -41,7 +35,7 @@ final class PtraceSampler {
   private final SampleSink sink;
   private final ProcFs proc;
   private final Runnable refreshRequest;
-  private WaitStatus exit;
+  private final TraceeControl control;
 
   /**
    * @param refreshRequest asks another thread to re-read the target's memory map (after exec, or
@@ -55,6 +49,7 @@ final class PtraceSampler {
     this.sink = sink;
     this.proc = proc;
     this.refreshRequest = refreshRequest;
+    this.control = new TraceeControl(target.pid(), refreshRequest);
   }
 
   /** Seizes the target (unless already seized) and samples until {@code stop} or its exit. */
@@ -67,15 +62,15 @@ final class PtraceSampler {
     boolean byUser = false;
     try {
       if (!alreadySeized) {
-        seizeAll(p);
+        control.seizeAll(p);
       }
       long period = options.periodNanos();
       long start = System.nanoTime();
       long end = options.durationNanos() == 0 ? Long.MAX_VALUE : start + options.durationNanos();
       long next = start;
       while (true) {
-        drainEvents(p);
-        if (exit != null || p.tracedThreads().isEmpty()) {
+        control.drain(p);
+        if (control.gone(p)) {
           break;
         }
         if (stop.getAsBoolean()) {
@@ -104,41 +99,11 @@ final class PtraceSampler {
         }
       }
     } finally {
-      detachAll(p);
-    }
-    return new Outcome(exit, byUser);
-  }
-
-  private void seizeAll(Ptrace p) throws SyscallException {
-    for (int round = 0; round < 100; round++) {
-      p.reapAll();
-      handleQueued(p);
-      Set<Integer> traced = p.tracedThreads();
-      List<Integer> fresh = new ArrayList<>();
-      for (int tid : Tracer.listTasks(target.pid())) {
-        if (!traced.contains(tid)) {
-          fresh.add(tid);
-        }
-      }
-      if (fresh.isEmpty()) {
-        if (traced.isEmpty()) {
-          throw new SyscallException("ptrace(SEIZE, " + target.pid() + ")", Errno.ESRCH,
-              SyscallException.Area.PTRACE);
-        }
-        return;
-      }
-      for (int tid : fresh) {
-        try {
-          p.seize(tid, OPTIONS);
-        } catch (SyscallException e) {
-          // Gone since listed, or auto-attached through a clone event we have not reaped yet.
-          if (e.errno() != Errno.ESRCH && e.errno() != Errno.EPERM || tid == target.pid()
-              && p.tracedThreads().isEmpty()) {
-            throw e;
-          }
-        }
+      for (int i = control.detachAll(p); i > 0; i--) {
+        sink.lost("detach_failed");
       }
     }
+    return new Outcome(control.exit(), byUser);
   }
 
   private void tick(Ptrace p) throws SyscallException {
@@ -185,108 +150,40 @@ final class PtraceSampler {
       // Something else happened first (a signal, a clone): pass it on; the interrupt's own stop
       // arrives later and is resumed by the event loop.
       if (event != null) {
-        handle(p, event);
+        control.handle(p, event);
       }
       sink.lost("raced_event");
       return;
     }
     ThreadSample sample;
     try {
-      sample = capture(p, tid, t0);
+      sample = capture(p, tid);
     } finally {
-      resume(p, tid, 0);
+      control.resume(p, tid, 0);
     }
     sink.accept(new ThreadSample(sample.tid(), sample.epochNanos(), sample.stack(),
         System.nanoTime() - t0));
   }
 
-  private ThreadSample capture(Ptrace p, int tid, long t0) throws SyscallException {
-    var regs = ApiRegisters.of(p.getRegs(tid));
-    SampleMemory memory = SampleMemory.live(target.hostMemory());
-    memory.prefetch(regs.sp(), options.stackBytes());
-    CapturedThread thread = new CapturedThread(target.pid(), tid, regs, memory, regs.sp(), 0);
-    RawStack stack = walker.walk(thread, target.table());
+  private ThreadSample capture(Ptrace p, int tid) throws SyscallException {
+    RawStack stack = walkStopped(p, tid, target, walker, options.stackBytes());
     if (stack.errors().contains("no_module")) {
       refreshRequest.run();
     }
     return new ThreadSample(tid, System.currentTimeMillis() * 1_000_000L, stack, 0);
   }
 
+  /** Reads registers and walks the stack of a thread that is in a ptrace-stop. */
+  static RawStack walkStopped(Ptrace p, int tid, TargetProcess target, StackWalker walker,
+      int stackBytes) throws SyscallException {
+    var regs = ApiRegisters.of(p.getRegs(tid));
+    SampleMemory memory = SampleMemory.live(target.hostMemory());
+    memory.prefetch(regs.sp(), stackBytes);
+    CapturedThread thread = new CapturedThread(target.pid(), tid, regs, memory, regs.sp(), 0);
+    return walker.walk(thread, target.table());
+  }
+
   private static boolean isInterruptStop(WaitStatus st) {
-    return st.stopped() && st.ptraceEvent() == PtraceConstants.EVENT_STOP && !st.groupStop();
-  }
-
-  private void drainEvents(Ptrace p) throws SyscallException {
-    p.reapAll();
-    handleQueued(p);
-  }
-
-  private void handleQueued(Ptrace p) throws SyscallException {
-    TraceEvent e;
-    while ((e = p.nextEvent()) != null) {
-      handle(p, e);
-    }
-  }
-
-  /** Passes an event on so that the target sees exactly what it would see untraced. */
-  private void handle(Ptrace p, TraceEvent e) throws SyscallException {
-    WaitStatus st = e.status();
-    int tid = e.tid();
-    if (st.terminated()) {
-      if (tid == target.pid()) {
-        exit = st; // the leader reports last, once the whole thread group is gone
-      }
-      return;
-    }
-    if (!st.stopped()) {
-      return;
-    }
-    int event = st.ptraceEvent();
-    if (event == PtraceConstants.EVENT_STOP) {
-      if (st.groupStop()) {
-        listen(p, tid); // job control: stay stopped until SIGCONT, without us holding it
-      } else {
-        resume(p, tid, 0);
-      }
-    } else if (event != 0) {
-      if (event == PtraceConstants.EVENT_EXEC) {
-        refreshRequest.run();
-      }
-      resume(p, tid, 0);
-    } else {
-      // A signal-delivery stop: our INTERRUPT never causes one (it stops with EVENT_STOP), so
-      // the signal is the target's own and is delivered unchanged, SIGTRAP and SIGSTOP included.
-      resume(p, tid, st.stopSignal());
-    }
-  }
-
-  private void resume(Ptrace p, int tid, int signal) throws SyscallException {
-    try {
-      p.cont(tid, signal);
-    } catch (SyscallException e) {
-      if (e.errno() != Errno.ESRCH) {
-        throw e;
-      }
-    }
-  }
-
-  private void listen(Ptrace p, int tid) throws SyscallException {
-    try {
-      p.listen(tid);
-    } catch (SyscallException e) {
-      if (e.errno() != Errno.ESRCH) {
-        throw e;
-      }
-    }
-  }
-
-  private void detachAll(Ptrace p) {
-    for (int tid : p.tracedThreads()) {
-      try {
-        p.detachSafely(tid, DETACH_TIMEOUT_NANOS);
-      } catch (SyscallException e) {
-        sink.lost("detach_failed");
-      }
-    }
+    return TraceeControl.isInterruptStop(st);
   }
 }

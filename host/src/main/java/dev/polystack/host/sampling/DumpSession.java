@@ -1,0 +1,154 @@
+package dev.polystack.host.sampling;
+
+import dev.polystack.host.memory.RemoteMemory;
+import dev.polystack.host.modules.ModuleOpener;
+import dev.polystack.host.plugins.PluginGuard;
+import dev.polystack.host.plugins.PluginRegistry;
+import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.proc.ProcReadException;
+import dev.polystack.host.proc.ThreadState;
+import dev.polystack.host.process.LoadedModule;
+import dev.polystack.host.process.TargetProcess;
+import dev.polystack.host.ptrace.Ptrace;
+import dev.polystack.host.ptrace.TraceEvent;
+import dev.polystack.host.ptrace.Tracer;
+import dev.polystack.host.ptrace.WaitStatus;
+import dev.polystack.host.sys.SyscallException;
+import dev.polystack.otel.model.ModuleInfo;
+import dev.polystack.plugin.api.Frame;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * {@code dump}: one consistent snapshot of every thread. All threads are stopped together, read,
+ * and resumed together, so the stacks show one instant; then polystack detaches.
+ */
+public final class DumpSession {
+
+  /** One thread of the snapshot; {@code state} was read from /proc before anything stopped. */
+  public record ThreadDump(int tid, String name, String state, List<Frame> frames) {}
+
+  /** The snapshot, with the modules needed to label native frames. */
+  public record Dump(int pid, List<ThreadDump> threads, List<ModuleInfo> modules,
+      Map<String, Long> losses) {}
+
+  static final long STOP_TIMEOUT_NANOS = 200_000_000L;
+
+  private final ProcFs proc;
+  private final PluginRegistry plugins;
+  private final PluginGuard guard;
+  private final Consumer<String> warn;
+
+  public DumpSession(ProcFs proc, PluginRegistry plugins, PluginGuard guard,
+      Consumer<String> warn) {
+    this.proc = proc;
+    this.plugins = plugins;
+    this.guard = guard;
+    this.warn = warn;
+  }
+
+  public Dump dump(int pid, int maxDepth) throws SamplingException {
+    new RecordSession(proc, plugins, guard, warn).checkAttachable(pid);
+    TargetProcess target = new TargetProcess(pid, proc, new ModuleOpener(), RemoteMemory.of(pid),
+        plugins, guard, warn);
+    try {
+      target.refresh();
+    } catch (ProcReadException e) {
+      throw new SamplingException("cannot read process " + pid + ": " + e.getMessage());
+    }
+    StackWalker walker = new StackWalker(maxDepth, guard);
+    Map<Integer, RawStack> raw = new LinkedHashMap<>();
+    Map<Integer, String> states = new LinkedHashMap<>();
+    Map<String, Long> losses = new LinkedHashMap<>();
+    try (Tracer tracer = Tracer.start(pid)) {
+      tracer.call(p -> {
+        snapshot(p, pid, target, walker, raw, states, losses);
+        return null;
+      });
+    } catch (SyscallException e) {
+      throw new SamplingException("cannot dump process " + pid + ": " + e.getMessage());
+    }
+    FrameNamer namer = new FrameNamer();
+    List<ThreadDump> threads = new ArrayList<>();
+    for (var e : raw.entrySet()) {
+      String name;
+      try {
+        name = proc.forPid(pid).threadName(e.getKey());
+      } catch (ProcReadException ex) {
+        name = "";
+      }
+      threads.add(new ThreadDump(e.getKey(), name, states.getOrDefault(e.getKey(), "?"),
+          namer.name(e.getValue(), target.table())));
+    }
+    List<ModuleInfo> modules = new ArrayList<>();
+    for (LoadedModule m : target.table().modules()) {
+      modules.add(new ModuleInfo(m.start(), m.end(), m.fileOffset(), m.path(), m.buildId()));
+    }
+    target.getAndResetCounters().forEach((k, v) -> losses.merge(k, v, Long::sum));
+    target.close();
+    return new Dump(pid, threads, modules, losses);
+  }
+
+  private void snapshot(Ptrace p, int pid, TargetProcess target, StackWalker walker,
+      Map<Integer, RawStack> raw, Map<Integer, String> states, Map<String, Long> losses)
+      throws SyscallException {
+    TraceeControl control = new TraceeControl(pid, () -> { });
+    try {
+      control.seizeAll(p);
+      List<Integer> tids = new ArrayList<>(p.tracedThreads());
+      for (int tid : tids) {
+        states.put(tid, state(pid, tid));
+      }
+      List<Integer> stopped = new ArrayList<>();
+      for (int tid : tids) {
+        try {
+          p.interrupt(tid);
+        } catch (SyscallException e) {
+          losses.merge("thread_gone", 1L, Long::sum);
+        }
+      }
+      for (int tid : tids) {
+        WaitStatus st = p.awaitStop(tid, STOP_TIMEOUT_NANOS);
+        if (st == null) {
+          losses.merge("stop_timeout", 1L, Long::sum);
+          continue;
+        }
+        TraceEvent event = p.takeEvent(tid);
+        if (event != null && TraceeControl.isInterruptStop(event.status())) {
+          stopped.add(tid);
+        } else if (event != null) {
+          control.handle(p, event);
+          losses.merge("raced_event", 1L, Long::sum);
+        }
+      }
+      try {
+        for (int tid : stopped) {
+          raw.put(tid, PtraceSampler.walkStopped(p, tid, target, walker,
+              SamplingOptions.DEFAULT_STACK_BYTES));
+        }
+      } finally {
+        for (int tid : stopped) {
+          control.resume(p, tid, 0);
+        }
+      }
+      control.drain(p);
+    } finally {
+      int failed = control.detachAll(p);
+      if (failed > 0) {
+        losses.merge("detach_failed", (long) failed, Long::sum);
+      }
+    }
+  }
+
+  private String state(int pid, int tid) {
+    try {
+      ThreadState s = proc.forPid(pid).taskStat(tid).state();
+      return s.name().toLowerCase(java.util.Locale.ROOT).replace('_', ' ');
+    } catch (ProcReadException e) {
+      return "gone";
+    }
+  }
+}
