@@ -80,7 +80,14 @@ final class Detection {
     }
     CodeRange vm = interpreter.get();
     evidence.add(String.format("interpreter FDE 0x%x-0x%x (%d bytes)", vm.start(), vm.end(), vm.size()));
-    return new Inspection.Supported(new LuaJitBinary(image.name(), id, evidence, vm));
+    List<String> problems = new ArrayList<>();
+    Offsets.Discovery offsets = Offsets.discover(image, problems);
+    if (offsets == null) {
+      return new Inspection.Unsupported("LuaJIT found in " + image.name() + " (" + id + ") but its"
+          + " layout is not supported: " + String.join("; ", problems), evidence);
+    }
+    return new Inspection.Supported(new LuaJitBinary(image.name(), id, evidence, vm,
+        offsets.layout(), offsets.provenance()));
   }
 
   /** The largest FDE in the interpreter's size band (a C function rarely reaches it). */

@@ -23,9 +23,10 @@ public final class LuaJitPlugin implements RuntimePlugin {
           PluginVersions.of(LuaJitPlugin.class),
           ApiVersion.CURRENT,
           FRAME_TYPE,
-          Set.of(Capability.DETECT),
-          "LuaJIT 2.1 (upstream and OpenResty): detection by content and the interpreter's"
-              + " code range");
+          Set.of(Capability.DETECT, Capability.DISCOVER_OFFSETS, Capability.WALK_FRAMES,
+              Capability.SYMBOLIZE, Capability.JIT_CODE),
+          "LuaJIT 2.1 (upstream and OpenResty, GC64): Lua, builtin and JIT trace frames with"
+              + " names and current lines");
 
   @Override
   public PluginDescriptor descriptor() {

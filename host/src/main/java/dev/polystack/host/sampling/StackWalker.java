@@ -31,7 +31,15 @@ final class StackWalker {
   }
 
   RawStack walk(CapturedThread thread, ModuleTable table) {
-    UnwindResult unwound = unwinder.unwind(thread.registers(), thread.memory(), table);
+    NativeUnwinder.CallerStep jitStep = regs -> {
+      RuntimeBinding b = table.bindingAt(regs.pc());
+      if (b == null) {
+        return null;
+      }
+      return guard.call(b.plugin(), "unwindCaller",
+          () -> b.instance().unwindCaller(thread, regs)).orElse(null);
+    };
+    UnwindResult unwound = unwinder.unwind(thread.registers(), thread.memory(), table, jitStep);
     List<RawFrame> frames = new ArrayList<>();
     List<String> errors = new ArrayList<>();
     Map<RuntimeBinding, Integer> segments = new HashMap<>();
@@ -47,7 +55,7 @@ final class StackWalker {
       WalkRequest request = new WalkRequest(thread, nf.registers(), i == 0, segment);
       WalkResult result = guard.call(binding.plugin(), "walk", () -> binding.instance().walk(request))
           .orElse(new WalkResult.Failed("plugin_exception", List.of()));
-      if (result instanceof WalkResult.Frames f && !f.frames().isEmpty()) {
+      if (result instanceof WalkResult.Frames f) {
         f.frames().forEach(frame -> frames.add(new RawFrame.Runtime(frame)));
       } else if (result instanceof WalkResult.Failed failed) {
         failed.partial().forEach(frame -> frames.add(new RawFrame.Runtime(frame)));

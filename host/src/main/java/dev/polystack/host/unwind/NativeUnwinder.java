@@ -19,6 +19,14 @@ public final class NativeUnwinder {
     UnwindModule find(long pc);
   }
 
+  /**
+   * Unwinds a frame of code without CFI on behalf of whoever generated it (a JIT): the caller's
+   * registers, or null.
+   */
+  public interface CallerStep {
+    Registers callerOf(Registers frame);
+  }
+
   /** Stacks are at most this far apart from one frame to the next (8 MiB default ulimit). */
   static final long MAX_FRAME_SIZE = 8L << 20;
 
@@ -41,6 +49,11 @@ public final class NativeUnwinder {
   }
 
   public UnwindResult unwind(Registers leaf, RemoteMemory memory, ModuleLookup modules) {
+    return unwind(leaf, memory, modules, frame -> null);
+  }
+
+  public UnwindResult unwind(Registers leaf, RemoteMemory memory, ModuleLookup modules,
+      CallerStep jit) {
     List<NativeFrame> frames = new ArrayList<>();
     long[] regs = new long[Register.values().length];
     for (Register r : Register.values()) {
@@ -67,6 +80,7 @@ public final class NativeUnwinder {
         }
       }
       long sp = regs[Register.RSP.ordinal()];
+      Step jitStep = row == null && module == null ? jitCaller(jit, regs, known) : null;
       try {
         if (row != null) {
           Step step = stepWithCfi(row, regs, known, memory);
@@ -79,6 +93,12 @@ public final class NativeUnwinder {
           regs = step.regs;
           known = step.known;
           exact = step.signalFrame;
+          viaFp = false;
+        } else if (jitStep != null) {
+          // The JIT names an exact PC in the code that entered it (e.g. its interpreter).
+          regs = jitStep.regs;
+          known = jitStep.known;
+          exact = true;
           viaFp = false;
         } else {
           long[] next = stepWithFramePointer(regs, known, memory);
@@ -101,6 +121,22 @@ public final class NativeUnwinder {
   }
 
   private record Step(long[] regs, int known, boolean signalFrame) {}
+
+  private static Step jitCaller(CallerStep jit, long[] regs, int known) {
+    Registers caller = jit.callerOf(Registers.of(regs));
+    if (caller == null) {
+      return null;
+    }
+    long[] next = new long[regs.length];
+    for (Register r : Register.values()) {
+      next[r.ordinal()] = caller.get(r);
+    }
+    if (Long.compareUnsigned(next[Register.RSP.ordinal()], regs[Register.RSP.ordinal()]) <= 0) {
+      return null; // a caller must live higher on the stack
+    }
+    return new Step(next, CALLEE_SAVED_MASK & known | bit(Register.RIP) | bit(Register.RSP),
+        false);
+  }
 
   private static Step stepWithCfi(UnwindRow row, long[] regs, int known, RemoteMemory memory)
       throws CfiException {

@@ -17,6 +17,16 @@ public interface RuntimeInstance {
   }
 
   /**
+   * Unwinds one frame of code that has no call-frame information (JIT code in {@link
+   * #dynamicCodeRanges()}): the registers of its caller, of which RIP and RSP must be set and
+   * callee-saved registers kept, or null when the plug-in cannot tell. The host calls this while
+   * unwinding, before {@link #walk}, for the same thread.
+   */
+  default Registers unwindCaller(ThreadContext thread, Registers frame) {
+    return null;
+  }
+
+  /**
    * Code the runtime created at run time (JIT traces), in runtime addresses; the host re-reads
    * this after {@link #mappingsChanged} and treats PCs in it as belonging to this instance.
    */

@@ -16,7 +16,9 @@ public sealed interface WalkResult {
   }
 
   /**
-   * Runtime frames, leaf first, that replace the native frame the request named.
+   * Runtime frames, leaf first, that replace the native frame the request named. An empty list
+   * removes the native frame (e.g. a frame the plug-in already accounted for in a previous
+   * segment).
    */
   record Frames(List<Frame> frames) implements WalkResult {
     public Frames {

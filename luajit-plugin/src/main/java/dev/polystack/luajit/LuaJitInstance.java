@@ -1,0 +1,466 @@
+package dev.polystack.luajit;
+
+import dev.polystack.plugin.api.CodeRange;
+import dev.polystack.plugin.api.Frame;
+import dev.polystack.plugin.api.ProcessContext;
+import dev.polystack.plugin.api.Register;
+import dev.polystack.plugin.api.Registers;
+import dev.polystack.plugin.api.RuntimeInstance;
+import dev.polystack.plugin.api.ThreadContext;
+import dev.polystack.plugin.api.WalkRequest;
+import dev.polystack.plugin.api.WalkResult;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * LuaJIT attached to one process: finds each VM's global_State from the interpreter's DISPATCH
+ * register, walks every lua_State the native stack passes through, and unwinds JIT traces so the
+ * native callers below them stay visible. Several VMs per process are kept apart by their G.
+ */
+final class LuaJitInstance implements RuntimeInstance {
+  static final long G2DISP_MIN = 0xd00;
+  static final long G2DISP_MAX = 0x1200;
+  static final int MAX_VMS = 16;
+
+  /** vmstate values (lj_obj.h) and the letters jit.p uses for them. */
+  static final int VM_INTERP = -1;
+
+  private final LuaJitBinary binary;
+  private final Layout layout;
+  private final CodeRange interpreter;
+  private final ProcessContext process;
+  private final Protos protos = new Protos();
+  /**
+   * Lines and inferred names by prototype (identity-checked on every read) and position: a hot
+   * loop asks the same questions in every sample, and each answer costs target reads.
+   */
+  private final Map<PosKey, Integer> lines = new BoundedCache<>(1 << 16);
+  private final Map<PosKey, String> names = new BoundedCache<>(1 << 16);
+
+  private record PosKey(Protos.Proto proto, int pos, int slot) {}
+
+  private static final String NO_NAME = "";
+  private final FastFunctions fastFunctions;
+  private final Map<String, Long> counters = new TreeMap<>();
+  /** Validated global_State addresses, most recently used last. */
+  private final LinkedHashMap<Long, Vm> vms = new LinkedHashMap<>(4, 0.75f, true);
+  private long g2disp = -1;
+  private ThreadContext stateOwner;
+  private SampleState state;
+
+  /** One VM of the process and its trace snapshot. */
+  private static final class Vm {
+    final long g;
+    long traceArray = -1;
+    Traces traces = Traces.NONE;
+
+    Vm(long g) {
+      this.g = g;
+    }
+  }
+
+  /** What one sample's walk remembers between the native frames it is asked about. */
+  private static final class SampleState {
+    final Map<Long, LuaStack> stacks = new HashMap<>();
+    final Map<Long, Integer> nextSegment = new HashMap<>();
+    final Set<Long> traceCframes = new HashSet<>();
+    Integer leafVmstate;
+  }
+
+  LuaJitInstance(LuaJitBinary binary, ProcessContext process, long bias) {
+    this.binary = binary;
+    this.layout = binary.layout();
+    this.interpreter = binary.interpreter().shift(bias);
+    this.process = process;
+    this.fastFunctions = FastFunctions.forStateSize(layout.luaStateSize());
+  }
+
+  @Override
+  public synchronized WalkResult walk(WalkRequest request) {
+    SampleState st = stateFor(request.thread());
+    TargetReader r = new TargetReader(request.thread().memory(), layout);
+    Registers regs = request.frameRegisters();
+    long pc = regs.pc();
+    try {
+      Traces.Trace trace = null;
+      Vm vm;
+      long cframe;
+      if (interpreter.contains(pc)) {
+        cframe = regs.sp();
+        if (st.traceCframes.contains(cframe)) {
+          return new WalkResult.Frames(List.of()); // walked already, from the trace above it
+        }
+        vm = findVm(r, regs);
+      } else {
+        vm = vmWithTraceAt(pc);
+        if (vm == null) {
+          return WalkResult.notMine();
+        }
+        trace = vm.traces.at(pc);
+        cframe = regs.sp() + 16 + trace.spAdjust();
+      }
+      long L = luaState(r, vm.g, cframe, request.leaf());
+      LuaStack stack = st.stacks.get(L);
+      if (stack == null) {
+        stack = walkInnermost(r, vm, L, regs, request.leaf(), trace, cframe, st);
+        st.stacks.put(L, stack);
+      }
+      int k = st.nextSegment.merge(L, 1, Integer::sum) - 1;
+      if (k >= stack.segments()) {
+        return WalkResult.notMine();
+      }
+      int[] range = stack.segment(k);
+      if (range[0] == range[1]) {
+        return WalkResult.notMine();
+      }
+      List<Frame> frames = materialize(r, stack, range, cframe, k == 0 ? st.leafVmstate : null,
+          vm);
+      if (k == stack.segments() - 1 && stack.error() != null) {
+        count(stack.error());
+        return new WalkResult.Failed(stack.error(), frames);
+      }
+      return new WalkResult.Frames(frames);
+    } catch (WalkException e) {
+      count(e.reason());
+      return new WalkResult.Failed(e.reason(), List.of());
+    }
+  }
+
+  @Override
+  public synchronized Registers unwindCaller(ThreadContext thread, Registers frame) {
+    Vm vm = vmWithTraceAt(frame.pc());
+    if (vm == null) {
+      return null;
+    }
+    Traces.Trace trace = vm.traces.at(frame.pc());
+    // A trace runs on the interpreter's C frame, below it by 16 (JLOOP) + spadjust bytes; the
+    // interpreter's own CFI (CFA = rsp + 80) then leads on to its native callers.
+    long cframe = frame.sp() + 16 + trace.spAdjust();
+    stateFor(thread).traceCframes.add(cframe);
+    return frame.with(Register.RSP, cframe).with(Register.RIP, interpreter.start() + 1);
+  }
+
+  @Override
+  public synchronized List<CodeRange> dynamicCodeRanges() {
+    List<CodeRange> out = new ArrayList<>();
+    TargetReader r = new TargetReader(process.memory(), layout);
+    for (Vm vm : vms.values()) {
+      refreshTraces(r, vm);
+      out.addAll(vm.traces.ranges());
+    }
+    return out;
+  }
+
+  @Override
+  public synchronized Map<String, Long> getAndResetCounters() {
+    Map<String, Long> out = Map.copyOf(counters);
+    counters.clear();
+    return out;
+  }
+
+  @Override
+  public synchronized void detach() {
+    vms.clear();
+    state = null;
+    stateOwner = null;
+  }
+
+  private SampleState stateFor(ThreadContext thread) {
+    if (thread != stateOwner) {
+      stateOwner = thread;
+      state = new SampleState();
+    }
+    return state;
+  }
+
+  private Vm vmWithTraceAt(long pc) {
+    for (Vm vm : vms.values()) {
+      if (vm.traces.at(pc) != null) {
+        return vm;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * G from the DISPATCH register (r14 in the interpreter and in GC64 traces): G = r14 -
+   * GG_G2DISP. G2DISP is found once by searching the range every build falls in for the value
+   * that makes G, G->cur_L and cur_L->glref agree; a cached G is the fallback.
+   */
+  private Vm findVm(TargetReader r, Registers regs) throws WalkException {
+    long dispatch = regs.get(Register.R14);
+    if (g2disp > 0 && isGlobalState(r, dispatch - g2disp)) {
+      return vm(dispatch - g2disp);
+    }
+    if (g2disp < 0 && dispatch > G2DISP_MAX && dispatch < TargetReader.USER_MAX) {
+      for (long d = G2DISP_MIN; d <= G2DISP_MAX; d += 8) {
+        if (isGlobalState(r, dispatch - d)) {
+          g2disp = d;
+          return vm(dispatch - d);
+        }
+      }
+    }
+    for (Vm known : new ArrayList<>(vms.values())) {
+      if (isGlobalState(r, known.g)) {
+        count("g_from_cache");
+        return known;
+      }
+    }
+    throw new WalkException("no_global_state", "r14 = 0x" + Long.toHexString(dispatch));
+  }
+
+  private Vm vm(long g) {
+    Vm vm = vms.get(g);
+    if (vm == null) {
+      if (vms.size() >= MAX_VMS) {
+        vms.remove(vms.keySet().iterator().next());
+      }
+      vm = new Vm(g);
+      vms.put(g, vm);
+    }
+    return vm;
+  }
+
+  private boolean isGlobalState(TargetReader r, long g) {
+    try {
+      long curL = r.u64(g + layout.curL(), "global_state");
+      if (curL == 0 || r.u64(curL + Layout.L_GLREF, "lua_state") != g) {
+        return false;
+      }
+      r.expectGcType(curL, Layout.GCT_THREAD, "lua_state");
+      // The main thread sits right before G in GG_State: proves sizeof(lua_State) too.
+      long mainL = g - layout.luaStateSize();
+      return r.u64(mainL + Layout.L_GLREF, "lua_state") == g;
+    } catch (WalkException e) {
+      return false;
+    }
+  }
+
+  /** SAVE_L of the interpreter frame, else cur_L; validated against G either way. */
+  private long luaState(TargetReader r, long g, long cframe, boolean leaf) throws WalkException {
+    long[] candidates = leaf
+        ? new long[] {cframe + Layout.CF_SAVE_L, cframe + 8 + Layout.CF_SAVE_L}
+        : new long[] {cframe + Layout.CF_SAVE_L};
+    for (long slot : candidates) {
+      long L = r.u64(slot, "cframe");
+      if (isThreadOf(r, L, g)) {
+        return L;
+      }
+    }
+    count("save_l_invalid");
+    long L = r.u64(g + layout.curL(), "global_state");
+    if (!isThreadOf(r, L, g)) {
+      throw new WalkException("no_lua_state", "cur_L 0x" + Long.toHexString(L));
+    }
+    return L;
+  }
+
+  private static boolean isThreadOf(TargetReader r, long L, long g) {
+    try {
+      return r.u64(L + Layout.L_GLREF, "lua_state") == g
+          && r.u8(L + Layout.GC_GCT, "lua_state") == Layout.GCT_THREAD;
+    } catch (WalkException e) {
+      return false;
+    }
+  }
+
+  /**
+   * The innermost segment of L decides where the walk starts: jit_base on a trace (L->base is
+   * stale there), BASE (rdx) in the interpreter, L->base when the VM called out to C.
+   */
+  private LuaStack walkInnermost(TargetReader r, Vm vm, long L, Registers regs, boolean leaf,
+      Traces.Trace trace, long cframe, SampleState st) throws WalkException {
+    int vmstate = r.u32(vm.g + layout.vmstate(), "global_state");
+    if (st.leafVmstate == null) {
+      st.leafVmstate = vmstate;
+    }
+    long stack = r.u64(L + Layout.L_STACK, "lua_state");
+    long stackEnd = stack + 8L * (r.u32(L + Layout.L_STACKSIZE, "lua_state") & 0xffffff);
+    long base = r.u64(L + Layout.L_BASE, "lua_state");
+    long pc;
+    boolean exact = false;
+    long jitBase = r.u64(vm.g + layout.jitBase(), "global_state");
+    if (trace != null || (leaf && vmstate >= 0) || (vmstate == -3 && jitBase != 0)) {
+      if (jitBase != 0) {
+        base = jitBase;
+      }
+      Traces.Trace t = trace != null ? trace : vmstate >= 0 ? vm.traces.byNumber(vmstate) : null;
+      pc = t != null ? t.startPc() : 0;
+      exact = t != null;
+    } else if (leaf && interpreter.contains(regs.pc()) && vmstate == VM_INTERP) {
+      long rdx = regs.get(Register.RDX);
+      if (Long.compareUnsigned(rdx, stack) > 0 && Long.compareUnsigned(rdx, stackEnd) < 0) {
+        base = rdx;
+      }
+      pc = regs.get(Register.RBX);
+    } else {
+      pc = r.u64(cframe + Layout.CF_SAVE_PC, "cframe");
+    }
+    return LuaStack.walk(r, L, base, pc, exact);
+  }
+
+  private List<Frame> materialize(TargetReader r, LuaStack stack, int[] range, long cframe,
+      Integer leafVmstate, Vm vm) throws WalkException {
+    List<LuaStack.Raw> all = stack.frames();
+    List<Frame> out = new ArrayList<>();
+    for (int i = range[0]; i < range[1]; i++) {
+      LuaStack.Raw f = all.get(i);
+      if (f.ffid() == 1) {
+        continue; // a C function: the native frames already show it, by its symbol
+      }
+      long pc = f.pc();
+      if (pc == 0 && i == range[0] && f.ffid() == 0) {
+        pc = r.u64(cframe + Layout.CF_SAVE_PC, "cframe"); // called down into C, then back
+      }
+      Map<String, String> attributes = out.isEmpty() && leafVmstate != null
+          ? vmstateAttributes(leafVmstate) : Map.of();
+      out.add(f.ffid() == 0
+          ? luaFrame(r, all, i, pc, f.pcExact(), attributes)
+          : new Frame(LuaJitPlugin.FRAME_TYPE, f.fn(), fastFunctions.name(f.ffid()), "", 0, 0,
+              "", attributes));
+    }
+    return out;
+  }
+
+  private Frame luaFrame(TargetReader r, List<LuaStack.Raw> all, int i, long pc, boolean exact,
+      Map<String, String> attributes) throws WalkException {
+    LuaStack.Raw f = all.get(i);
+    Protos.Proto proto = protos.get(r, r.u64(f.fn() + Layout.FN_PC, "function") - Layout.PROTO_SIZE);
+    int line = 0;
+    if (pc != 0) {
+      int pos = position(r, proto, pc, exact);
+      PosKey key = new PosKey(proto, pos, -1);
+      Integer cached = lines.get(key);
+      line = cached != null ? cached : Protos.line(r, proto, pos);
+      lines.put(key, line);
+    }
+    String name = inferName(r, all, i);
+    if (name == null) {
+      name = proto.firstLine() == 0 ? "main chunk"
+          : "function <" + proto.chunk() + ":" + proto.firstLine() + ">";
+    }
+    return new Frame(LuaJitPlugin.FRAME_TYPE, proto.address(), name, proto.chunk(), line,
+        proto.firstLine(), "", attributes);
+  }
+
+  /**
+   * Bytecode position of a PC pointer (lj_debug's debug_framepc): a PC past the bytecode is a
+   * return into a GCtrace after a JLOOP exit, recognised by the RET before it; anything else
+   * gives -1 (line unknown), as LuaJIT itself punts there.
+   */
+  private int position(TargetReader r, Protos.Proto p, long pc, boolean exact)
+      throws WalkException {
+    long index = (pc - p.bytecode()) / 4 - (exact ? 0 : 1);
+    if (index == -1) {
+      return 1; // entering the function: LuaJIT pretends it is at the first instruction too
+    }
+    if (index >= 0 && index <= p.sizeBc()) {
+      return (int) index;
+    }
+    try {
+      int before = r.u32(pc - 4, "bytecode");
+      int op = Bytecode.op(before);
+      if (op < Bytecode.RETM || op > Bytecode.RET1) {
+        count("pc_outside_bytecode");
+        return -1;
+      }
+      long traceObject = pc - 4 - Layout.T_STARTINS;
+      r.expectGcType(traceObject, Layout.GCT_TRACE, "trace");
+      long start = r.u64(traceObject + Layout.T_STARTPC, "trace");
+      long pos = (start - p.bytecode()) / 4;
+      return pos >= 0 && pos <= p.sizeBc() ? (int) pos : -1;
+    } catch (WalkException e) {
+      count(e.reason());
+      return -1;
+    }
+  }
+
+  /**
+   * The caller's view of frame i: its CALL instruction names the callee; when the caller is a
+   * builtin that calls a function argument (pcall, xpcall, table.sort, string.gsub), the
+   * builtin's own caller names that argument, which LuaJIT's profiler does not do.
+   */
+  private String inferName(TargetReader r, List<LuaStack.Raw> all, int i) throws WalkException {
+    if (i + 1 >= all.size()) {
+      return null;
+    }
+    LuaStack.Raw caller = all.get(i + 1);
+    if (caller.ffid() == 0 && caller.pc() != 0 && !all.get(i).boundary()) {
+      Protos.Proto p = protos.get(r, r.u64(caller.fn() + Layout.FN_PC, "function")
+          - Layout.PROTO_SIZE);
+      return cachedName(r, p, position(r, p, caller.pc(), caller.pcExact()), -1);
+    } else if (caller.ffid() > 1 && i + 2 < all.size()) {
+      int slot = fastFunctions.calleeArgumentSlot(caller.ffid());
+      LuaStack.Raw outer = all.get(i + 2);
+      if (slot > 0 && outer.ffid() == 0 && outer.pc() != 0) {
+        Protos.Proto p = protos.get(r, r.u64(outer.fn() + Layout.FN_PC, "function")
+            - Layout.PROTO_SIZE);
+        return cachedName(r, p, position(r, p, outer.pc(), outer.pcExact()), slot);
+      }
+    }
+    return null;
+  }
+
+  /** The callee name at a call site ({@code slot} -1) or of a call's argument slot; cached. */
+  private String cachedName(TargetReader r, Protos.Proto p, int pos, int slot)
+      throws WalkException {
+    PosKey key = new PosKey(p, pos, slot);
+    String name = names.get(key);
+    if (name == null) {
+      Names.Name n = slot < 0 ? Names.ofCallee(r, p, pos) : Names.ofArgument(r, p, pos, slot);
+      name = n == null ? NO_NAME : n.name();
+      names.put(key, name);
+    }
+    return name.isEmpty() ? null : name;
+  }
+
+  private static Map<String, String> vmstateAttributes(int vmstate) {
+    Map<String, String> a = new HashMap<>();
+    if (vmstate >= 0) {
+      a.put("luajit.vmstate", "N");
+      a.put("luajit.trace", Integer.toString(vmstate));
+    } else {
+      a.put("luajit.vmstate", switch (vmstate) {
+        case -1 -> "I";
+        case -2 -> "C";
+        case -3 -> "G";
+        default -> "J";
+      });
+    }
+    return a;
+  }
+
+  private void refreshTraces(TargetReader r, Vm vm) {
+    try {
+      if (vm.traceArray < 0) {
+        for (long candidate : Traces.candidates(g2disp)) {
+          try {
+            Traces found = Traces.read(r, vm.g, candidate);
+            if (!found.all().isEmpty()) {
+              // Only traces that check out prove the offset; an empty array proves nothing.
+              vm.traces = found;
+              vm.traceArray = candidate;
+              return;
+            }
+          } catch (WalkException e) {
+            // try the next candidate
+          }
+        }
+        return;
+      }
+      vm.traces = Traces.read(r, vm.g, vm.traceArray);
+    } catch (WalkException e) {
+      count(e.reason());
+    }
+  }
+
+  private void count(String reason) {
+    counters.merge(reason, 1L, Long::sum);
+  }
+}

@@ -1,0 +1,126 @@
+package dev.polystack.luajit;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The frames of one lua_State, walked from the top the way lj_debug_frame does, kept raw (function
+ * object, frame type, PC pointer) and split into segments: each C or CP frame (a call from C into
+ * the VM) ends a segment, and each segment belongs to one native interpreter frame.
+ */
+final class LuaStack {
+  static final int MAX_FRAMES = 1024;
+
+  static final int FRAME_C = 1;
+  static final int FRAME_CONT = 2;
+  static final int FRAME_VARG = 3;
+  static final int FRAME_CP = 5;
+
+  /**
+   * One frame. {@code pc} points at the instruction after the one executing (0 when unknown),
+   * or at the instruction itself when {@code pcExact} (a trace's start).
+   */
+  record Raw(long fn, int ffid, long pc, boolean pcExact, boolean boundary) {}
+
+  private final List<Raw> frames;
+  private final List<Integer> segmentEnds;
+  private final String error;
+
+  private LuaStack(List<Raw> frames, List<Integer> segmentEnds, String error) {
+    this.frames = frames;
+    this.segmentEnds = segmentEnds;
+    this.error = error;
+  }
+
+  List<Raw> frames() {
+    return frames;
+  }
+
+  /** Why the walk stopped before the bottom of the stack, or null. */
+  String error() {
+    return error;
+  }
+
+  int segments() {
+    return segmentEnds.size();
+  }
+
+  /** Indexes [from, to) of segment {@code k}. */
+  int[] segment(int k) {
+    int from = k == 0 ? 0 : segmentEnds.get(k - 1);
+    return new int[] {from, segmentEnds.get(k)};
+  }
+
+  /**
+   * Walks {@code L} from the frame below {@code base}.
+   *
+   * @param topPc PC of the top frame (see {@link Raw#pc()}), 0 if unknown
+   */
+  static LuaStack walk(TargetReader r, long L, long base, long topPc, boolean topExact) {
+    List<Raw> out = new ArrayList<>();
+    List<Integer> ends = new ArrayList<>();
+    String error = null;
+    try {
+      long stack = r.u64(L + Layout.L_STACK, "lua_state");
+      long size = r.u32(L + Layout.L_STACKSIZE, "lua_state") & 0xffffffffL;
+      long stackEnd = stack + 8 * Math.min(size, 1 << 24);
+      long frame = base - 8;
+      long pc = topPc;
+      boolean exact = topExact;
+      for (int steps = 0; steps < MAX_FRAMES; steps++) {
+        if (Long.compareUnsigned(frame, stack + 8) <= 0) {
+          break; // stack[0] holds the thread, stack[1] the bottom frame's link
+        }
+        if (Long.compareUnsigned(frame, stackEnd) >= 0 || (frame & 7) != 0) {
+          throw new WalkException("frame_outside_stack", "0x" + Long.toHexString(frame));
+        }
+        long ftsz = r.u64(frame, "frame");
+        long fn = r.u64(frame - 8, "frame") & Layout.GCVMASK;
+        int typep = (int) (ftsz & 7);
+        long prev;
+        if ((ftsz & 3) == 0) { // Lua frame: ftsz is the return PC into the caller
+          int call = r.u32(ftsz - 4, "bytecode");
+          prev = frame - 8L * (2 + Bytecode.a(call));
+        } else {
+          long delta = ftsz & ~7L;
+          if (delta <= 0 || delta > stackEnd - stack) {
+            throw new WalkException("bad_frame_link", "delta " + delta);
+          }
+          prev = frame - delta;
+        }
+        if (Long.compareUnsigned(prev, frame) >= 0) {
+          throw new WalkException("frame_loop", "0x" + Long.toHexString(frame));
+        }
+        boolean boundary = typep == FRAME_C || typep == FRAME_CP;
+        if (fn == L || typep == FRAME_VARG) {
+          // A dummy frame (errors, cpcall) or a vararg pseudo-frame: no function of its own.
+          if (boundary) {
+            ends.add(out.size());
+          }
+        } else {
+          r.expectGcType(fn, Layout.GCT_FUNC, "function");
+          int ffid = r.u8(fn + Layout.FN_FFID, "function");
+          out.add(new Raw(fn, ffid, pc, exact, boundary));
+          if (boundary) {
+            ends.add(out.size());
+          }
+        }
+        exact = false;
+        if ((ftsz & 3) == 0) {
+          pc = ftsz;
+        } else if (typep == FRAME_CONT) {
+          pc = r.u64(frame - 16, "frame"); // frame_contpc: the continuation's saved PC
+        } else if (typep != FRAME_VARG) {
+          pc = 0; // the caller's PC lives in a C frame: taken from SAVE_PC later
+        }
+        frame = prev;
+      }
+    } catch (WalkException e) {
+      error = e.reason();
+    }
+    if (ends.isEmpty() || ends.get(ends.size() - 1) != out.size()) {
+      ends.add(out.size());
+    }
+    return new LuaStack(List.copyOf(out), List.copyOf(ends), error);
+  }
+}
