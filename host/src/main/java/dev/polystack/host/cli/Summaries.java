@@ -37,6 +37,9 @@ final class Summaries {
     if (exit == null && result.targetGone()) {
       return "target exited (its exit status went to its parent)";
     }
+    if (exit == null && RecordSession.Mode.PERF.id().equals(result.recording().mode())) {
+      return (result.stoppedByUser() ? "stopped" : "done") + "; target still running";
+    }
     if (exit == null) {
       return result.stoppedByUser() ? "stopped; target detached and still running"
           : "done; target detached and still running";
