@@ -53,7 +53,8 @@ final class RecordCommand implements Runnable {
           + " samples; the target never stops). Default: ${DEFAULT-VALUE}.")
   String mode;
 
-  @Option(names = "--idle", description = "Also sample threads that are not running.")
+  @Option(names = "--idle",
+      description = "Also sample threads that are not running (ptrace mode only).")
   boolean idle;
 
   @Option(names = "--threads", paramLabel = "TID", split = ",",
@@ -92,12 +93,11 @@ final class RecordCommand implements Runnable {
     if ((pid == null) == command.isEmpty()) {
       throw new UsageException("give either --pid PID or a command after --, not both or neither");
     }
-    if (!"ptrace".equals(mode) && !"perf".equals(mode)) {
-      throw new UsageException("--mode " + mode + ": expected ptrace or perf");
-    }
-    if ("perf".equals(mode)) {
-      throw new CommandFailedException("--mode perf is not available in this build; use"
-          + " --mode ptrace");
+    RecordSession.Mode backend = parseMode();
+    if (backend == RecordSession.Mode.PERF && idle) {
+      throw new UsageException("--idle cannot be used with --mode perf: perf samples come from"
+          + " a CPU clock that only ticks while a thread runs; use --mode ptrace --idle to"
+          + " sample sleeping threads too");
     }
     if (pid != null && pid <= 0) {
       throw new UsageException("--pid " + pid + ": a process id is a positive number");
@@ -113,8 +113,8 @@ final class RecordCommand implements Runnable {
     RecordSession.Result result;
     try (StopSignals signals = new StopSignals()) {
       result = pid != null
-          ? session.attach(pid, options, signals::stopRequested, status::update)
-          : session.launch(command, options, signals::stopRequested, status::update);
+          ? session.attach(pid, backend, options, signals::stopRequested, status::update)
+          : session.launch(command, backend, options, signals::stopRequested, status::update);
     } catch (SamplingException e) {
       throw new CommandFailedException(e.getMessage());
     } finally {
@@ -133,6 +133,14 @@ final class RecordCommand implements Runnable {
       return ProfileFormat.parse(format);
     } catch (IllegalArgumentException e) {
       throw new UsageException("--format: " + e.getMessage());
+    }
+  }
+
+  private RecordSession.Mode parseMode() {
+    try {
+      return RecordSession.Mode.parse(mode);
+    } catch (IllegalArgumentException e) {
+      throw new UsageException(e.getMessage());
     }
   }
 

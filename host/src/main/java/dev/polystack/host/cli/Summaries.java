@@ -15,8 +15,12 @@ final class Summaries {
     var err = console.err();
     err.printf("polystack: %d samples from %d thread(s), %.1f Hz per thread%n", s.samples(),
         s.threads(), s.achievedHz());
-    err.printf("polystack: target pause per sample: mean %d us, p99 %d us%n",
-        s.meanPauseNanos() / 1000, s.p99PauseNanos() / 1000);
+    if (RecordSession.Mode.PERF.id().equals(result.recording().mode())) {
+      err.println("polystack: target never stopped (perf mode)");
+    } else {
+      err.printf("polystack: target pause per sample: mean %d us, p99 %d us%n",
+          s.meanPauseNanos() / 1000, s.p99PauseNanos() / 1000);
+    }
     if (!s.errors().isEmpty()) {
       err.println("polystack: stacks ending in an error frame: " + join(s.errors()));
     }
@@ -30,6 +34,12 @@ final class Summaries {
 
   static String describeExit(RecordSession.Result result) {
     WaitStatus exit = result.targetExit();
+    if (exit == null && result.targetGone()) {
+      return "target exited (its exit status went to its parent)";
+    }
+    if (exit == null && RecordSession.Mode.PERF.id().equals(result.recording().mode())) {
+      return (result.stoppedByUser() ? "stopped" : "done") + "; target still running";
+    }
     if (exit == null) {
       return result.stoppedByUser() ? "stopped; target detached and still running"
           : "done; target detached and still running";

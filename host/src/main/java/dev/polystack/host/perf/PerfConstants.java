@@ -59,6 +59,28 @@ public final class PerfConstants {
   public static final int REG_SP = 7;
   public static final int REG_IP = 8;
   public static final int REG_FLAGS = 9;
+  // 10..15 are CS, SS, DS, ES, FS, GS; x86-64 rejects DS..GS in sample_regs_user.
+  public static final int REG_R8 = 16;
+  public static final int REG_R9 = 17;
+  public static final int REG_R10 = 18;
+  public static final int REG_R11 = 19;
+  public static final int REG_R12 = 20;
+  public static final int REG_R13 = 21;
+  public static final int REG_R14 = 22;
+  public static final int REG_R15 = 23;
+
+  /** The 17 general registers (AX..IP and R8..R15): everything a CFI unwinder may need. */
+  public static final long REGS_GENERAL = 0x1ffL | (0xffL << REG_R8);
+
+  /** clockid for {@link PerfEventAttr.Builder#clockid}: the clock of System.nanoTime(). */
+  public static final int CLOCK_MONOTONIC = 1;
+
+  /**
+   * Largest sample_stack_user the kernel accepts: the size must fit the 16-bit record size and
+   * be a multiple of 8 (perf_copy_attr); at sample time the kernel trims it further so the
+   * whole record fits.
+   */
+  public static final int MAX_STACK_USER = 0xffff & ~7;
 
   public static final long FLAG_FD_CLOEXEC = 1L << 3;
 

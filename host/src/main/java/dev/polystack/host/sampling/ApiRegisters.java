@@ -1,5 +1,6 @@
 package dev.polystack.host.sampling;
 
+import dev.polystack.host.perf.PerfConstants;
 import dev.polystack.plugin.api.Register;
 import dev.polystack.plugin.api.Registers;
 
@@ -26,6 +27,39 @@ final class ApiRegisters {
     v[Register.R14.ordinal()] = r.r14();
     v[Register.R15.ordinal()] = r.r15();
     v[Register.RIP.ordinal()] = r.rip();
+    return Registers.of(v);
+  }
+
+  /** perf register numbers (asm/perf_regs.h) indexed by perf number. */
+  private static final Register[] BY_PERF_INDEX = new Register[24];
+
+  static {
+    Register[] low = {Register.RAX, Register.RBX, Register.RCX, Register.RDX, Register.RSI,
+        Register.RDI, Register.RBP, Register.RSP, Register.RIP};
+    System.arraycopy(low, 0, BY_PERF_INDEX, 0, low.length);
+    Register[] high = {Register.R8, Register.R9, Register.R10, Register.R11, Register.R12,
+        Register.R13, Register.R14, Register.R15};
+    System.arraycopy(high, 0, BY_PERF_INDEX, PerfConstants.REG_R8, high.length);
+  }
+
+  /**
+   * Registers from a perf sample: {@code values} holds one value per set bit of {@code mask}, in
+   * bit order (the kernel's layout for PERF_SAMPLE_REGS_USER). Bits without a general register
+   * (FLAGS, segments) are skipped; registers not in the mask read as 0.
+   */
+  static Registers fromPerf(long[] values, long mask) {
+    long[] v = new long[Register.values().length];
+    int next = 0;
+    for (int bit = 0; bit < 64 && next < values.length; bit++) {
+      if ((mask & (1L << bit)) == 0) {
+        continue;
+      }
+      Register r = bit < BY_PERF_INDEX.length ? BY_PERF_INDEX[bit] : null;
+      if (r != null) {
+        v[r.ordinal()] = values[next];
+      }
+      next++;
+    }
     return Registers.of(v);
   }
 }

@@ -26,9 +26,6 @@ final class PtraceSampler {
   /** A thread that does not stop within this time (uninterruptible sleep) is skipped. */
   static final long STOP_TIMEOUT_NANOS = 20_000_000;
 
-  /** How the loop ended. */
-  record Outcome(WaitStatus exit, boolean stoppedByUser) {}
-
   private final TargetProcess target;
   private final SamplingOptions options;
   private final StackWalker walker;
@@ -53,11 +50,12 @@ final class PtraceSampler {
   }
 
   /** Seizes the target (unless already seized) and samples until {@code stop} or its exit. */
-  Outcome run(Tracer tracer, BooleanSupplier stop, boolean alreadySeized) throws SyscallException {
+  SamplerOutcome run(Tracer tracer, BooleanSupplier stop, boolean alreadySeized)
+      throws SyscallException {
     return tracer.call(p -> loop(p, stop, alreadySeized));
   }
 
-  private Outcome loop(Ptrace p, BooleanSupplier stop, boolean alreadySeized)
+  private SamplerOutcome loop(Ptrace p, BooleanSupplier stop, boolean alreadySeized)
       throws SyscallException {
     boolean byUser = false;
     try {
@@ -103,7 +101,7 @@ final class PtraceSampler {
         sink.lost("detach_failed");
       }
     }
-    return new Outcome(control.exit(), byUser);
+    return new SamplerOutcome(control.exit(), byUser, control.exit() != null);
   }
 
   private void tick(Ptrace p) throws SyscallException {

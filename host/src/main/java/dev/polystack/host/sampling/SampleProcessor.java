@@ -62,6 +62,13 @@ final class SampleProcessor implements SampleSink, AutoCloseable {
     losses.computeIfAbsent(reason, k -> new LongAdder()).increment();
   }
 
+  @Override
+  public void lost(String reason, long count) {
+    if (count > 0) {
+      losses.computeIfAbsent(reason, k -> new LongAdder()).add(count);
+    }
+  }
+
   private void run() {
     while (true) {
       ThreadSample s;

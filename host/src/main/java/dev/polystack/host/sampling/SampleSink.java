@@ -6,4 +6,11 @@ interface SampleSink {
 
   /** Counts a sample that could not be taken, by reason. */
   void lost(String reason);
+
+  /** Counts {@code count} samples lost for one reason at once (e.g. a PERF_RECORD_LOST). */
+  default void lost(String reason, long count) {
+    for (long i = 0; i < count; i++) {
+      lost(reason);
+    }
+  }
 }

@@ -1,0 +1,378 @@
+package dev.polystack.host.sampling;
+
+import dev.polystack.host.perf.PerfConstants;
+import dev.polystack.host.perf.PerfEvent;
+import dev.polystack.host.perf.PerfEventAttr;
+import dev.polystack.host.perf.PerfPoll;
+import dev.polystack.host.perf.PerfRecord;
+import dev.polystack.host.perf.PerfRingBuffer;
+import dev.polystack.host.perf.PerfSample;
+import dev.polystack.host.perf.SampleParser;
+import dev.polystack.host.proc.ProcReadException;
+import dev.polystack.host.process.TargetProcess;
+import dev.polystack.host.ptrace.Tracer;
+import dev.polystack.host.sys.Errno;
+import dev.polystack.host.sys.SyscallException;
+import dev.polystack.plugin.api.Registers;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+
+/**
+ * The perf sampling loop: one cpu-clock event and one ring per target thread, read by a single
+ * thread (the caller's) that parses samples, walks each from its registers and stack copy, and
+ * hands the result on. The target is never stopped: the kernel copies registers and the top of
+ * the stack at each timer tick, and unwinding happens here, off the target's path.
+ *
+ * <p>Per-thread events rather than one inherited event because the kernel refuses to mmap an
+ * inherited per-task event (EINVAL); new threads are therefore found by re-listing
+ * /proc/PID/task, so a thread's first {@link #RESCAN_NANOS} can go unsampled.
+ */
+final class PerfSampler implements AutoCloseable {
+  static final long SAMPLE_TYPE = PerfConstants.SAMPLE_IP | PerfConstants.SAMPLE_TID
+      | PerfConstants.SAMPLE_TIME | PerfConstants.SAMPLE_REGS_USER
+      | PerfConstants.SAMPLE_STACK_USER;
+  static final long REGS = PerfConstants.REGS_GENERAL;
+
+  /** How often new threads are looked for and the target's exit is checked. */
+  static final long RESCAN_NANOS = 100_000_000L;
+
+  /** Longest poll() wait: bounds how late a stop request or the duration's end is noticed. */
+  static final int POLL_MILLIS = 10;
+
+  /**
+   * Each ring holds this much sampling time at the requested rate, so the reader may fall
+   * behind by that long (a busy host, a slow walk) before the kernel drops records.
+   */
+  static final long RING_MILLIS = 50;
+
+  /** Least time between two map refreshes on the reader thread. */
+  static final long SYNC_REFRESH_NANOS = 200_000_000L;
+
+  /** Ring bounds: 8 pages hold one 16 KiB-stack record with room; 256 pages are 1 MiB. */
+  static final int MIN_RING_LOG2 = 3;
+  static final int MAX_RING_LOG2 = 8;
+
+  /** Bytes of a sample record besides the stack copy: header, ip, tid, time, abi, regs, sizes. */
+  static final int RECORD_OVERHEAD = 8 + 8 + 8 + 8 + 8 + 17 * 8 + 8 + 8;
+
+  private record Stream(int tid, PerfEvent event, PerfRingBuffer ring) {}
+
+  private final TargetProcess target;
+  private final SamplingOptions options;
+  private final StackWalker walker;
+  private final SampleSink sink;
+  private final Runnable refreshRequest;
+  private final Consumer<String> warn;
+  private final PerfEventAttr attr;
+  private final SampleParser parser;
+  private final int ringLog2;
+  private final long epochOffset = monotonicToEpochOffset();
+  private final Map<Integer, Stream> streams = new LinkedHashMap<>();
+  private final Set<Integer> refused = new HashSet<>();
+  private final PerfPoll poll = new PerfPoll();
+  private long lastSyncRefresh = System.nanoTime() - SYNC_REFRESH_NANOS;
+
+  PerfSampler(TargetProcess target, SamplingOptions options, StackWalker walker, SampleSink sink,
+      Runnable refreshRequest, Consumer<String> warn) {
+    this.target = target;
+    this.options = options;
+    this.walker = walker;
+    this.sink = sink;
+    this.refreshRequest = refreshRequest;
+    this.warn = warn;
+    int stack = stackBytes(options);
+    this.ringLog2 = ringPagesLog2(options.rateHz(), stack);
+    this.attr = attr(options, stack, (4096 << ringLog2) / 4);
+    this.parser = SampleParser.forAttr(attr);
+  }
+
+  static PerfEventAttr attr(SamplingOptions options, int stackBytes, int watermark) {
+    // cpu-clock counts only while the thread runs, which is the default "on-CPU only". A fixed
+    // period equals what sample_freq would give: the kernel turns a cpu-clock frequency into
+    // the period 1e9/freq anyway (perf_swevent_init_hrtimer).
+    return PerfEventAttr.builder()
+        .type(PerfConstants.TYPE_SOFTWARE)
+        .config(PerfConstants.COUNT_SW_CPU_CLOCK)
+        .samplePeriod(options.periodNanos())
+        .sampleType(SAMPLE_TYPE)
+        .sampleRegsUser(REGS)
+        .sampleStackUser(stackBytes)
+        .excludeKernel(true)
+        .excludeHv(true)
+        // Sample times on the clock of System.nanoTime(), so one offset makes them wall time.
+        .clockid(PerfConstants.CLOCK_MONOTONIC)
+        // Wake the reader when a ring is a quarter full; the poll timeout covers quiet rings.
+        .wakeupWatermark(watermark)
+        .disabled(true)
+        .build();
+  }
+
+  /** The stack copy: what the options ask for, within what the kernel accepts. */
+  static int stackBytes(SamplingOptions options) {
+    int wanted = Math.max(8, options.stackBytes());
+    return Math.min(wanted, PerfConstants.MAX_STACK_USER - 2048) & ~7;
+  }
+
+  /** log2 of the data pages that hold {@link #RING_MILLIS} of samples, bounded. */
+  static int ringPagesLog2(int rateHz, int stackBytes) {
+    long bytes = (long) rateHz * (stackBytes + RECORD_OVERHEAD) * RING_MILLIS / 1000;
+    long pages = Math.max(1, (bytes + 4095) / 4096);
+    int log2 = 64 - Long.numberOfLeadingZeros(pages - 1);
+    return Math.max(MIN_RING_LOG2, Math.min(MAX_RING_LOG2, log2));
+  }
+
+  /**
+   * Opens an event for every thread of the target. A failure other than a thread that just
+   * exited (e.g. EACCES: not allowed to profile) ends the run with one clear message.
+   */
+  void openAll() throws SamplingException {
+    for (int tid : Tracer.listTasks(target.pid())) {
+      if (wanted(tid) && !streams.containsKey(tid)) {
+        try {
+          open(tid);
+        } catch (SyscallException e) {
+          if (e.errno() != Errno.ESRCH) {
+            throw new SamplingException("cannot sample process " + target.pid() + " in perf"
+                + " mode: " + e.getMessage());
+          }
+        }
+      }
+    }
+    if (streams.isEmpty()) {
+      throw new SamplingException("process " + target.pid() + " has no thread to sample"
+          + (options.threads().isEmpty() ? " (it has exited)" : " among --threads"));
+    }
+  }
+
+  /** Samples until {@code stop}, the duration's end or the target's exit. */
+  SamplerOutcome run(BooleanSupplier stop, TargetExit exit) throws SyscallException {
+    long start = System.nanoTime();
+    long end = options.durationNanos() == 0 ? Long.MAX_VALUE : start + options.durationNanos();
+    long nextScan = start + RESCAN_NANOS;
+    boolean byUser = false;
+    boolean gone = false;
+    while (true) {
+      if (stop.getAsBoolean()) {
+        byUser = true;
+        break;
+      }
+      long now = System.nanoTime();
+      if (now >= end) {
+        break;
+      }
+      pollAndDrain((int) Math.min(POLL_MILLIS, (end - now + 999_999) / 1_000_000));
+      now = System.nanoTime();
+      if (now >= nextScan) {
+        nextScan = now + RESCAN_NANOS;
+        if (exit.gone()) {
+          gone = true;
+          break;
+        }
+        rescan();
+      }
+    }
+    for (Stream s : streams.values()) {
+      drain(s); // what the kernel wrote before the end still counts
+    }
+    return new SamplerOutcome(exit.status(), byUser, gone);
+  }
+
+  private boolean wanted(int tid) {
+    return options.threads().isEmpty() || options.threads().contains(tid);
+  }
+
+  private void open(int tid) throws SyscallException {
+    PerfEvent event = PerfEvent.open(attr, tid);
+    try {
+      PerfRingBuffer ring = mapRing(event);
+      event.enable();
+      streams.put(tid, new Stream(tid, event, ring));
+    } catch (SyscallException | RuntimeException e) {
+      closeQuietly(event);
+      throw e;
+    }
+  }
+
+  /**
+   * Maps the ring, halving it while the locked-memory allowance (perf_event_mlock_kb and
+   * RLIMIT_MEMLOCK, which root bypasses) refuses: a smaller ring loses records under load, no
+   * ring loses everything.
+   */
+  private PerfRingBuffer mapRing(PerfEvent event) throws SyscallException {
+    for (int log2 = ringLog2; ; log2--) {
+      try {
+        return event.mapRing(log2);
+      } catch (SyscallException e) {
+        boolean limit = e.kind() == SyscallException.Kind.PERMISSION
+            || e.kind() == SyscallException.Kind.NO_SPACE;
+        if (!limit || log2 <= MIN_RING_LOG2) {
+          throw e;
+        }
+      }
+    }
+  }
+
+  /** Follows new threads and lets go of exited ones. */
+  private void rescan() {
+    List<Integer> tids = Tracer.listTasks(target.pid());
+    Set<Integer> live = new HashSet<>(tids);
+    for (Stream s : List.copyOf(streams.values())) {
+      if (!live.contains(s.tid())) {
+        drain(s);
+        close(s);
+      }
+    }
+    refused.retainAll(live);
+    for (int tid : tids) {
+      if (!wanted(tid) || streams.containsKey(tid) || refused.contains(tid)) {
+        continue;
+      }
+      try {
+        open(tid);
+      } catch (SyscallException e) {
+        if (e.errno() != Errno.ESRCH) {
+          // Not retried: an fd or memory limit would fail again every 100 ms.
+          refused.add(tid);
+          sink.lost("perf_open_failed");
+          warn.accept("thread " + tid + " is not sampled: " + e.getMessage());
+        }
+      }
+    }
+  }
+
+  private void pollAndDrain(int timeoutMillis) throws SyscallException {
+    Stream[] list = streams.values().toArray(new Stream[0]);
+    int[] fds = new int[list.length];
+    for (int i = 0; i < list.length; i++) {
+      fds[i] = list[i].event().fd();
+    }
+    short[] revents = poll.await(fds, timeoutMillis);
+    for (int i = 0; i < list.length; i++) {
+      drain(list[i]);
+      if ((revents[i] & (PerfPoll.POLLHUP | PerfPoll.POLLERR)) != 0) {
+        close(list[i]); // the thread exited: its event will never fire again
+      }
+    }
+  }
+
+  /**
+   * Empties one ring. Records are copied out first and processed after the tail moved, so the
+   * kernel gets the space back before the (slow) walks.
+   */
+  private void drain(Stream s) {
+    List<PerfRecord> records = new ArrayList<>();
+    long malformed = s.ring().stats().malformed();
+    s.ring().drain(records::add);
+    sink.lost("malformed_record", s.ring().stats().malformed() - malformed);
+    for (PerfRecord r : records) {
+      if (r.type() == PerfConstants.RECORD_SAMPLE) {
+        sample(r);
+      } else if (r.type() == PerfConstants.RECORD_LOST) {
+        // struct { u64 id; u64 lost; }: samples the kernel dropped because the ring was full
+        sink.lost("ring_lost", r.body().length >= 16 ? r.buffer().getLong(8) : 1);
+      }
+    }
+  }
+
+  private void sample(PerfRecord r) {
+    PerfSample s;
+    try {
+      s = parser.parse(r);
+    } catch (IllegalArgumentException e) {
+      sink.lost("malformed_record");
+      return;
+    }
+    if (s.regsAbi() == 0 || s.regs().length != Long.bitCount(REGS)) {
+      sink.lost("no_user_regs"); // no user context at the tick (the kernel says ABI_NONE)
+      return;
+    }
+    Registers regs = ApiRegisters.fromPerf(s.regs(), REGS);
+    RawStack stack = walk(s, regs);
+    if (stack.errors().contains("no_module")) {
+      refreshRequest.run(); // also records the new modules for the Recording
+      if (refreshNow()) {
+        // Unlike a ptrace stop, the sample outlives the moment: the copy is ours, so the same
+        // sample can be walked again once the new modules (libc right after exec) are loaded.
+        stack = walk(s, regs);
+      }
+    }
+    sink.accept(new ThreadSample(s.tid(), s.time() + epochOffset, stack, 0));
+  }
+
+  private RawStack walk(PerfSample s, Registers regs) {
+    long sp = regs.sp();
+    int copied = (int) s.stackDynSize();
+    // The copy is served first; reads beyond it go to the live, running target: racy, which the
+    // unwinder tolerates by validating every frame it derives.
+    SampleMemory memory = new SampleMemory(target.hostMemory(), sp, s.stack(), copied);
+    CapturedThread thread = new CapturedThread(target.pid(), s.tid(), regs, memory, sp, copied);
+    return walker.walk(thread, target.table());
+  }
+
+  /**
+   * Re-reads the memory map on this thread, at most every {@link #SYNC_REFRESH_NANOS}: a PC in
+   * no known module may also be JIT code that no refresh explains, and the rings only hold
+   * {@link #RING_MILLIS} while the reader is busy.
+   */
+  private boolean refreshNow() {
+    long now = System.nanoTime();
+    if (now - lastSyncRefresh < SYNC_REFRESH_NANOS) {
+      return false;
+    }
+    lastSyncRefresh = now;
+    try {
+      target.refresh();
+      return true;
+    } catch (ProcReadException e) {
+      return false; // the process is going away
+    }
+  }
+
+  private void close(Stream s) {
+    streams.remove(s.tid());
+    closeQuietly(s.event());
+  }
+
+  private static void closeQuietly(PerfEvent event) {
+    try {
+      event.close();
+    } catch (SyscallException e) {
+      // close(2) of a perf fd only fails for a bad fd; nothing is left to release
+    }
+  }
+
+  @Override
+  public void close() {
+    for (Stream s : List.copyOf(streams.values())) {
+      close(s);
+    }
+  }
+
+  /**
+   * Wall clock minus CLOCK_MONOTONIC (HotSpot's System.nanoTime() on Linux), from the tightest
+   * of a few bracketed readings, so a sample's monotonic TIME maps to wall time within a few
+   * microseconds (NTP slewing during the run aside).
+   */
+  static long monotonicToEpochOffset() {
+    long best = Long.MAX_VALUE;
+    long offset = 0;
+    for (int i = 0; i < 5; i++) {
+      long before = System.nanoTime();
+      Instant now = Instant.now();
+      long after = System.nanoTime();
+      if (after - before < best) {
+        best = after - before;
+        long wall = now.getEpochSecond() * 1_000_000_000L + now.getNano();
+        offset = wall - (before + (after - before) / 2);
+      }
+    }
+    return offset;
+  }
+}

@@ -1,0 +1,106 @@
+package dev.polystack.host.sampling;
+
+import dev.polystack.host.launch.ChildProcess;
+import dev.polystack.host.plugins.PluginGuard;
+import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.proc.ProcReadException;
+import dev.polystack.host.ptrace.Tracer;
+import dev.polystack.host.ptrace.WaitStatus;
+import dev.polystack.host.sys.SyscallException;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+
+/**
+ * A {@code record --mode perf} run. The target is never stopped by us: an attached process is
+ * neither traced nor interrupted; a launched one is traced only from its start to the exec of
+ * the program, so the events exist before its first instruction.
+ *
+ * <p>Launch mode detaches at that exec rather than keeping a tracer to collect the exit: a
+ * tracee, even one never interrupted, stops for every signal, clone and exec until its tracer
+ * resumes it, which is exactly what perf mode promises not to do, and it shows a TracerPid that
+ * makes debuggers refuse to attach. The exit status is collected instead with waitpid on the
+ * child (see {@link TargetExit#ofChild}). Threads the program creates are found by re-listing
+ * /proc/PID/task, as in attach mode.
+ */
+final class PerfSession {
+
+  /** What to do once the events are open and the reader is ready. */
+  private interface Release {
+    void run() throws SyscallException;
+  }
+
+  private final ProcFs proc;
+  private final SamplingRun run;
+  private final PluginGuard guard;
+  private final Consumer<String> warn;
+
+  PerfSession(ProcFs proc, SamplingRun run, PluginGuard guard, Consumer<String> warn) {
+    this.proc = proc;
+    this.run = run;
+    this.guard = guard;
+    this.warn = warn;
+  }
+
+  RecordSession.Result attach(int pid, SamplingOptions options, BooleanSupplier stop,
+      RecordSession.Progress progress) throws SamplingException {
+    checkAlive(pid);
+    return sample(pid, options, stop, progress, () -> {}, TargetExit.ofProc(proc, pid));
+  }
+
+  RecordSession.Result launch(List<String> command, SamplingOptions options,
+      BooleanSupplier stop, RecordSession.Progress progress) throws SamplingException {
+    ChildProcess child = RecordSession.startStopped(command);
+    try (child; Tracer tracer = Tracer.start(child.pid())) {
+      RecordSession.runToExec(child, tracer, command);
+      int pid = child.pid();
+      RecordSession.Result result = sample(pid, options, stop, progress,
+          () -> tracer.detach(pid, 0), TargetExit.ofChild(child));
+      return result.targetExit() != null ? result : endChild(child, result);
+    }
+  }
+
+  /**
+   * The run ended first (duration, Ctrl-C): as in ptrace mode the launched program does not
+   * outlive its recording; closing kills and reaps it, and the result says so.
+   */
+  private static RecordSession.Result endChild(ChildProcess child, RecordSession.Result r) {
+    child.close();
+    WaitStatus status;
+    try {
+      status = child.poll().orElse(null);
+    } catch (SyscallException e) {
+      status = null;
+    }
+    return new RecordSession.Result(r.recording(), r.summary(), status, r.stoppedByUser(),
+        status != null);
+  }
+
+  private RecordSession.Result sample(int pid, SamplingOptions options, BooleanSupplier stop,
+      RecordSession.Progress progress, Release release, TargetExit exit)
+      throws SamplingException {
+    return run.run(pid, RecordSession.Mode.PERF.id(), options, progress,
+        (target, processor, refresh) -> {
+          StackWalker walker = new StackWalker(options.maxDepth(), guard);
+          try (PerfSampler sampler = new PerfSampler(target, options, walker, processor, refresh,
+              warn)) {
+            sampler.openAll();
+            release.run();
+            return sampler.run(stop, exit);
+          }
+        });
+  }
+
+  /** perf needs no tracer slot, so a traced process is fine; an exited one is not. */
+  private void checkAlive(int pid) throws SamplingException {
+    try {
+      proc.forPid(pid).status(); // says "no such process" in the reader's words
+    } catch (ProcReadException e) {
+      throw new SamplingException(e.getMessage());
+    }
+    if (TargetExit.ofProc(proc, pid).gone()) {
+      throw new SamplingException("process " + pid + " is a zombie: it has exited and only"
+          + " waits for its parent to collect it");
+    }
+  }
+}

@@ -1,0 +1,13 @@
+package dev.polystack.host.sampling;
+
+import dev.polystack.host.ptrace.WaitStatus;
+
+/**
+ * How a sampling loop ended.
+ *
+ * @param exit the target's wait status if we could collect it (ptrace, or a child we launched)
+ * @param stoppedByUser the user asked to stop
+ * @param targetGone the target exited, whether or not its status is known (in perf attach mode
+ *     the target is not our child, so its exit code cannot be collected)
+ */
+record SamplerOutcome(WaitStatus exit, boolean stoppedByUser, boolean targetGone) {}
