@@ -116,12 +116,17 @@ final class LuaJitInstance implements RuntimeInstance {
         return WalkResult.notMine();
       }
       int[] range = stack.segment(k);
+      boolean last = k == stack.segments() - 1;
       if (range[0] == range[1]) {
+        if (last && stack.error() != null) {
+          count(stack.error());
+          return new WalkResult.Failed(stack.error(), List.of());
+        }
         return WalkResult.notMine();
       }
       List<Frame> frames = materialize(r, stack, range, cframe, k == 0 ? st.leafVmstate : null,
           vm);
-      if (k == stack.segments() - 1 && stack.error() != null) {
+      if (last && stack.error() != null) {
         count(stack.error());
         return new WalkResult.Failed(stack.error(), frames);
       }
