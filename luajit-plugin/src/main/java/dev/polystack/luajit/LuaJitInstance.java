@@ -51,6 +51,10 @@ final class LuaJitInstance implements RuntimeInstance {
   /** Validated global_State addresses, most recently used last. */
   private final LinkedHashMap<Long, Vm> vms = new LinkedHashMap<>(4, 0.75f, true);
   private long g2disp = -1;
+  private long lastDiscovery = Long.MIN_VALUE / 2;
+
+  /** How often an unknown PC may trigger a trace re-read while a thread is stopped. */
+  static final long DISCOVERY_INTERVAL_NANOS = 20_000_000L;
   private ThreadContext stateOwner;
   private SampleState state;
 
@@ -141,7 +145,10 @@ final class LuaJitInstance implements RuntimeInstance {
   public synchronized Registers unwindCaller(ThreadContext thread, Registers frame) {
     Vm vm = vmWithTraceAt(frame.pc());
     if (vm == null) {
-      return null;
+      vm = discoverTraceAt(thread, frame);
+      if (vm == null) {
+        return null;
+      }
     }
     Traces.Trace trace = vm.traces.at(frame.pc());
     // A trace runs on the interpreter's C frame, below it by 16 (JLOOP) + spadjust bytes; the
@@ -149,6 +156,27 @@ final class LuaJitInstance implements RuntimeInstance {
     long cframe = frame.sp() + 16 + trace.spAdjust();
     stateFor(thread).traceCframes.add(cframe);
     return frame.with(Register.RSP, cframe).with(Register.RIP, interpreter.start() + 1);
+  }
+
+  /**
+   * A PC in no known code may be a trace compiled since the host last asked for code ranges:
+   * DISPATCH is in r14 on traces too, so find the VM and re-read its traces (rate-limited, since
+   * the thread is stopped meanwhile).
+   */
+  private Vm discoverTraceAt(ThreadContext thread, Registers frame) {
+    long now = System.nanoTime();
+    if (now - lastDiscovery < DISCOVERY_INTERVAL_NANOS) {
+      return null;
+    }
+    lastDiscovery = now;
+    TargetReader r = new TargetReader(thread.memory(), layout);
+    try {
+      Vm vm = findVm(r, frame);
+      refreshTraces(r, vm);
+      return vm.traces.at(frame.pc()) != null ? vm : null;
+    } catch (WalkException e) {
+      return null;
+    }
   }
 
   @Override
@@ -454,7 +482,7 @@ final class LuaJitInstance implements RuntimeInstance {
               return;
             }
           } catch (WalkException e) {
-            // try the next candidate
+            count("trace_array_candidate_" + e.reason()); // try the next candidate
           }
         }
         return;

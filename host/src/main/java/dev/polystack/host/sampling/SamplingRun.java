@@ -77,6 +77,9 @@ final class SamplingRun {
             remember(target, modules);
           } catch (ProcReadException e) {
             // The process is going away; the sampling loop will notice.
+          } catch (RuntimeException e) {
+            // A bug here must not silently end module refreshes for the rest of the run.
+            processor.lost("refresh_failed");
           }
         }
         long now = System.nanoTime();

@@ -7,6 +7,7 @@ import dev.polystack.host.unwind.NativeFrame;
 import dev.polystack.host.unwind.NativeUnwinder;
 import dev.polystack.host.unwind.UnwindResult;
 import dev.polystack.plugin.api.Frame;
+import dev.polystack.plugin.api.Registers;
 import dev.polystack.plugin.api.WalkRequest;
 import dev.polystack.plugin.api.WalkResult;
 import java.util.ArrayList;
@@ -31,13 +32,21 @@ final class StackWalker {
   }
 
   RawStack walk(CapturedThread thread, ModuleTable table) {
+    // Code outside every module (JIT output) is offered to the plug-in that owns it, or, when
+    // none claims it yet (a trace born since the last refresh), to each in turn; whoever
+    // unwinds it also walks it.
+    Map<Long, RuntimeBinding> claimed = new HashMap<>();
     NativeUnwinder.CallerStep jitStep = regs -> {
-      RuntimeBinding b = table.bindingAt(regs.pc());
-      if (b == null) {
-        return null;
+      RuntimeBinding owner = table.bindingAt(regs.pc());
+      for (RuntimeBinding b : owner != null ? List.of(owner) : table.bindings()) {
+        Registers caller = guard.call(b.plugin(), "unwindCaller",
+            () -> b.instance().unwindCaller(thread, regs)).orElse(null);
+        if (caller != null) {
+          claimed.put(regs.pc(), b);
+          return caller;
+        }
       }
-      return guard.call(b.plugin(), "unwindCaller",
-          () -> b.instance().unwindCaller(thread, regs)).orElse(null);
+      return null;
     };
     UnwindResult unwound = unwinder.unwind(thread.registers(), thread.memory(), table, jitStep);
     List<RawFrame> frames = new ArrayList<>();
@@ -46,7 +55,7 @@ final class StackWalker {
     List<NativeFrame> natives = unwound.frames();
     for (int i = 0; i < natives.size() && frames.size() < maxDepth; i++) {
       NativeFrame nf = natives.get(i);
-      RuntimeBinding binding = table.bindingAt(nf.lookupPc());
+      RuntimeBinding binding = claimed.getOrDefault(nf.pc(), table.bindingAt(nf.lookupPc()));
       if (binding == null) {
         frames.add(new RawFrame.Native(nf.pc(), nf.exactPc()));
         continue;
