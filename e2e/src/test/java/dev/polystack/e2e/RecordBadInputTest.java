@@ -38,6 +38,10 @@ class RecordBadInputTest {
     "record --pid {pid} --format svg -o {out}|2|--format: unknown output format 'svg'",
     "record --format svg -o {out} -- {cmd}|2|--format: unknown output format 'svg'",
     "record --pid 999999999 -o {out}|1|process 999999999 does not exist",
+    "record -o {out} -- /nonexistent/prog|1|cannot run /nonexistent/prog: no such file",
+    "record -o {out} -- {notexec}|1|: not an executable file",
+    "record -o {out} -- no-such-command-xyz"
+        + "|1|cannot run 'no-such-command-xyz': command not found in PATH",
     "dump --pid -3|2|--pid -3: a process id is a positive number",
   })
   void failsWithOneLineAndLeavesTheTargetAlone(String args, int exitCode, String expected)
@@ -53,6 +57,8 @@ class RecordBadInputTest {
           case "{out}" -> argv.add(out.toString());
           // A command that leaves a trace if it is ever run.
           case "{cmd}" -> argv.addAll(List.of("/usr/bin/touch", marker.toString()));
+          case "{notexec}" -> argv.add(Files.writeString(dir.resolve("notes.txt"), "x\n")
+              .toString());
           default -> argv.add(a);
         }
       }
