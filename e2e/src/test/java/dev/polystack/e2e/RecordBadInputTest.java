@@ -42,6 +42,7 @@ class RecordBadInputTest {
     "record -o {out} -- {notexec}|1|: not an executable file",
     "record -o {out} -- no-such-command-xyz"
         + "|1|cannot run 'no-such-command-xyz': command not found in PATH",
+    "record --pid {pid} -o {dir}|2|: is a directory; give a file name",
     "dump --pid -3|2|--pid -3: a process id is a positive number",
   })
   void failsWithOneLineAndLeavesTheTargetAlone(String args, int exitCode, String expected)
@@ -55,6 +56,7 @@ class RecordBadInputTest {
         switch (a) {
           case "{pid}" -> argv.add(Integer.toString(target.pid()));
           case "{out}" -> argv.add(out.toString());
+          case "{dir}" -> argv.add(dir.toString());
           // A command that leaves a trace if it is ever run.
           case "{cmd}" -> argv.addAll(List.of("/usr/bin/touch", marker.toString()));
           case "{notexec}" -> argv.add(Files.writeString(dir.resolve("notes.txt"), "x\n")

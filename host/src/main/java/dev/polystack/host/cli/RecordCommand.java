@@ -107,6 +107,9 @@ final class RecordCommand implements Runnable {
       throw new UsageException("--output " + out + ": directory " + out.getParent()
           + " does not exist");
     }
+    if (out != null && Files.isDirectory(out)) {
+      throw new UsageException("--output " + out + ": is a directory; give a file name");
+    }
     if (!command.isEmpty()) {
       checkRunnable(command.get(0), System.getenv("PATH"));
     }
