@@ -76,7 +76,7 @@ class DumpTest {
 
   @Test
   void everyThreadIsShownWithItsName() throws Exception {
-    try (Target target = Target.start(Workloads.binary("two_threads"), "5")) {
+    try (Target target = Target.start(Workloads.binary("two_threads"), "stdin")) {
       Thread.sleep(300); // let the worker start and get its name
 
       var result = Distribution.run("dump", "--pid", Integer.toString(target.pid()));
@@ -87,7 +87,11 @@ class DumpTest {
           + "(    .*\n)*?    leaf_a .*\n    mid_a .*\n    top_a .*\n    main .*"), out);
       assertTrue(out.matches("(?s).*Thread \\d+ \"worker-b\" \\(running\\)\n"
           + "(    .*\n)*?    leaf_b .*\n    mid_b .*\n    top_b .*\n    worker .*"), out);
+      assertTrue(out.matches("(?s).*Thread \\d+ \"stdin-watch\" \\(sleeping\\)\n"
+          + "(    .*\n)*?    watch_stdin .*"), out);
       RecordAttachTest.assertReleasedAndRunning(target);
+      RecordAttachTest.assertStillComputing(target);
+      target.stdin().close();
       assertEquals(0, target.awaitExit(20), target.output());
     }
   }

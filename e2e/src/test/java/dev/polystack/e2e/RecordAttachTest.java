@@ -24,7 +24,7 @@ class RecordAttachTest {
   @Test
   void attachForTwoSecondsThenLetTheTargetRunToItsOwnExit() throws Exception {
     Path out = dir.resolve("attach.folded");
-    try (Target target = Target.start(Workloads.binary("two_threads"), "8", "7")) {
+    try (Target target = Target.start(Workloads.binary("two_threads"), "stdin", "7")) {
       var result = Distribution.run("record", "--pid", Integer.toString(target.pid()),
           "--duration", "2s", "--format", "folded", "-o", out.toString());
 
@@ -34,13 +34,17 @@ class RecordAttachTest {
       assertEquals(2, RecordLaunchTest.threads(result), result.stderr());
       Map<String, Long> stacks = Tools.folded(out);
       assertTrue(stacks.keySet().stream().anyMatch(s -> s.endsWith(";main;top_a;mid_a;leaf_a")),
-          stacks.keySet().toString());
+          stacks.keySet() + "\n" + result.stderr());
       assertTrue(stacks.keySet().stream().anyMatch(s -> s.endsWith(";worker;top_b;mid_b;leaf_b")),
-          stacks.keySet().toString());
-      // ~2 s at 99 Hz on 2 threads is ~400; a loaded VM may fall behind, but not to nothing.
-      assertTrue(Tools.total(stacks) >= 100, "samples: " + Tools.total(stacks));
+          stacks.keySet() + "\n" + result.stderr());
+      // ~2 s at 99 Hz on 2 threads is ~400; a VM shared with other work may fall far behind
+      // (late ticks), but not to almost nothing.
+      assertTrue(Tools.total(stacks) >= 20, "samples: " + Tools.total(stacks) + "\n"
+          + result.stderr());
 
       assertReleasedAndRunning(target);
+      assertStillComputing(target);
+      target.stdin().close();
       assertEquals(7, target.awaitExit(30), "the target's own exit code");
       assertTrue(target.output().contains("done"), target.output());
     }
@@ -54,7 +58,7 @@ class RecordAttachTest {
   @ValueSource(strings = {"INT", "TERM", "HUP"})
   void aStopSignalEndsAnAttachedRecordAndTheTargetRunsOn(String signal) throws Exception {
     Path out = dir.resolve("signal.folded");
-    try (Target target = Target.start(Workloads.binary("two_threads"), "8");
+    try (Target target = Target.start(Workloads.binary("two_threads"), "stdin");
         Distribution.Running polystack = Distribution.start("record", "--pid",
             Integer.toString(target.pid()), "--format", "folded", "-o", out.toString())) {
       target.awaitTraced(15_000);
@@ -65,16 +69,27 @@ class RecordAttachTest {
       var result = polystack.await(20);
       double seconds = (System.nanoTime() - sent) / 1e9;
 
-      assertTrue(seconds < 5, "polystack took " + seconds + " s to stop after SIG" + signal);
+      // Typically ~0.5 s; the margin is for a VM shared with other work.
+      assertTrue(seconds < 8, "polystack took " + seconds + " s to stop after SIG" + signal);
       RecordLaunchTest.assertSucceeded(result, out);
       assertTrue(result.stderr().contains("polystack: stopped; target detached and still running"),
           result.stderr());
       assertTrue(Tools.total(Tools.folded(out)) > 0, "no samples in " + out);
 
       assertReleasedAndRunning(target);
+      assertStillComputing(target);
+      target.stdin().close();
       assertEquals(0, target.awaitExit(30), target.output());
       assertTrue(target.output().contains("done"), target.output());
     }
+  }
+
+  /** The busy threads keep using CPU after polystack has gone: nothing was left stopped. */
+  static void assertStillComputing(Target target) throws Exception {
+    long before = target.cpuTicks();
+    Thread.sleep(300);
+    long after = target.cpuTicks();
+    assertTrue(after > before, "no CPU time used in 300 ms after detach: " + target.status());
   }
 
   /** Still alive, not traced (TracerPid 0) and not left stopped (State t or T). */

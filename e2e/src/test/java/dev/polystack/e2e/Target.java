@@ -78,6 +78,15 @@ final class Target implements AutoCloseable {
     return new Status(state, tracer);
   }
 
+  /** CPU time used so far (utime + stime from /proc/PID/stat, in clock ticks). */
+  long cpuTicks() throws IOException {
+    String stat = Files.readString(Path.of("/proc/" + pid() + "/stat"));
+    // Fields after the parenthesised name (which may contain spaces): state is field 3,
+    // utime and stime are fields 14 and 15.
+    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+    return Long.parseLong(f[11]) + Long.parseLong(f[12]);
+  }
+
   /** Waits until the output contains {@code text} (e.g. a "ready" line). */
   void awaitOutput(String text, long millis) throws IOException, InterruptedException {
     awaitCondition("output '" + text + "'", millis, () -> {
