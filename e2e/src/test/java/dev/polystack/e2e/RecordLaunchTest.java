@@ -120,6 +120,23 @@ class RecordLaunchTest {
     assertTrue(seconds < 30, "took " + seconds + " s");
   }
 
+  /**
+   * A launched program is held in its exec stop until sampling begins, so even a 0.3 s program
+   * is sampled into its own code (before that was fixed, set-up ran while the program did, and a
+   * 0.3 s program got 0 samples).
+   */
+  @Test
+  void aShortProgramIsSampledFromItsStart() throws Exception {
+    Path out = dir.resolve("short.folded");
+    var result = Distribution.run("record", "--format", "folded", "-o", out.toString(), "--",
+        Workloads.binary("two_threads").toString(), "0.3");
+
+    assertSucceeded(result, out);
+    Map<String, Long> stacks = Tools.folded(out);
+    assertTrue(stacks.keySet().stream().anyMatch(s -> s.endsWith(";main;top_a;mid_a;leaf_a")),
+        stacks.keySet() + "\n" + result.stderr());
+  }
+
   @ParameterizedTest(name = "{0}")
   @CsvSource({
     "segv,  target was killed by signal 11 (SIGSEGV)",

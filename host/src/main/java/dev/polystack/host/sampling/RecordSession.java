@@ -101,19 +101,14 @@ public final class RecordSession {
       } catch (SyscallException | TimeoutException e) {
         throw new SamplingException("cannot run " + command.get(0) + ": " + e.getMessage());
       }
-      // The program stops in its exec: resume it only from inside the sampling loop.
-      tracer.call(p -> {
-        p.cont(child.pid(), 0);
-        return null;
-      });
+      // The program stops in its exec: the sampling loop resumes it once everything is set up,
+      // so that no part of it runs unsampled.
       return run(child.pid(), tracer, options, stop, progress, true);
-    } catch (SyscallException e) {
-      throw new SamplingException(e.getMessage());
     }
   }
 
   private Result run(int pid, Tracer tracer, SamplingOptions options, BooleanSupplier stop,
-      Progress progress, boolean alreadySeized) throws SamplingException {
+      Progress progress, boolean heldAtExec) throws SamplingException {
     TargetProcess target = new TargetProcess(pid, proc, new ModuleOpener(), RemoteMemory.of(pid),
         plugins, guard, warn);
     TargetInfo info = describe(pid);
@@ -159,7 +154,7 @@ public final class RecordSession {
     try {
       PtraceSampler sampler = new PtraceSampler(target, options, new StackWalker(options.maxDepth(),
           guard), processor, proc, () -> refreshWanted.set(true));
-      outcome = sampler.run(tracer, stop, alreadySeized);
+      outcome = sampler.run(tracer, stop, heldAtExec);
     } catch (SyscallException e) {
       throw new SamplingException("sampling process " + pid + " failed: " + e.getMessage());
     } finally {
