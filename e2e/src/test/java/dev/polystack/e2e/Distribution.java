@@ -37,11 +37,7 @@ final class Distribution {
   }
 
   static Result run(String... args) throws IOException, InterruptedException {
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.add("-jar");
-    command.add(jar().toString());
-    command.addAll(List.of(args));
+    List<String> command = command(args);
     Path out = Files.createTempFile("polystack-out", ".txt");
     Path err = Files.createTempFile("polystack-err", ".txt");
     try {
@@ -57,6 +53,96 @@ final class Distribution {
       return new Result(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8),
           Files.readString(err, StandardCharsets.UTF_8));
     } finally {
+      Files.deleteIfExists(out);
+      Files.deleteIfExists(err);
+    }
+  }
+
+  private static List<String> command(String... args) {
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add("-jar");
+    command.add(jar().toString());
+    command.addAll(List.of(args));
+    return command;
+  }
+
+  /**
+   * Starts polystack without waiting for it, with stdout and stderr captured to files; for
+   * attach-mode runs that a test ends itself, and for sending signals to polystack. The returned
+   * process is the JVM itself (no launcher script in between), so signals sent to its pid reach
+   * polystack. It runs through {@code env --default-signal=INT,TERM,HUP} (which execs java in
+   * the same process) so that it starts with those signals at their default disposition, as in a
+   * terminal, even when the test JVM was started with them ignored (a background job of a
+   * non-interactive shell ignores SIGINT, and the JVM then never installs a handler for it).
+   */
+  static Running start(String... args) throws IOException {
+    List<String> command = new ArrayList<>(List.of("env", "--default-signal=INT,TERM,HUP"));
+    command.addAll(command(args));
+    Path out = Files.createTempFile("polystack-out", ".txt");
+    Path err = Files.createTempFile("polystack-err", ".txt");
+    Process p = new ProcessBuilder(command)
+        .redirectOutput(out.toFile())
+        .redirectError(err.toFile())
+        .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
+        .start();
+    return new Running(p, out, err, String.join(" ", args));
+  }
+
+  /** A polystack run in progress; close() kills it if it is still running. */
+  static final class Running implements AutoCloseable {
+    private final Process process;
+    private final Path out;
+    private final Path err;
+    private final String args;
+
+    private Running(Process process, Path out, Path err, String args) {
+      this.process = process;
+      this.out = out;
+      this.err = err;
+      this.args = args;
+    }
+
+    Process process() {
+      return process;
+    }
+
+    long pid() {
+      return process.pid();
+    }
+
+    String stderrSoFar() throws IOException {
+      return Files.readString(err, StandardCharsets.UTF_8);
+    }
+
+    /** Sends a signal by name (INT, TERM, HUP, ...) to the polystack JVM. */
+    void signal(String name) throws IOException, InterruptedException {
+      Process kill = new ProcessBuilder("kill", "-s", name, Long.toString(process.pid()))
+          .redirectErrorStream(true).start();
+      String output = new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+        throw new AssertionError("kill -s " + name + " " + process.pid() + " failed: " + output);
+      }
+    }
+
+    /** Waits for polystack to exit; fails if it takes longer than {@code seconds}. */
+    Result await(long seconds) throws IOException, InterruptedException {
+      if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
+        String soFar = stderrSoFar();
+        process.destroyForcibly();
+        throw new AssertionError("polystack " + args + " did not finish in " + seconds
+            + " s; stderr so far:\n" + soFar);
+      }
+      return new Result(process.exitValue(), Files.readString(out, StandardCharsets.UTF_8),
+          Files.readString(err, StandardCharsets.UTF_8));
+    }
+
+    @Override
+    public void close() throws IOException, InterruptedException {
+      if (process.isAlive()) {
+        process.destroyForcibly();
+        process.waitFor(10, TimeUnit.SECONDS);
+      }
       Files.deleteIfExists(out);
       Files.deleteIfExists(err);
     }

@@ -107,6 +107,12 @@ final class RecordCommand implements Runnable {
       throw new UsageException("--output " + out + ": directory " + out.getParent()
           + " does not exist");
     }
+    if (out != null && Files.isDirectory(out)) {
+      throw new UsageException("--output " + out + ": is a directory; give a file name");
+    }
+    if (!command.isEmpty()) {
+      checkRunnable(command.get(0), System.getenv("PATH"));
+    }
     var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
     RecordSession session = new RecordSession(ProcFs.system(), registry, guard, console::warn);
     StatusLine status = new StatusLine(console);
@@ -126,6 +132,33 @@ final class RecordCommand implements Runnable {
     }
     write(result, profileFormat, out);
     Summaries.print(console, result, out);
+  }
+
+  /**
+   * Fails early, in one line, for a command that cannot be executed. Otherwise the launcher's
+   * shell would print its own "not found" line, exit 126 or 127 before the program ever ran, and
+   * the failure would surface as a confusing ptrace error. Looks the name up as the shell does:
+   * as a path if it contains a slash, else in each PATH directory.
+   */
+  static void checkRunnable(String program, String path) {
+    if (program.contains("/")) {
+      Path p = Path.of(program);
+      if (!Files.exists(p)) {
+        throw new CommandFailedException("cannot run " + program + ": no such file");
+      }
+      if (!Files.isRegularFile(p) || !Files.isExecutable(p)) {
+        throw new CommandFailedException("cannot run " + program + ": not an executable file");
+      }
+      return;
+    }
+    String dirs = path == null ? "/usr/local/bin:/usr/bin:/bin" : path;
+    for (String dir : dirs.split(":", -1)) {
+      Path p = Path.of(dir.isEmpty() ? "." : dir).resolve(program);
+      if (!program.isEmpty() && Files.isRegularFile(p) && Files.isExecutable(p)) {
+        return;
+      }
+    }
+    throw new CommandFailedException("cannot run '" + program + "': command not found in PATH");
   }
 
   private ProfileFormat parseFormat() {

@@ -49,17 +49,23 @@ final class PtraceSampler {
     this.control = new TraceeControl(target.pid(), refreshRequest);
   }
 
-  /** Seizes the target (unless already seized) and samples until {@code stop} or its exit. */
-  SamplerOutcome run(Tracer tracer, BooleanSupplier stop, boolean alreadySeized)
+  /**
+   * Seizes the target and samples until {@code stop} or its exit. With {@code heldAtExec} the
+   * target is a program we launched, already seized and held in its exec stop: it is resumed
+   * here, just before the first tick, so that none of it runs unsampled.
+   */
+  SamplerOutcome run(Tracer tracer, BooleanSupplier stop, boolean heldAtExec)
       throws SyscallException {
-    return tracer.call(p -> loop(p, stop, alreadySeized));
+    return tracer.call(p -> loop(p, stop, heldAtExec));
   }
 
-  private SamplerOutcome loop(Ptrace p, BooleanSupplier stop, boolean alreadySeized)
+  private SamplerOutcome loop(Ptrace p, BooleanSupplier stop, boolean heldAtExec)
       throws SyscallException {
     boolean byUser = false;
     try {
-      if (!alreadySeized) {
+      if (heldAtExec) {
+        control.resume(p, target.pid(), 0);
+      } else {
         control.seizeAll(p);
       }
       long period = options.periodNanos();

@@ -132,14 +132,9 @@ public final class RecordSession {
     ChildProcess child = startStopped(command);
     try (child; Tracer tracer = Tracer.start(child.pid())) {
       runToExec(child, tracer, command);
-      // The program stops in its exec: resume it only from inside the sampling loop.
-      tracer.call(p -> {
-        p.cont(child.pid(), 0);
-        return null;
-      });
+      // The program stops in its exec: the sampling loop resumes it once everything is set up,
+      // so that no part of it runs unsampled.
       return ptrace(child.pid(), tracer, options, stop, progress, true);
-    } catch (SyscallException e) {
-      throw new SamplingException(e.getMessage());
     }
   }
 

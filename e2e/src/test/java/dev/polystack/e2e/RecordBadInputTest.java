@@ -1,0 +1,88 @@
+package dev.polystack.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * Bad {@code record} and {@code dump} command lines: exit 2 for bad usage and 1 for a failure at
+ * run time, with exactly one "polystack: " line on stderr and no stack trace; a live target
+ * named by --pid is left alone, a command after -- is never started, and no output is written.
+ */
+class RecordBadInputTest {
+
+  @TempDir Path dir;
+
+  @ParameterizedTest(name = "[{index}] {0}")
+  @CsvSource(delimiter = '|', value = {
+    "record -o {out}"
+        + "|2|give either --pid PID or a command after --, not both or neither",
+    "record --pid {pid} -o {out} -- {cmd}"
+        + "|2|give either --pid PID or a command after --, not both or neither",
+    "record --pid {pid} --rate 0 -o {out}|2|--rate must be 1..10000 Hz, got 0",
+    "record --rate 0 -o {out} -- {cmd}|2|--rate must be 1..10000 Hz, got 0",
+    "record --pid {pid} --rate abc -o {out}|2|Invalid value for option '--rate': 'abc' is not an int",
+    "record --pid {pid} --duration 5x -o {out}"
+        + "|2|Invalid value for option '--duration': '5x' is not a duration",
+    "record --duration 5x -o {out} -- {cmd}"
+        + "|2|Invalid value for option '--duration': '5x' is not a duration",
+    "record --pid {pid} --format svg -o {out}|2|--format: unknown output format 'svg'",
+    "record --format svg -o {out} -- {cmd}|2|--format: unknown output format 'svg'",
+    "record --pid 999999999 -o {out}|1|process 999999999 does not exist",
+    "record -o {out} -- /nonexistent/prog|1|cannot run /nonexistent/prog: no such file",
+    "record -o {out} -- {notexec}|1|: not an executable file",
+    "record -o {out} -- no-such-command-xyz"
+        + "|1|cannot run 'no-such-command-xyz': command not found in PATH",
+    "record --pid {pid} -o {dir}|2|: is a directory; give a file name",
+    "dump --pid -3|2|--pid -3: a process id is a positive number",
+  })
+  void failsWithOneLineAndLeavesTheTargetAlone(String args, int exitCode, String expected)
+      throws Exception {
+    Path out = dir.resolve("profile.out");
+    Path marker = dir.resolve("command-ran");
+    try (Target target = Target.start(Workloads.binary("block_read"))) {
+      target.awaitOutput("ready", 10_000);
+      List<String> argv = new ArrayList<>();
+      for (String a : args.split(" ")) {
+        switch (a) {
+          case "{pid}" -> argv.add(Integer.toString(target.pid()));
+          case "{out}" -> argv.add(out.toString());
+          case "{dir}" -> argv.add(dir.toString());
+          // A command that leaves a trace if it is ever run.
+          case "{cmd}" -> argv.addAll(List.of("/usr/bin/touch", marker.toString()));
+          case "{notexec}" -> argv.add(Files.writeString(dir.resolve("notes.txt"), "x\n")
+              .toString());
+          default -> argv.add(a);
+        }
+      }
+
+      var result = Distribution.run(argv.toArray(String[]::new));
+
+      assertEquals(exitCode, result.exitCode(), result.stderr());
+      assertEquals(1, result.stderrLines().size(), result.stderr());
+      String line = result.stderrLines().get(0);
+      assertTrue(line.startsWith("polystack: "), line);
+      assertTrue(line.contains(expected), line);
+      assertFalse(result.stderr().contains("Exception"), result.stderr());
+      assertFalse(result.stderr().contains("\tat "), result.stderr());
+      assertEquals("", result.stdout());
+      assertFalse(Files.exists(out), "wrote " + out + " although the command failed");
+      assertFalse(Files.exists(marker), "started the command although the command line is bad");
+
+      RecordAttachTest.assertReleasedAndRunning(target);
+      target.stdin().write("x".getBytes(StandardCharsets.UTF_8));
+      target.stdin().close();
+      assertEquals(0, target.awaitExit(10), target.output());
+      assertTrue(target.output().contains("done 1"), target.output());
+    }
+  }
+}
