@@ -1,8 +1,10 @@
 package dev.polystack.luajit;
 
 import dev.polystack.plugin.api.CodeRange;
+import dev.polystack.plugin.api.DiscoveredOffset;
 import dev.polystack.plugin.api.Frame;
 import dev.polystack.plugin.api.ProcessContext;
+import dev.polystack.plugin.api.Provenance;
 import dev.polystack.plugin.api.Register;
 import dev.polystack.plugin.api.Registers;
 import dev.polystack.plugin.api.RuntimeInstance;
@@ -186,6 +188,27 @@ final class LuaJitInstance implements RuntimeInstance {
     for (Vm vm : vms.values()) {
       refreshTraces(r, vm);
       out.addAll(vm.traces.ranges());
+    }
+    return out;
+  }
+
+  @Override
+  public synchronized List<DiscoveredOffset> validatedOffsets() {
+    List<DiscoveredOffset> out = new ArrayList<>();
+    if (g2disp > 0) {
+      out.add(new DiscoveredOffset("GG_G2DISP", g2disp, Provenance.RUNTIME_VALIDATION,
+          "G = r14 - G2DISP satisfied G->cur_L->glref == G and main L->glref == G"));
+    }
+    for (Vm vm : vms.values()) {
+      out.add(new DiscoveredOffset("G", vm.g, Provenance.RUNTIME_VALIDATION,
+          "a global_State of this process"));
+      if (vm.traceArray < 0) {
+        out.add(new DiscoveredOffset("J->trace", 0, Provenance.RUNTIME_VALIDATION,
+            "not validated yet: no JIT trace exists in this VM"));
+      } else {
+        out.add(new DiscoveredOffset("J->trace", vm.traceArray, Provenance.RUNTIME_VALIDATION,
+            vm.traces.all().size() + " traces carried the GCtrace tag and their own number"));
+      }
     }
     return out;
   }

@@ -55,6 +55,11 @@ final class InspectCommand implements Runnable {
   @Option(names = "--json", description = "One JSON object per module, one per line.")
   boolean json;
 
+  @Option(names = "--validate",
+      description = "With --pid, also check offsets against the running process: takes up to"
+          + " 50 snapshots, stopping its threads as briefly as 'dump' does.")
+  boolean validate;
+
   @ParentCommand PolystackCommand parent;
 
   private final PluginLoader loader;
@@ -130,6 +135,9 @@ final class InspectCommand implements Runnable {
         console.warn("skipped " + m.path() + ": " + e.getMessage());
       }
     }
+    if (validate) {
+      reports = withValidated(reports, pid);
+    }
     Optional<MemoryMapping> vdso = maps.first(MappingKind.VDSO);
     if (vdso.isPresent()) {
       try {
@@ -141,6 +149,38 @@ final class InspectCommand implements Runnable {
       }
     }
     return reports;
+  }
+
+  private List<ModuleReport> withValidated(List<ModuleReport> reports, int pid) {
+    var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
+    java.util.Map<String, List<dev.polystack.plugin.api.DiscoveredOffset>> validated;
+    try {
+      validated = new dev.polystack.host.sampling.DumpSession(ProcFs.system(), registry, guard,
+          console::warn).validateOffsets(pid, 50);
+    } catch (dev.polystack.host.sampling.SamplingException e) {
+      throw new CommandFailedException(e.getMessage());
+    }
+    List<ModuleReport> out = new ArrayList<>();
+    for (ModuleReport r : reports) {
+      var extra = validated.getOrDefault(r.module(), List.of());
+      if (extra.isEmpty()) {
+        out.add(r);
+        continue;
+      }
+      List<ModuleReport.Finding> findings = new ArrayList<>();
+      for (ModuleReport.Finding f : r.findings()) {
+        if (f.status() == ModuleReport.Status.SUPPORTED) {
+          List<dev.polystack.plugin.api.DiscoveredOffset> offsets = new ArrayList<>(f.offsets());
+          offsets.removeIf(o -> extra.stream().anyMatch(x -> x.name().equals(o.name())));
+          offsets.addAll(extra);
+          f = new ModuleReport.Finding(f.plugin(), f.status(), f.summary(), f.evidence(),
+              f.codeRanges(), offsets);
+        }
+        findings.add(f);
+      }
+      out.add(new ModuleReport(r.module(), r.buildId(), r.bias(), findings));
+    }
+    return out;
   }
 
   /**

@@ -8,6 +8,7 @@ import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcReadException;
 import dev.polystack.host.proc.ThreadState;
 import dev.polystack.host.process.LoadedModule;
+import dev.polystack.host.process.RuntimeBinding;
 import dev.polystack.host.process.TargetProcess;
 import dev.polystack.host.ptrace.Ptrace;
 import dev.polystack.host.ptrace.TraceEvent;
@@ -15,6 +16,7 @@ import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.ptrace.WaitStatus;
 import dev.polystack.host.sys.SyscallException;
 import dev.polystack.otel.model.ModuleInfo;
+import dev.polystack.plugin.api.DiscoveredOffset;
 import dev.polystack.plugin.api.Frame;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -48,6 +50,58 @@ public final class DumpSession {
     this.plugins = plugins;
     this.guard = guard;
     this.warn = warn;
+  }
+
+  /**
+   * Takes up to {@code snapshots} snapshots, a few milliseconds apart, until every attached
+   * plug-in instance reports values it validated against the process; returns them by module.
+   * Each snapshot stops the threads as briefly as {@code dump} does.
+   */
+  public Map<String, List<DiscoveredOffset>> validateOffsets(int pid, int snapshots)
+      throws SamplingException {
+    new RecordSession(proc, plugins, guard, warn).checkAttachable(pid);
+    TargetProcess target = new TargetProcess(pid, proc, new ModuleOpener(), RemoteMemory.of(pid),
+        plugins, guard, warn);
+    try {
+      target.refresh();
+    } catch (ProcReadException e) {
+      throw new SamplingException("cannot read process " + pid + ": " + e.getMessage());
+    }
+    StackWalker walker = new StackWalker(SamplingOptions.DEFAULT_MAX_DEPTH, guard);
+    Map<String, List<DiscoveredOffset>> found = new LinkedHashMap<>();
+    try (Tracer tracer = Tracer.start(pid)) {
+      for (int i = 0; i < snapshots; i++) {
+        tracer.call(p -> {
+          snapshot(p, pid, target, walker, new LinkedHashMap<>(), new LinkedHashMap<>(),
+              new LinkedHashMap<>());
+          return null;
+        });
+        try {
+          target.refresh(); // lets plug-ins read what the snapshot located (e.g. JIT traces)
+        } catch (ProcReadException e) {
+          throw new SamplingException("process " + pid + " went away: " + e.getMessage());
+        }
+        found.clear();
+        boolean all = true;
+        for (RuntimeBinding b : target.table().bindings()) {
+          List<DiscoveredOffset> v = guard.call(b.plugin(), "validatedOffsets",
+              b.instance()::validatedOffsets).orElse(List.of());
+          all &= !v.isEmpty();
+          found.computeIfAbsent(b.module(), k -> new ArrayList<>()).addAll(v);
+        }
+        if (all) {
+          break;
+        }
+        Thread.sleep(20);
+      }
+    } catch (SyscallException e) {
+      throw new SamplingException("cannot inspect process " + pid + ": " + e.getMessage());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } finally {
+      target.close();
+    }
+    return found;
   }
 
   public Dump dump(int pid, int maxDepth) throws SamplingException {

@@ -37,6 +37,14 @@ public interface RuntimeInstance {
   /** The process mapped or unmapped memory; refresh anything derived from the memory map. */
   default void mappingsChanged(ProcessContext process) {}
 
+  /**
+   * Values this instance has confirmed against the live process so far (provenance
+   * {@link Provenance#RUNTIME_VALIDATION}), for {@code inspect}; empty until a walk found them.
+   */
+  default List<DiscoveredOffset> validatedOffsets() {
+    return List.of();
+  }
+
   /** Counters since the last call (e.g. {@code bad_frame_link: 3}), then reset to zero. */
   default Map<String, Long> getAndResetCounters() {
     return Map.of();
