@@ -2,6 +2,7 @@ package dev.polystack.luajit;
 
 import dev.polystack.plugin.api.CodeRange;
 import dev.polystack.plugin.api.Frame;
+import dev.polystack.plugin.api.Mapping;
 import dev.polystack.plugin.api.ProcessContext;
 import dev.polystack.plugin.api.Register;
 import dev.polystack.plugin.api.Registers;
@@ -141,6 +142,9 @@ final class LuaJitInstance implements RuntimeInstance {
   public synchronized Registers unwindCaller(ThreadContext thread, Registers frame) {
     Vm vm = vmWithTraceAt(frame.pc());
     if (vm == null) {
+      vm = discoverTraceAt(new TargetReader(thread.memory(), layout), frame);
+    }
+    if (vm == null) {
       return null;
     }
     Traces.Trace trace = vm.traces.at(frame.pc());
@@ -159,7 +163,33 @@ final class LuaJitInstance implements RuntimeInstance {
       refreshTraces(r, vm);
       out.addAll(vm.traces.ranges());
     }
+    if (vms.isEmpty()) {
+      // G is found from an interpreter frame, but a VM that spends nearly all its time in
+      // traces (an nginx worker under load) may never be sampled there. Until a VM is known,
+      // claim anonymous executable memory, where LuaJIT puts machine code, so that a PC in an
+      // unknown trace reaches unwindCaller, which finds G from r14 (DISPATCH in GC64 traces).
+      for (Mapping m : process.mappings()) {
+        if (m.executable() && m.isAnonymous()) {
+          out.add(new CodeRange(m.start(), m.end(), "anonymous code (luajit traces?)"));
+        }
+      }
+    }
     return out;
+  }
+
+  /**
+   * A PC in no known trace: r14 is DISPATCH there too, so find that VM and re-read its traces
+   * (new ones appear all the time); null when the PC is still not in one of them.
+   */
+  private Vm discoverTraceAt(TargetReader r, Registers frame) {
+    try {
+      Vm vm = findVm(r, frame);
+      refreshTraces(r, vm);
+      return vm.traces.at(frame.pc()) != null ? vm : null;
+    } catch (WalkException e) {
+      count("trace_unknown");
+      return null;
+    }
   }
 
   @Override
