@@ -1,0 +1,183 @@
+package dev.polystack.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A C program that embeds LuaJIT through its C API (libluajit-5.1.so, upstream, from
+ * libluajit-5.1-dev): Lua calls a registered C function that calls back into Lua, so one native
+ * stack holds Lua, then C, then Lua again, and polystack must splice each Lua segment in place.
+ */
+class LuaJitEmbedTest {
+  /** Lines of the functions in embed.lua: where each is defined, and its body. */
+  private static final int OUTER_BODY_FROM = 12;
+  private static final int OUTER_BODY_TO = 16;
+  private static final int INNER_FIRST = 3;
+  private static final int RUN_FIRST = 19;
+  private static final int INNER_BODY_FROM = 4;
+  private static final int INNER_BODY_TO = 8;
+
+  @TempDir Path dir;
+  private Path program;
+  private Path script;
+
+  @BeforeEach
+  void build() throws Exception {
+    Path source = copyResource("embed.c");
+    script = copyResource("embed.lua");
+    program = dir.resolve("embed");
+    // Not stripped, so c_apply and c_mix resolve by symbol; -O2 as a real build would use.
+    Process gcc = new ProcessBuilder("gcc", "-O2", "-g", "-o", program.toString(),
+        source.toString(), "-I/usr/include/luajit-2.1", "-lluajit-5.1")
+        .redirectErrorStream(true).start();
+    String log = new String(gcc.getInputStream().readAllBytes());
+    assertTrue(gcc.waitFor(60, TimeUnit.SECONDS), "gcc did not finish");
+    assertEquals(0, gcc.exitValue(),
+        "gcc failed (libluajit-5.1-dev missing? .ci/run installs it): " + log);
+  }
+
+  @Test
+  void detectsLuaJitInTheLibraryByContentNotInTheExecutableThatCallsIt() throws Exception {
+    // The executable imports lua_* functions but holds no VM: imports are not exports.
+    var binary = Distribution.run("inspect", "--binary", program.toString());
+    assertEquals(0, binary.exitCode(), binary.stderr());
+    assertTrue(binary.stdout().contains("no plug-in recognised this module"), binary.stdout());
+    assertFalse(binary.stdout().contains("luajit:"), binary.stdout());
+
+    Process target = new ProcessBuilder(program.toString(), script.toString(), "60")
+        .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+        .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+    try {
+      Thread.sleep(300); // past the loader, into the Lua work
+      var live = Distribution.run("inspect", "--pid", Long.toString(target.pid()));
+      assertEquals(0, live.exitCode(), live.stderr());
+      String out = live.stdout();
+      int lib = out.indexOf("/libluajit-5.1.so");
+      assertTrue(lib >= 0, out);
+      String libSection = out.substring(lib);
+      assertTrue(libSection.contains("luajit: supported: LuaJIT 2.1 (upstream, GC64"), out);
+      assertTrue(libSection.contains("interpreter FDE"), out);
+      assertTrue(libSection.contains("sizeof(lua_State) = 0x60"), out);
+      // The executable itself is listed with no finding, or not at all; never as LuaJIT.
+      int exe = out.indexOf(program + "  ");
+      if (exe >= 0) {
+        assertFalse(out.substring(exe, nextModule(out, exe)).contains("luajit:"), out);
+      }
+      assertTrue(target.isAlive(), "inspect must not disturb the target");
+    } finally {
+      target.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+    }
+  }
+
+  @Test
+  void luaThenCThenLuaAreMergedInCallOrder() throws Exception {
+    Path folded = dir.resolve("embed.folded");
+    // The program runs a fixed 4 s of work and exits; the duration is only a safety bound.
+    var result = Distribution.run("record", "--duration", "30s", "--format", "folded", "-o",
+        folded.toString(), "--", program.toString(), script.toString(), "4");
+
+    assertEquals(0, result.exitCode(), result.stderr());
+    assertTrue(result.stderr().contains("target exited with code 0"), result.stderr());
+    FoldedStacks stacks = FoldedStacks.read(folded);
+    long total = stacks.samples();
+    assertTrue(total >= 20, "too few samples: " + total + stacks.top(10));
+
+    String chunk = script.toString();
+    Predicate<String> outer = f -> isLua(f, "outer", chunk, OUTER_BODY_FROM, OUTER_BODY_TO);
+    // A Lua function called from C has no calling bytecode to name it (lj_debug_funcname gives
+    // none either), so the callback carries LuaJIT's anonymous form, function <CHUNK:LINE>.
+    String callbackName = "function <" + chunk + ":" + INNER_FIRST + ">";
+    Predicate<String> callback =
+        f -> isLua(f, callbackName, chunk, INNER_BODY_FROM, INNER_BODY_TO);
+    // Rarely (1 sample in ~350 seen) the callback's line is 0, i.e. unknown; structure checks
+    // accept that, and the line check below bounds how often it may happen.
+    Predicate<String> callbackAnyLine = f -> {
+      FoldedStacks.LuaFrame lua = FoldedStacks.LuaFrame.parse(f);
+      return lua != null && lua.name().equals(callbackName) && lua.chunk().equals(chunk);
+    };
+    Predicate<String> cApply = "c_apply"::equals;
+
+    // Every sample inside the script's work shows the whole chain in order, root to leaf:
+    // main -> lua_pcall -> run -> outer -> c_apply -> (c_mix | callback).
+    List<FoldedStacks.Stack> inWork = stacks.where(s -> s.has(cApply));
+    long work = stacks.count(s -> s.has(cApply));
+    assertTrue(work * 100 >= total * 70,
+        "c_apply should be on most stacks: " + work + " of " + total + stacks.top(10));
+    for (FoldedStacks.Stack s : inWork) {
+      int main = s.indexOf("main"::equals);
+      int pcall = s.indexOf("lua_pcall"::equals);
+      int run = s.indexOf(f -> isLua(f, "function <" + chunk + ":" + RUN_FIRST + ">", chunk,
+          RUN_FIRST + 1, RUN_FIRST + 2));
+      int out = s.indexOf(outer);
+      int apply = s.indexOf(cApply);
+      assertTrue(0 <= main && main < pcall && pcall < run && run < out && out < apply,
+          "main, lua_pcall, run, outer, c_apply out of order or missing in " + s);
+      assertEquals(apply - 1, out, "c_apply must sit right on its Lua caller: " + s);
+      List<String> above = s.frames().subList(apply + 1, s.frames().size());
+      assertTrue(above.isEmpty() || above.get(0).equals("c_mix")
+              || callbackAnyLine.test(above.get(0))
+              || above.get(0).startsWith("luaL_") || above.get(0).startsWith("lua_"),
+          "c_apply's callee should be c_mix, the Lua callback or the C API: " + s);
+    }
+
+    // Lua -> C -> Lua: the callback appears above c_apply, never beside it.
+    long chains = stacks.count(s -> s.has(callbackAnyLine));
+    assertTrue(chains > 0, "no sample in the Lua callback" + stacks.top(10));
+    for (FoldedStacks.Stack s : stacks.where(s -> s.has(callbackAnyLine))) {
+      assertTrue(s.has(cApply) && s.indexOf(cApply) < s.indexOf(callbackAnyLine),
+          "the callback must sit above c_apply: " + s);
+    }
+    long withBodyLine = stacks.count(s -> s.has(callback));
+    assertTrue(withBodyLine * 10 >= chains * 9,
+        "callback lines outside its body in " + (chains - withBodyLine) + " of " + chains
+            + stacks.top(10));
+    long cWork = stacks.count(s -> s.has("c_mix"::equals));
+    assertTrue(cWork > 0, "no sample in c_mix" + stacks.top(10));
+    System.out.printf("embed: %d samples; c_apply on %d (%.0f%%), Lua callback %d (%.0f%%),"
+        + " c_mix %d (%.0f%%)%n", total, work, 100.0 * work / total, chains,
+        100.0 * chains / total, cWork, 100.0 * cWork / total);
+  }
+
+  /** A Lua frame named {@code name}, in {@code chunk}, at a line inside [from, to]. */
+  static boolean isLua(String frame, String name, String chunk, int from, int to) {
+    FoldedStacks.LuaFrame f = FoldedStacks.LuaFrame.parse(frame);
+    return f != null && f.name().equals(name) && f.chunk().equals(chunk) && f.line() >= from
+        && f.line() <= to;
+  }
+
+  private static int nextModule(String out, int from) {
+    int next = out.indexOf("\n/", from + 1);
+    int vdso = out.indexOf("\n[", from + 1);
+    int end = out.length();
+    if (next >= 0) {
+      end = Math.min(end, next);
+    }
+    if (vdso >= 0) {
+      end = Math.min(end, vdso);
+    }
+    return end;
+  }
+
+  private Path copyResource(String name) throws IOException {
+    Path target = dir.resolve(name);
+    try (InputStream in = LuaJitEmbedTest.class.getResourceAsStream("/luajit-targets/" + name)) {
+      if (in == null) {
+        throw new IllegalStateException("missing test resource luajit-targets/" + name);
+      }
+      Files.copy(in, target);
+    }
+    return target;
+  }
+}
