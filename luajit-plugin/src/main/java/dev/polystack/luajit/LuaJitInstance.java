@@ -53,10 +53,7 @@ final class LuaJitInstance implements RuntimeInstance {
   /** Validated global_State addresses, most recently used last. */
   private final LinkedHashMap<Long, Vm> vms = new LinkedHashMap<>(4, 0.75f, true);
   private long g2disp = -1;
-  private long lastDiscovery = Long.MIN_VALUE / 2;
 
-  /** How often an unknown PC may trigger a trace re-read while a thread is stopped. */
-  static final long DISCOVERY_INTERVAL_NANOS = 20_000_000L;
   private ThreadContext stateOwner;
   private SampleState state;
 
@@ -77,6 +74,7 @@ final class LuaJitInstance implements RuntimeInstance {
     final Map<Long, Integer> nextSegment = new HashMap<>();
     final Set<Long> traceCframes = new HashSet<>();
     Integer leafVmstate;
+    boolean discoveryDone;
   }
 
   LuaJitInstance(LuaJitBinary binary, ProcessContext process, long bias) {
@@ -147,7 +145,7 @@ final class LuaJitInstance implements RuntimeInstance {
   public synchronized Registers unwindCaller(ThreadContext thread, Registers frame) {
     Vm vm = vmWithTraceAt(frame.pc());
     if (vm == null) {
-      vm = discoverTraceAt(thread, frame);
+      vm = discoverTraceAt(thread, frame, stateFor(thread));
       if (vm == null) {
         return null;
       }
@@ -162,15 +160,14 @@ final class LuaJitInstance implements RuntimeInstance {
 
   /**
    * A PC in no known code may be a trace compiled since the host last asked for code ranges:
-   * DISPATCH is in r14 on traces too, so find the VM and re-read its traces (rate-limited, since
-   * the thread is stopped meanwhile).
+   * DISPATCH is in r14 on traces too, so find the VM and re-read its traces, at most once per
+   * sample since the thread is stopped meanwhile.
    */
-  private Vm discoverTraceAt(ThreadContext thread, Registers frame) {
-    long now = System.nanoTime();
-    if (now - lastDiscovery < DISCOVERY_INTERVAL_NANOS) {
+  private Vm discoverTraceAt(ThreadContext thread, Registers frame, SampleState st) {
+    if (st.discoveryDone) {
       return null;
     }
-    lastDiscovery = now;
+    st.discoveryDone = true;
     TargetReader r = new TargetReader(thread.memory(), layout);
     try {
       Vm vm = findVm(r, frame);
