@@ -72,7 +72,7 @@ final class LuaJitInstance implements RuntimeInstance {
   private static final class SampleState {
     final Map<Long, LuaStack> stacks = new HashMap<>();
     final Map<Long, Integer> nextSegment = new HashMap<>();
-    final Set<Long> traceCframes = new HashSet<>();
+    final Set<Long> walkedCframes = new HashSet<>();
     Integer leafVmstate;
     boolean discoveryDone;
   }
@@ -97,7 +97,7 @@ final class LuaJitInstance implements RuntimeInstance {
       long cframe;
       if (interpreter.contains(pc)) {
         cframe = regs.sp();
-        if (st.traceCframes.contains(cframe)) {
+        if (st.walkedCframes.contains(cframe)) {
           return new WalkResult.Frames(List.of()); // walked already, from the trace above it
         }
         vm = findVm(r, regs);
@@ -143,6 +143,9 @@ final class LuaJitInstance implements RuntimeInstance {
 
   @Override
   public synchronized Registers unwindCaller(ThreadContext thread, Registers frame) {
+    if (interpreter.contains(frame.pc())) {
+      return helperCaller(thread, frame);
+    }
     Vm vm = vmWithTraceAt(frame.pc());
     if (vm == null) {
       vm = discoverTraceAt(thread, frame, stateFor(thread));
@@ -154,8 +157,36 @@ final class LuaJitInstance implements RuntimeInstance {
     // A trace runs on the interpreter's C frame, below it by 16 (JLOOP) + spadjust bytes; the
     // interpreter's own CFI (CFA = rsp + 80) then leads on to its native callers.
     long cframe = frame.sp() + 16 + trace.spAdjust();
-    stateFor(thread).traceCframes.add(cframe);
+    stateFor(thread).walkedCframes.add(cframe);
     return frame.with(Register.RSP, cframe).with(Register.RIP, interpreter.start() + 1);
+  }
+
+  /**
+   * VM helpers such as lj_vm_floor or vm_mod are entered by a call without a prologue, so the
+   * interpreter's CFI (CFA = rsp + 80) is off by the return address there. Recognised by a
+   * return address into the VM at [rsp] with a valid SAVE_L 8 bytes higher: pop it, and let the
+   * interpreter frame above be walked as the same C frame (it is dropped from the stack, since
+   * the helper frame already carries its Lua frames). Null means: the CFI is right here.
+   */
+  private Registers helperCaller(ThreadContext thread, Registers frame) {
+    TargetReader r = new TargetReader(thread.memory(), layout);
+    try {
+      long ra = r.u64(frame.sp(), "stack");
+      if (!interpreter.contains(ra)) {
+        return null;
+      }
+      long cframe = frame.sp() + 8;
+      long L = r.u64(cframe + Layout.CF_SAVE_L, "cframe");
+      for (Vm vm : vms.values()) {
+        if (isThreadOf(r, L, vm.g)) {
+          stateFor(thread).walkedCframes.add(cframe);
+          return frame.with(Register.RSP, cframe).with(Register.RIP, ra);
+        }
+      }
+      return null;
+    } catch (WalkException e) {
+      return null;
+    }
   }
 
   /**
@@ -398,8 +429,9 @@ final class LuaJitInstance implements RuntimeInstance {
       name = proto.firstLine() == 0 ? "main chunk"
           : "function <" + proto.chunk() + ":" + proto.firstLine() + ">";
     }
-    return new Frame(LuaJitPlugin.FRAME_TYPE, proto.address(), name, proto.chunk(), line,
-        proto.firstLine(), "", attributes);
+    // Garbage in a line table must not make a frame invalid: a line is never negative.
+    return new Frame(LuaJitPlugin.FRAME_TYPE, proto.address(), name, proto.chunk(),
+        Math.max(0, line), Math.max(0, proto.firstLine()), "", attributes);
   }
 
   /**

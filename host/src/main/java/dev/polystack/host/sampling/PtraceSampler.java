@@ -33,6 +33,9 @@ final class PtraceSampler {
   private final ProcFs proc;
   private final Runnable refreshRequest;
   private final TraceeControl control;
+  private long lastRefresh = Long.MIN_VALUE / 2;
+
+  static final long REFRESH_INTERVAL_NANOS = 100_000_000L;
 
   /**
    * @param refreshRequest asks another thread to re-read the target's memory map (after exec, or
@@ -165,16 +168,38 @@ final class PtraceSampler {
     } finally {
       control.resume(p, tid, 0);
     }
+    refreshIfStale(sample.stack());
     sink.accept(new ThreadSample(sample.tid(), sample.epochNanos(), sample.stack(),
         System.nanoTime() - t0));
   }
 
   private ThreadSample capture(Ptrace p, int tid) throws SyscallException {
     RawStack stack = walkStopped(p, tid, target, walker, options.stackBytes());
-    if (stack.errors().contains("no_module")) {
-      refreshRequest.run();
-    }
     return new ThreadSample(tid, System.currentTimeMillis() * 1_000_000L, stack, 0);
+  }
+
+  /**
+   * A PC in no known module means the map changed (a library loaded after exec, JIT code): re-read
+   * it right here, after the thread was resumed, so the next sample already knows it. The helper
+   * thread would do it too, but on a busy host it may not run for a long time. Rate-limited.
+   */
+  private void refreshIfStale(RawStack stack) {
+    if (!stack.errors().contains("no_module")) {
+      return;
+    }
+    long now = System.nanoTime();
+    if (now - lastRefresh < REFRESH_INTERVAL_NANOS) {
+      refreshRequest.run();
+      return;
+    }
+    lastRefresh = now;
+    try {
+      target.refresh();
+    } catch (dev.polystack.host.proc.ProcReadException e) {
+      // The process is going away; the event loop notices.
+    } catch (RuntimeException e) {
+      sink.lost("refresh_failed");
+    }
   }
 
   /** Reads registers and walks the stack of a thread that is in a ptrace-stop. */

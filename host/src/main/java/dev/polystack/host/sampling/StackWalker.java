@@ -36,17 +36,25 @@ final class StackWalker {
     // none claims it yet (a trace born since the last refresh), to each in turn; whoever
     // unwinds it also walks it.
     Map<Long, RuntimeBinding> claimed = new HashMap<>();
-    NativeUnwinder.CallerStep jitStep = regs -> {
-      RuntimeBinding owner = table.bindingAt(regs.pc());
-      for (RuntimeBinding b : owner != null ? List.of(owner) : table.bindings()) {
-        Registers caller = guard.call(b.plugin(), "unwindCaller",
-            () -> b.instance().unwindCaller(thread, regs)).orElse(null);
-        if (caller != null) {
-          claimed.put(regs.pc(), b);
-          return caller;
+    NativeUnwinder.CallerStep jitStep = new NativeUnwinder.CallerStep() {
+      @Override
+      public Registers callerOf(Registers regs) {
+        RuntimeBinding owner = table.bindingAt(regs.pc());
+        for (RuntimeBinding b : owner != null ? List.of(owner) : table.bindings()) {
+          Registers caller = guard.call(b.plugin(), "unwindCaller",
+              () -> b.instance().unwindCaller(thread, regs)).orElse(null);
+          if (caller != null) {
+            claimed.put(regs.pc(), b);
+            return caller;
+          }
         }
+        return null;
       }
-      return null;
+
+      @Override
+      public boolean owns(long pc) {
+        return table.bindingAt(pc) != null;
+      }
     };
     UnwindResult unwound = unwinder.unwind(thread.registers(), thread.memory(), table, jitStep);
     List<RawFrame> frames = new ArrayList<>();

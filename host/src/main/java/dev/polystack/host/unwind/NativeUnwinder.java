@@ -25,6 +25,14 @@ public final class NativeUnwinder {
    */
   public interface CallerStep {
     Registers callerOf(Registers frame);
+
+    /**
+     * Whether the generator of this code wants to unwind it itself even where CFI exists (an
+     * interpreter whose helpers are entered without a prologue, so the CFI is off there).
+     */
+    default boolean owns(long pc) {
+      return false;
+    }
   }
 
   /** Stacks are at most this far apart from one frame to the next (8 MiB default ulimit). */
@@ -80,9 +88,16 @@ public final class NativeUnwinder {
         }
       }
       long sp = regs[Register.RSP.ordinal()];
-      Step jitStep = row == null && module == null ? jitCaller(jit, regs, known) : null;
+      Step jitStep = (row == null && module == null) || jit.owns(pc)
+          ? jitCaller(jit, regs, known) : null;
       try {
-        if (row != null) {
+        if (jitStep != null) {
+          // The code's generator knows better than the CFI (or there is none): use its step.
+          regs = jitStep.regs;
+          known = jitStep.known;
+          exact = true;
+          viaFp = false;
+        } else if (row != null) {
           Step step = stepWithCfi(row, regs, known, memory);
           if (step == null) {
             return new UnwindResult(frames, null); // outermost frame: RA undefined
@@ -93,12 +108,6 @@ public final class NativeUnwinder {
           regs = step.regs;
           known = step.known;
           exact = step.signalFrame;
-          viaFp = false;
-        } else if (jitStep != null) {
-          // The JIT names an exact PC in the code that entered it (e.g. its interpreter).
-          regs = jitStep.regs;
-          known = jitStep.known;
-          exact = true;
           viaFp = false;
         } else {
           long[] next = stepWithFramePointer(regs, known, memory);

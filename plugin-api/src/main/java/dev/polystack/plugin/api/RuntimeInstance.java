@@ -17,10 +17,11 @@ public interface RuntimeInstance {
   }
 
   /**
-   * Unwinds one frame of code that has no call-frame information (JIT code in {@link
-   * #dynamicCodeRanges()}): the registers of its caller, of which RIP and RSP must be set and
-   * callee-saved registers kept, or null when the plug-in cannot tell. The host calls this while
-   * unwinding, before {@link #walk}, for the same thread.
+   * Unwinds one frame of this runtime's code: the registers of its caller, of which RIP and RSP
+   * must be set and callee-saved registers kept, or null to let the host use the code's CFI (or
+   * its frame-pointer fallback). Asked first for PCs in this instance's code ranges, and for PCs
+   * in no module at all (JIT code the host has not been told about yet). The host calls this
+   * while unwinding, before {@link #walk}, for the same thread.
    */
   default Registers unwindCaller(ThreadContext thread, Registers frame) {
     return null;
