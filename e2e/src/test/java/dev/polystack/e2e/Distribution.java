@@ -37,11 +37,22 @@ final class Distribution {
   }
 
   static Result run(String... args) throws IOException, InterruptedException {
+    return run(null, java.util.Map.of(), args);
+  }
+
+  /** Runs polystack in {@code workDir} (null: inherited) with extra environment variables. */
+  static Result run(Path workDir, java.util.Map<String, String> env, String... args)
+      throws IOException, InterruptedException {
     List<String> command = command(args);
     Path out = Files.createTempFile("polystack-out", ".txt");
     Path err = Files.createTempFile("polystack-err", ".txt");
     try {
-      Process p = new ProcessBuilder(command)
+      ProcessBuilder builder = new ProcessBuilder(command);
+      if (workDir != null) {
+        builder.directory(workDir.toFile());
+      }
+      builder.environment().putAll(env);
+      Process p = builder
           .redirectOutput(out.toFile())
           .redirectError(err.toFile())
           .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
