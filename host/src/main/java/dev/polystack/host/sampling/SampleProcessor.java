@@ -90,12 +90,26 @@ final class SampleProcessor implements SampleSink, AutoCloseable {
   private synchronized void process(ThreadSample s) {
     List<Frame> frames = namer.name(s.stack(), target.table());
     StackTrace stack = stacks.computeIfAbsent(frames, StackTrace::new);
-    samples.add(new Sample(s.tid(), threadName(s.tid()), s.epochNanos(), stack, Map.of()));
+    samples.add(new Sample(s.tid(), threadName(s.tid()), s.epochNanos(), stack,
+        sampleAttributes(frames)));
     pauses.add(s.pauseNanos());
     for (String reason : s.stack().errors()) {
       errors.merge(reason, 1L, Long::sum);
     }
     processed++;
+  }
+
+  /**
+   * Per-sample facts a plug-in put on the leaf-most frame it produced (LuaJIT's vmstate and
+   * trace number) become sample attributes, where outputs expect them.
+   */
+  private static Map<String, String> sampleAttributes(List<Frame> frames) {
+    for (Frame f : frames) {
+      if (!f.attributes().isEmpty()) {
+        return f.attributes();
+      }
+    }
+    return Map.of();
   }
 
   private String threadName(int tid) {
