@@ -38,9 +38,13 @@ public final class RecordSession {
   public record Result(Recording recording, Summary summary, WaitStatus targetExit,
       boolean stoppedByUser) {}
 
-  /** Figures for the end-of-run summary. */
+  /**
+   * Figures for the end-of-run summary. The target pause per sample runs from the interrupt to
+   * the resume; the median and p99 come from a bounded reservoir, the mean and count are exact.
+   */
   public record Summary(long samples, int threads, Map<String, Long> errors,
-      Map<String, Long> losses, long meanPauseNanos, long p99PauseNanos, double achievedHz) {}
+      Map<String, Long> losses, long pauseCount, long meanPauseNanos, long medianPauseNanos,
+      long p99PauseNanos, long maxPauseNanos, double achievedHz) {}
 
   /** Live figures for the status line. */
   public interface Progress {
@@ -183,7 +187,8 @@ public final class RecordSession {
         options.periodNanos(), "ptrace", new ArrayList<>(modules.values()), samples, losses);
     PauseStats pauses = processor.pauses();
     Summary summary = new Summary(samples.size(), threads, processor.errors(), losses,
-        pauses.meanNanos(), pauses.quantileNanos(0.99),
+        pauses.count(), pauses.meanNanos(), pauses.quantileNanos(0.5), pauses.quantileNanos(0.99),
+        pauses.maxNanos(),
         threads == 0 ? 0 : samples.size() / seconds / threads);
     return new Result(recording, summary, outcome.exit(), outcome.stoppedByUser());
   }
