@@ -73,7 +73,7 @@ final class RecordCommand implements Runnable {
   int maxDepth;
 
   @Option(names = "--stats-json", paramLabel = "FILE",
-      description = "Also write run statistics as JSON to FILE (samples, target pause per sample:"
+      description = "Write run statistics as JSON to FILE (samples, target pause per sample:"
           + " mean, median, p99, max; losses).")
   Path statsJson;
 
