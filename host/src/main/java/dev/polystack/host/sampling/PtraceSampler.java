@@ -36,6 +36,7 @@ final class PtraceSampler {
   private final ProcFs proc;
   private final Runnable refreshRequest;
   private final TraceeControl control;
+  private final PauseBreakdown breakdown = PauseBreakdown.ENABLED ? new PauseBreakdown() : null;
 
   /**
    * @param refreshRequest asks another thread to re-read the target's memory map (after exec, or
@@ -102,6 +103,9 @@ final class PtraceSampler {
       for (int i = control.detachAll(p); i > 0; i--) {
         sink.lost("detach_failed");
       }
+      if (PauseBreakdown.ENABLED) {
+        System.err.println("polystack: " + breakdown.report());
+      }
     }
     return new Outcome(control.exit(), byUser);
   }
@@ -130,6 +134,9 @@ final class PtraceSampler {
 
   private void sampleOne(Ptrace p, int tid) throws SyscallException {
     long t0 = System.nanoTime();
+    if (PauseBreakdown.ENABLED) {
+      breakdown.start(t0);
+    }
     try {
       p.interrupt(tid);
     } catch (SyscallException e) {
@@ -139,6 +146,9 @@ final class PtraceSampler {
       }
       throw e;
     }
+    if (PauseBreakdown.ENABLED) {
+      breakdown.mark(PauseBreakdown.INTERRUPT);
+    }
     WaitStatus stopped = p.awaitStop(tid, STOP_TIMEOUT_NANOS);
     if (stopped == null) {
       // Still running (uninterruptible sleep) or gone; the stop, if it comes, is passed on later.
@@ -146,6 +156,9 @@ final class PtraceSampler {
       return;
     }
     TraceEvent event = p.takeEvent(tid);
+    if (PauseBreakdown.ENABLED) {
+      breakdown.mark(PauseBreakdown.WAIT);
+    }
     if (event == null || !isInterruptStop(event.status())) {
       // Something else happened first (a signal, a clone): pass it on; the interrupt's own stop
       // arrives later and is resumed by the event loop.
@@ -161,12 +174,16 @@ final class PtraceSampler {
     } finally {
       control.resume(p, tid, 0);
     }
-    sink.accept(new ThreadSample(sample.tid(), sample.epochNanos(), sample.stack(),
-        System.nanoTime() - t0));
+    long t1 = System.nanoTime();
+    if (PauseBreakdown.ENABLED) {
+      breakdown.mark(PauseBreakdown.CONT);
+      breakdown.commit();
+    }
+    sink.accept(new ThreadSample(sample.tid(), sample.epochNanos(), sample.stack(), t1 - t0));
   }
 
   private ThreadSample capture(Ptrace p, int tid) throws SyscallException {
-    RawStack stack = walkStopped(p, tid, target, walker, options.stackBytes());
+    RawStack stack = walkStopped(p, tid, target, walker, options.stackBytes(), breakdown);
     if (stack.errors().contains("no_module")) {
       refreshRequest.run();
     }
@@ -176,11 +193,26 @@ final class PtraceSampler {
   /** Reads registers and walks the stack of a thread that is in a ptrace-stop. */
   static RawStack walkStopped(Ptrace p, int tid, TargetProcess target, StackWalker walker,
       int stackBytes) throws SyscallException {
+    return walkStopped(p, tid, target, walker, stackBytes, null);
+  }
+
+  private static RawStack walkStopped(Ptrace p, int tid, TargetProcess target,
+      StackWalker walker, int stackBytes, PauseBreakdown breakdown) throws SyscallException {
     var regs = ApiRegisters.of(p.getRegs(tid));
+    if (PauseBreakdown.ENABLED && breakdown != null) {
+      breakdown.mark(PauseBreakdown.GETREGS);
+    }
     SampleMemory memory = SampleMemory.live(target.hostMemory());
     memory.prefetch(regs.sp(), stackBytes);
+    if (PauseBreakdown.ENABLED && breakdown != null) {
+      breakdown.mark(PauseBreakdown.READ);
+    }
     CapturedThread thread = new CapturedThread(target.pid(), tid, regs, memory, regs.sp(), 0);
-    return walker.walk(thread, target.table());
+    RawStack stack = walker.walk(thread, target.table());
+    if (PauseBreakdown.ENABLED && breakdown != null) {
+      breakdown.mark(PauseBreakdown.WALK);
+    }
+    return stack;
   }
 
   private static boolean isInterruptStop(WaitStatus st) {
