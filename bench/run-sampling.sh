@@ -12,19 +12,26 @@
 #      16-thread workload for 60 s (10 s in quick mode) at 99 Hz.
 #
 # Usage: bench/run-sampling.sh [--quick | --full] [--rounds N] [--out FILE] [--keep] [--no-wait]
-#   --quick     ~2 s of work per run, 3 rounds, 10 s host-cost record (about 1.5 minutes)
-#   --full      ~6 s of work per run, 7 rounds, 60 s host-cost record (about 8 minutes; default)
+#                              [--nice N]
+#   --quick     ~2 s of work per run, 3 rounds, 10 s host-cost record (under 2 minutes on a quiet machine)
+#   --full      ~6 s of work per run, 7 rounds, 60 s host-cost record (7-9 minutes on a quiet machine; default)
 #   --rounds N  override the number of rounds
 #   --out FILE  where to write the markdown table (default: bench/results/sampling-MODE.md)
 #   --keep      keep the scratch directory (binaries, per-run JSON, timings)
-#   --no-wait   do not wait for a quiet machine before each round (by default it waits up to
-#               20 s per round, 120 s in all, for other processes to use < 25% of the CPUs)
+#   --no-wait   do not wait for a quiet machine before each round (by default it waits, up to
+#               30 s in all in quick mode and 120 s in full mode, for other processes to use
+#               < 25% of the CPUs; the table reports what they used)
+#   --nice N    run everything (workload, floor, perf, polystack) at niceness N, e.g. -10 to
+#               keep other work on a shared machine from dominating the figures (needs root;
+#               no effect against other sessions when kernel.sched_autogroup_enabled = 1)
 #
 # Compare the figures as ratios within one run; absolute numbers move with the machine's load.
 set -euo pipefail
 
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"
+args=("$@")
 mode=full
+nice_level=""
 rounds=""
 out=""
 keep=0
@@ -37,20 +44,27 @@ while [ $# -gt 0 ]; do
     --out) out="$2"; shift ;;
     --keep) keep=1 ;;
     --no-wait) wait_quiet=0 ;;
-    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --nice) nice_level="$2"; shift ;;
+    -h|--help) awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0"; exit 0 ;;
     *) echo "run-sampling.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
   esac
   shift
 done
 
+if [ -n "$nice_level" ] && [ "${RUN_SAMPLING_NICED:-}" != 1 ]; then
+  RUN_SAMPLING_NICED=1 exec nice -n "$nice_level" "$0" "${args[@]}"
+fi
+
 if [ "$mode" = quick ]; then
   iterations=6000      # ~2 s on this machine
   : "${rounds:=3}"
   host_seconds=10
+  wait_budget=30
 else
   iterations=20000     # ~6 s on this machine
   : "${rounds:=7}"
   host_seconds=60
+  wait_budget=120
 fi
 host_threads=16
 : "${out:=$root/bench/results/sampling-$mode.md}"
@@ -139,7 +153,7 @@ waited=0
 busy=0
 quiet() {
   busy="$(cpu_busy)"
-  while [ "$wait_quiet" = 1 ] && [ "$busy" -ge 25 ] && [ "$waited" -lt 120 ]; do
+  while [ "$wait_quiet" = 1 ] && [ "$busy" -ge 25 ] && [ "$waited" -lt "$wait_budget" ]; do
     waited=$((waited + 1))
     busy="$(cpu_busy)"
   done
@@ -220,7 +234,7 @@ describe() {
 {
   echo "## Sampling cost ($mode run, $(date -u +%Y-%m-%dT%H:%MZ))"
   echo
-  echo "Machine: $(nproc) vCPUs, Linux $(uname -r), $(lscpu | sed -n 's/^Model name: *//p' | head -1)."
+  echo "Machine: $(nproc) vCPUs, Linux $(uname -r), $(lscpu | sed -n 's/^Model name: *//p' | head -1). Niceness of all measured processes: $(nice)."
   echo "Load average at start: $load_start; at end: $load_end. Took ${took}s (${waited}s of it waiting for a quiet machine)."
   echo "CPU use by other processes in the second before each round: ${busy_rounds[*]/%/%}; before the host-cost record: $host_busy%."
   echo "Workload: bench/workload.c -O2 -fomit-frame-pointer, $iterations iterations (baseline median"
