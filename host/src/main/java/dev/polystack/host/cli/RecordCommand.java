@@ -73,6 +73,11 @@ final class RecordCommand implements Runnable {
       description = "Frames per stack (default: ${DEFAULT-VALUE}).")
   int maxDepth;
 
+  @Option(names = "--stats-json", paramLabel = "FILE",
+      description = "Write run statistics as JSON to FILE (samples, target pause per sample:"
+          + " mean, median, p99, max; losses).")
+  Path statsJson;
+
   @ParentCommand PolystackCommand parent;
 
   private final PluginLoader loader;
@@ -110,6 +115,11 @@ final class RecordCommand implements Runnable {
     if (out != null && Files.isDirectory(out)) {
       throw new UsageException("--output " + out + ": is a directory; give a file name");
     }
+    if (statsJson != null && statsJson.getParent() != null
+        && !Files.isDirectory(statsJson.getParent())) {
+      throw new UsageException("--stats-json " + statsJson + ": directory "
+          + statsJson.getParent() + " does not exist");
+    }
     if (!command.isEmpty()) {
       checkRunnable(command.get(0), System.getenv("PATH"));
     }
@@ -131,6 +141,9 @@ final class RecordCommand implements Runnable {
           result.recording().target().pid(), profileFormat));
     }
     write(result, profileFormat, out);
+    if (statsJson != null) {
+      writeStats(result.summary(), statsJson);
+    }
     Summaries.print(console, result, out);
   }
 
@@ -191,6 +204,15 @@ final class RecordCommand implements Runnable {
     String time = LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
     String safe = executable.replaceAll("[^A-Za-z0-9._-]", "_");
     return safe + "-" + pid + "-" + time + "." + format.extension();
+  }
+
+  private static void writeStats(RecordSession.Summary summary, Path file) {
+    try {
+      Files.writeString(file, Summaries.statsJson(summary));
+    } catch (IOException e) {
+      throw new CommandFailedException("cannot write " + file + ": " + e.getMessage()
+          + "; choose another --stats-json");
+    }
   }
 
   private void write(RecordSession.Result result, ProfileFormat format, Path out) {

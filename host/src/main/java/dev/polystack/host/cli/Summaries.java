@@ -32,6 +32,30 @@ final class Summaries {
     err.flush();
   }
 
+  /**
+   * The run's figures as one JSON object (for {@code record --stats-json}): sample and thread
+   * counts, achieved rate, target pause per sample in nanoseconds (count, mean, median, p99, max),
+   * and the error and loss counters by reason.
+   */
+  static String statsJson(RecordSession.Summary s) {
+    return "{\"samples\": " + s.samples()
+        + ", \"threads\": " + s.threads()
+        + ", \"achieved_hz\": " + String.format(java.util.Locale.ROOT, "%.3f", s.achievedHz())
+        + ", \"pause_ns\": {\"count\": " + s.pauseCount()
+        + ", \"mean\": " + s.meanPauseNanos()
+        + ", \"median\": " + s.medianPauseNanos()
+        + ", \"p99\": " + s.p99PauseNanos()
+        + ", \"max\": " + s.maxPauseNanos() + "}"
+        + ", \"errors\": " + jsonCounts(s.errors())
+        + ", \"losses\": " + jsonCounts(s.losses()) + "}\n";
+  }
+
+  private static String jsonCounts(Map<String, Long> counts) {
+    return new java.util.TreeMap<>(counts).entrySet().stream()
+        .map(e -> Json.quote(e.getKey()) + ": " + e.getValue())
+        .collect(Collectors.joining(", ", "{", "}"));
+  }
+
   static String describeExit(RecordSession.Result result) {
     WaitStatus exit = result.targetExit();
     if (exit == null && result.targetGone()) {

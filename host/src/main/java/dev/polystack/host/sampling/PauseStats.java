@@ -14,10 +14,12 @@ final class PauseStats {
   private final SplittableRandom random = new SplittableRandom(42);
   private long count;
   private long total;
+  private long max;
 
   void add(long nanos) {
     count++;
     total += nanos;
+    max = Math.max(max, nanos);
     if (count <= RESERVOIR) {
       reservoir[(int) (count - 1)] = nanos;
     } else {
@@ -30,6 +32,10 @@ final class PauseStats {
 
   long count() {
     return count;
+  }
+
+  long maxNanos() {
+    return max;
   }
 
   long meanNanos() {

@@ -34,6 +34,7 @@ final class PtraceSampler {
   private final Runnable refreshRequest;
   private final TraceeControl control;
   private long lastRefresh = Long.MIN_VALUE / 2;
+  private final PauseBreakdown breakdown = PauseBreakdown.ENABLED ? new PauseBreakdown() : null;
 
   static final long REFRESH_INTERVAL_NANOS = 100_000_000L;
 
@@ -109,6 +110,9 @@ final class PtraceSampler {
       for (int i = control.detachAll(p); i > 0; i--) {
         sink.lost("detach_failed");
       }
+      if (PauseBreakdown.ENABLED) {
+        System.err.println("polystack: " + breakdown.report());
+      }
     }
     return new SamplerOutcome(control.exit(), byUser, control.exit() != null);
   }
@@ -137,6 +141,9 @@ final class PtraceSampler {
 
   private void sampleOne(Ptrace p, int tid) throws SyscallException {
     long t0 = System.nanoTime();
+    if (PauseBreakdown.ENABLED) {
+      breakdown.start(t0);
+    }
     try {
       p.interrupt(tid);
     } catch (SyscallException e) {
@@ -146,6 +153,9 @@ final class PtraceSampler {
       }
       throw e;
     }
+    if (PauseBreakdown.ENABLED) {
+      breakdown.mark(PauseBreakdown.INTERRUPT);
+    }
     WaitStatus stopped = p.awaitStop(tid, STOP_TIMEOUT_NANOS);
     if (stopped == null) {
       // Still running (uninterruptible sleep) or gone; the stop, if it comes, is passed on later.
@@ -153,6 +163,9 @@ final class PtraceSampler {
       return;
     }
     TraceEvent event = p.takeEvent(tid);
+    if (PauseBreakdown.ENABLED) {
+      breakdown.mark(PauseBreakdown.WAIT);
+    }
     if (event == null || !isInterruptStop(event.status())) {
       // Something else happened first (a signal, a clone): pass it on; the interrupt's own stop
       // arrives later and is resumed by the event loop.
@@ -168,13 +181,17 @@ final class PtraceSampler {
     } finally {
       control.resume(p, tid, 0);
     }
+    long t1 = System.nanoTime();
+    if (PauseBreakdown.ENABLED) {
+      breakdown.mark(PauseBreakdown.CONT);
+      breakdown.commit();
+    }
     refreshIfStale(sample.stack());
-    sink.accept(new ThreadSample(sample.tid(), sample.epochNanos(), sample.stack(),
-        System.nanoTime() - t0));
+    sink.accept(new ThreadSample(sample.tid(), sample.epochNanos(), sample.stack(), t1 - t0));
   }
 
   private ThreadSample capture(Ptrace p, int tid) throws SyscallException {
-    RawStack stack = walkStopped(p, tid, target, walker, options.stackBytes());
+    RawStack stack = walkStopped(p, tid, target, walker, options.stackBytes(), breakdown);
     return new ThreadSample(tid, System.currentTimeMillis() * 1_000_000L, stack, 0);
   }
 
@@ -205,11 +222,26 @@ final class PtraceSampler {
   /** Reads registers and walks the stack of a thread that is in a ptrace-stop. */
   static RawStack walkStopped(Ptrace p, int tid, TargetProcess target, StackWalker walker,
       int stackBytes) throws SyscallException {
+    return walkStopped(p, tid, target, walker, stackBytes, null);
+  }
+
+  private static RawStack walkStopped(Ptrace p, int tid, TargetProcess target,
+      StackWalker walker, int stackBytes, PauseBreakdown breakdown) throws SyscallException {
     var regs = ApiRegisters.of(p.getRegs(tid));
+    if (PauseBreakdown.ENABLED && breakdown != null) {
+      breakdown.mark(PauseBreakdown.GETREGS);
+    }
     SampleMemory memory = SampleMemory.live(target.hostMemory());
     memory.prefetch(regs.sp(), stackBytes);
+    if (PauseBreakdown.ENABLED && breakdown != null) {
+      breakdown.mark(PauseBreakdown.READ);
+    }
     CapturedThread thread = new CapturedThread(target.pid(), tid, regs, memory, regs.sp(), 0);
-    return walker.walk(thread, target.table());
+    RawStack stack = walker.walk(thread, target.table());
+    if (PauseBreakdown.ENABLED && breakdown != null) {
+      breakdown.mark(PauseBreakdown.WALK);
+    }
+    return stack;
   }
 
   private static boolean isInterruptStop(WaitStatus st) {

@@ -59,9 +59,13 @@ public final class RecordSession {
   public record Result(Recording recording, Summary summary, WaitStatus targetExit,
       boolean stoppedByUser, boolean targetGone) {}
 
-  /** Figures for the end-of-run summary. */
+  /**
+   * Figures for the end-of-run summary. The target pause per sample runs from the interrupt to
+   * the resume; the median and p99 come from a bounded reservoir, the mean and count are exact.
+   */
   public record Summary(long samples, int threads, Map<String, Long> errors,
-      Map<String, Long> losses, long meanPauseNanos, long p99PauseNanos, double achievedHz) {}
+      Map<String, Long> losses, long pauseCount, long meanPauseNanos, long medianPauseNanos,
+      long p99PauseNanos, long maxPauseNanos, double achievedHz) {}
 
   /** Live figures for the status line. */
   public interface Progress {

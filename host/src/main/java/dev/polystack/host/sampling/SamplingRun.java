@@ -123,7 +123,8 @@ final class SamplingRun {
         options.periodNanos(), mode, new ArrayList<>(modules.values()), samples, losses);
     PauseStats pauses = processor.pauses();
     RecordSession.Summary summary = new RecordSession.Summary(samples.size(), threads,
-        processor.errors(), losses, pauses.meanNanos(), pauses.quantileNanos(0.99),
+        processor.errors(), losses, pauses.count(), pauses.meanNanos(), pauses.quantileNanos(0.5),
+        pauses.quantileNanos(0.99), pauses.maxNanos(),
         threads == 0 ? 0 : samples.size() / seconds / threads);
     return new RecordSession.Result(recording, summary, outcome.exit(), outcome.stoppedByUser(),
         outcome.targetGone());

@@ -1,0 +1,298 @@
+#!/usr/bin/env bash
+# Sampling cost benchmark for polystack, measured in one run, side by side:
+#
+#   1. target pause per sample (median, p99) of `polystack record` (ptrace mode) at 99 and
+#      999 Hz, next to bench/ptrace_floor.c (the same mechanism in minimal C) on the same
+#      workload: ratio polystack / floor;
+#   2. target slowdown: wall time of a fixed amount of work (bench/workload.c, which times
+#      itself) in paired, interleaved rounds: baseline, ptrace floor 99/999 Hz, polystack ptrace
+#      99/999 Hz, `perf record -F 99 --call-graph dwarf`, polystack --mode perf 99/999 Hz (when
+#      the build has it);
+#   3. host cost of polystack: CPU time (user+sys) per 1000 samples and peak RSS, recording a
+#      16-thread workload for 60 s (10 s in quick mode) at 99 Hz.
+#
+# Usage: bench/run-sampling.sh [--quick | --full] [--rounds N] [--out FILE] [--keep] [--no-wait]
+#                              [--nice N]
+#   --quick     ~2 s of work per run, 3 rounds, 10 s host-cost record (under 2 minutes on a quiet machine)
+#   --full      ~6 s of work per run, 7 rounds, 60 s host-cost record (7-9 minutes on a quiet machine; default)
+#   --rounds N  override the number of rounds
+#   --out FILE  where to write the markdown table (default: bench/results/sampling-MODE.md)
+#   --keep      keep the scratch directory (binaries, per-run JSON, timings)
+#   --no-wait   do not wait for a quiet machine before each round (by default it waits, up to
+#               30 s in all in quick mode and 120 s in full mode, for other processes to use
+#               < 25% of the CPUs; the table reports what they used)
+#   --nice N    run everything (workload, floor, perf, polystack) at niceness N, e.g. -10 to
+#               keep other work on a shared machine from dominating the figures (needs root;
+#               no effect against other sessions when kernel.sched_autogroup_enabled = 1)
+#
+# Compare the figures as ratios within one run; absolute numbers move with the machine's load.
+set -euo pipefail
+
+root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"
+args=("$@")
+mode=full
+nice_level=""
+rounds=""
+out=""
+keep=0
+wait_quiet=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) mode=quick ;;
+    --full) mode=full ;;
+    --rounds) rounds="$2"; shift ;;
+    --out) out="$2"; shift ;;
+    --keep) keep=1 ;;
+    --no-wait) wait_quiet=0 ;;
+    --nice) nice_level="$2"; shift ;;
+    -h|--help) awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0"; exit 0 ;;
+    *) echo "run-sampling.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+if [ -n "$nice_level" ] && [ "${RUN_SAMPLING_NICED:-}" != 1 ]; then
+  RUN_SAMPLING_NICED=1 exec nice -n "$nice_level" "$0" "${args[@]}"
+fi
+
+if [ "$mode" = quick ]; then
+  iterations=6000      # ~2 s on this machine
+  : "${rounds:=3}"
+  host_seconds=10
+  wait_budget=30
+else
+  iterations=20000     # ~6 s on this machine
+  : "${rounds:=7}"
+  host_seconds=60
+  wait_budget=120
+fi
+host_threads=16
+: "${out:=$root/bench/results/sampling-$mode.md}"
+
+log() { echo "run-sampling: $*" >&2; }
+die() { echo "run-sampling: $*" >&2; exit 1; }
+
+for tool in gcc java perf /usr/bin/time awk; do
+  command -v "$tool" >/dev/null 2>&1 || die "$tool not found"
+done
+
+work="$(mktemp -d /tmp/polystack-bench.XXXXXX)"
+cleanup() {
+  if [ "$keep" = 1 ]; then
+    log "scratch kept in $work"
+  else
+    rm -rf "$work"
+  fi
+}
+trap cleanup EXIT
+
+# ---------------------------------------------------------------------------------------------
+# Build
+log "building bench/workload.c and bench/ptrace_floor.c"
+gcc -O2 -fomit-frame-pointer -pthread -o "$work/workload" "$root/bench/workload.c"
+gcc -O2 -Wall -o "$work/ptrace_floor" "$root/bench/ptrace_floor.c"
+log "building polystack (first use or sources changed)"
+"$root/polystack" --help >/dev/null
+ps=("$root/polystack")
+wl="$work/workload"
+pf="$work/ptrace_floor"
+
+# Does this build have --mode perf? Try it on a short run.
+ps_perf=0
+if "${ps[@]}" record --mode perf --rate 99 --format folded -o "$work/probe.folded" \
+    -- "$wl" -n 300 -o /dev/null >"$work/probe.log" 2>&1; then
+  ps_perf=1
+  log "polystack --mode perf: available"
+else
+  log "polystack --mode perf: not available in this build ($(grep -m1 -i 'perf' "$work/probe.log" || true))"
+fi
+
+# perf record with DWARF call graphs (cpu-clock: there is no PMU in this VM).
+perf_ok=0
+if perf record -q -e cpu-clock -F 99 --call-graph dwarf -o "$work/perf.data" -- true \
+    >/dev/null 2>&1; then
+  perf_ok=1
+fi
+rm -f "$work/perf.data"
+
+# ---------------------------------------------------------------------------------------------
+# One run of a configuration: prints the workload's elapsed nanoseconds; pause statistics (for
+# the samplers that report them) go to $work/json/CONFIG-ROUND.json.
+mkdir -p "$work/json" "$work/logs"
+run_config() { # config round
+  local c="$1" r="$2" res="$work/elapsed" json="$work/json/$1-$2.json" logf="$work/logs/$1-$2.log"
+  rm -f "$res"
+  case "$c" in
+    baseline) "$wl" -n "$iterations" -o "$res" >"$logf" 2>&1 ;;
+    floor99) "$pf" -r 99 -j "$json" -- "$wl" -n "$iterations" -o "$res" >"$logf" 2>&1 ;;
+    floor999) "$pf" -r 999 -j "$json" -- "$wl" -n "$iterations" -o "$res" >"$logf" 2>&1 ;;
+    ptrace99|ptrace999|psperf99|psperf999)
+      local rate=${c##*[a-z]} m=ptrace
+      [ "${c#psperf}" != "$c" ] && m=perf
+      "${ps[@]}" record --mode "$m" --rate "$rate" --format folded -o "$work/profile.folded" \
+        --stats-json "$json" -- "$wl" -n "$iterations" -o "$res" >"$logf" 2>&1 ;;
+    perf99)
+      perf record -q -e cpu-clock -F 99 --call-graph dwarf -o "$work/perf.data" \
+        -- "$wl" -n "$iterations" -o "$res" >"$logf" 2>&1
+      rm -f "$work/perf.data" ;;
+    *) die "unknown configuration $c" ;;
+  esac || die "$c (round $r) failed; see below:
+$(tail -5 "$logf")"
+  awk '/^elapsed_ns/ {print $2}' "$res"
+}
+
+# Share of all CPUs busy over one second, from /proc/stat.
+cpu_busy() {
+  local a b
+  a=($(head -1 /proc/stat)); sleep 1; b=($(head -1 /proc/stat))
+  awk -v u="$((b[1] + b[2] + b[3] + b[6] + b[7] + b[8] - a[1] - a[2] - a[3] - a[6] - a[7] - a[8]))" \
+      -v i="$((b[4] + b[5] - a[4] - a[5]))" 'BEGIN {t = u + i; printf "%d", (t > 0 ? 100 * u / t : 0)}'
+}
+waited=0
+# Waits (within the budget) until other work leaves the machine nearly idle; sets busy (%).
+busy=0
+quiet() {
+  busy="$(cpu_busy)"
+  while [ "$wait_quiet" = 1 ] && [ "$busy" -ge 25 ] && [ "$waited" -lt "$wait_budget" ]; do
+    waited=$((waited + 1))
+    busy="$(cpu_busy)"
+  done
+}
+
+configs=(baseline floor99 floor999 ptrace99 ptrace999)
+[ "$perf_ok" = 1 ] && configs+=(perf99)
+[ "$ps_perf" = 1 ] && configs+=(psperf99 psperf999)
+
+load_start="$(cut -d' ' -f1-3 /proc/loadavg)"
+started=$(date +%s)
+log "$rounds rounds of ${#configs[@]} configurations, $iterations iterations each (load $load_start)"
+declare -A elapsed
+busy_rounds=()
+n=${#configs[@]}
+for ((r = 1; r <= rounds; r++)); do
+  # Interleaved and rotated: every configuration once per round, a different one first each time.
+  quiet
+  busy_rounds+=("$busy")
+  line=""
+  for ((k = 0; k < n; k++)); do
+    c=${configs[$(((k + r - 1) % n))]}
+    e="$(run_config "$c" "$r")"
+    elapsed[$c,$r]=$e
+    line+=" $c=$(awk -v e="$e" 'BEGIN {printf "%.2fs", e / 1e9}')"
+  done
+  log "round $r/$rounds (other CPU use before: $busy%):$line (load $(cut -d' ' -f1 /proc/loadavg))"
+done
+
+# ---------------------------------------------------------------------------------------------
+# Host cost: polystack attached for host_seconds to 16 busy threads at 99 Hz.
+quiet
+host_busy=$busy
+log "host cost: ${host_seconds}s record of $host_threads threads at 99 Hz (other CPU use before: $host_busy%)"
+# One record of a 16-thread workload that polystack launches (so the JVM is up before 16 busy
+# threads share the 2 vCPUs with it) and kills at the end of --duration: host_record SECONDS NAME
+host_record() {
+  /usr/bin/time -f "%e %U %S %M" -o "$work/$2.time" "${ps[@]}" record --rate 99 \
+    --duration "$1s" --format folded -o "$work/$2.folded" --stats-json "$work/$2.json" \
+    -- "$wl" -t "$host_threads" -s $(($1 + 60)) >"$work/logs/$2.log" 2>&1 \
+    || die "host-cost record ($1 s) failed: $(tail -3 "$work/logs/$2.log")"
+}
+host_record "$host_seconds" host
+# The fixed part (JVM start, attach, writing the profile): the same with a 1 s record.
+host_record 1 host1
+load_end="$(cut -d' ' -f1-3 /proc/loadavg)"
+took=$(($(date +%s) - started))
+
+# ---------------------------------------------------------------------------------------------
+# Figures
+median() { sort -g | awk '{v[NR] = $1} END {if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+# A number from a stats JSON file: jnum FILE KEY (first occurrence of "KEY": N).
+jnum() { sed -n "s/.*\"$2\": \([0-9.]*\).*/\1/p" "$1" | head -1; }
+# The per-round values of a JSON field for one configuration, one per line.
+per_round() { for ((r = 1; r <= rounds; r++)); do jnum "$work/json/$1-$r.json" "$2"; done; }
+losses_of() { # summed loss counters over the rounds, e.g. "late_tick 12"
+  for ((r = 1; r <= rounds; r++)); do
+    sed -n 's/.*"losses": {\(.*\)}}.*/\1/p' "$work/json/$1-$r.json" | tr ',' '\n'
+  done | awk -F': ' 'NF == 2 {gsub(/[" ]/, "", $1); s[$1] += $2} END {for (k in s) printf "%s%s %d", (n++ ? ", " : ""), k, s[k]}'
+}
+us() { awk -v v="$1" 'BEGIN {printf "%.1f", v / 1000}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "n/a"}'; }
+
+base_med="$(for ((r = 1; r <= rounds; r++)); do echo "${elapsed[baseline,$r]}"; done | median)"
+describe() {
+  case "$1" in
+    baseline) echo "baseline (no profiler)" ;;
+    floor99) echo "ptrace floor (C), 99 Hz" ;;
+    floor999) echo "ptrace floor (C), 999 Hz" ;;
+    ptrace99) echo "polystack ptrace, 99 Hz" ;;
+    ptrace999) echo "polystack ptrace, 999 Hz" ;;
+    perf99) echo "perf record -F 99 --call-graph dwarf" ;;
+    psperf99) echo "polystack --mode perf, 99 Hz" ;;
+    psperf999) echo "polystack --mode perf, 999 Hz" ;;
+  esac
+}
+
+{
+  echo "## Sampling cost ($mode run, $(date -u +%Y-%m-%dT%H:%MZ))"
+  echo
+  echo "Machine: $(nproc) vCPUs, Linux $(uname -r), $(lscpu | sed -n 's/^Model name: *//p' | head -1). Niceness of all measured processes: $(nice)."
+  echo "Load average at start: $load_start; at end: $load_end. Took ${took}s (${waited}s of it waiting for a quiet machine)."
+  echo "CPU use by other processes in the second before each round: ${busy_rounds[*]/%/%}; before the host-cost record: $host_busy%."
+  echo "Workload: bench/workload.c -O2 -fomit-frame-pointer, $iterations iterations (baseline median"
+  echo "$(awk -v e="$base_med" 'BEGIN {printf "%.2f", e / 1e9}') s), $rounds interleaved rounds; medians over rounds."
+  echo
+  echo "### Target pause per sample (interrupt to resume)"
+  echo
+  echo "| rate | polystack median | floor median | ratio | polystack p99 | floor p99 | ratio | polystack samples/run, losses |"
+  echo "|---|---|---|---|---|---|---|---|"
+  for rate in 99 999; do
+    pm="$(per_round "ptrace$rate" median | median)"; fm="$(per_round "floor$rate" median | median)"
+    pp="$(per_round "ptrace$rate" p99 | median)"; fp="$(per_round "floor$rate" p99 | median)"
+    pn="$(per_round "ptrace$rate" count | median)"
+    lo="$(losses_of "ptrace$rate")"
+    echo "| $rate Hz | $(us "$pm") us | $(us "$fm") us | **$(ratio "$pm" "$fm")x** | $(us "$pp") us | $(us "$fp") us | **$(ratio "$pp" "$fp")x** | $pn${lo:+; $lo} |"
+  done
+  echo
+  echo "Goal: polystack / floor <= 1.5x (median and p99)."
+  echo
+  echo "### Target slowdown (wall time of the fixed work)"
+  echo
+  echo "| configuration | median elapsed | slowdown vs baseline (median of paired rounds) | range over rounds |"
+  echo "|---|---|---|---|"
+  for c in "${configs[@]}"; do
+    med="$(for ((r = 1; r <= rounds; r++)); do echo "${elapsed[$c,$r]}"; done | median)"
+    pairs="$(for ((r = 1; r <= rounds; r++)); do
+      awk -v a="${elapsed[$c,$r]}" -v b="${elapsed[baseline,$r]}" 'BEGIN {printf "%.2f\n", (a / b - 1) * 100}'
+    done)"
+    pmed="$(echo "$pairs" | median)"
+    range="$(echo "$pairs" | sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%+.1f%% .. %+.1f%%", lo, hi}')"
+    if [ "$c" = baseline ]; then
+      echo "| $(describe "$c") | $(awk -v e="$med" 'BEGIN {printf "%.3f s", e / 1e9}') | - | - |"
+    else
+      echo "| $(describe "$c") | $(awk -v e="$med" 'BEGIN {printf "%.3f s", e / 1e9}') | $(awk -v p="$pmed" 'BEGIN {printf "%+.1f%%", p}') | $range |"
+    fi
+  done
+  [ "$perf_ok" = 1 ] || echo "| perf record -F 99 --call-graph dwarf | not available (perf record failed) | | |"
+  [ "$ps_perf" = 1 ] || echo "| polystack --mode perf, 99/999 Hz | not available in this build | | |"
+  echo
+  echo "Goal: <= 1% slowdown at 99 Hz."
+  echo
+  echo "### Host cost of polystack (record -- workload, 99 Hz, $host_threads busy threads on $(nproc) vCPUs)"
+  echo
+  read -r wall user sys rss <"$work/host.time"
+  read -r wall1 user1 sys1 rss1 <"$work/host1.time"
+  samples="$(jnum "$work/host.json" samples)"; samples1="$(jnum "$work/host1.json" samples)"
+  hz="$(jnum "$work/host.json" achieved_hz)"
+  echo "| record | samples | CPU user+sys | CPU per 1000 samples | peak RSS | achieved Hz per thread |"
+  echo "|---|---|---|---|---|---|"
+  echo "| ${host_seconds} s | $samples | $(awk -v u="$user" -v s="$sys" 'BEGIN {printf "%.2f s (%.2f + %.2f)", u + s, u, s}') | $(awk -v u="$user" -v s="$sys" -v n="$samples" 'BEGIN {printf "%.1f ms", (u + s) * 1e6 / n}') | $((rss / 1024)) MiB | $hz |"
+  echo "| 1 s (fixed part) | $samples1 | $(awk -v u="$user1" -v s="$sys1" 'BEGIN {printf "%.2f s (%.2f + %.2f)", u + s, u, s}') | | $((rss1 / 1024)) MiB | $(jnum "$work/host1.json" achieved_hz) |"
+  echo "| marginal (difference) | $((samples - samples1)) | $(awk -v a="$user" -v b="$sys" -v c="$user1" -v d="$sys1" 'BEGIN {printf "%.2f s", a + b - c - d}') | $(awk -v a="$user" -v b="$sys" -v c="$user1" -v d="$sys1" -v n="$((samples - samples1))" 'BEGIN {printf "%.1f ms", (a + b - c - d) * 1e6 / n}') | | |"
+  lo="$(sed -n 's/.*"losses": {\(.*\)}}.*/\1/p' "$work/host.json")"
+  echo
+  echo "Host-cost run losses: ${lo:-none}; pause per sample there: median $(us "$(jnum "$work/host.json" median)") us, p99 $(us "$(jnum "$work/host.json" p99)") us."
+} >"$work/table.md"
+
+mkdir -p "$(dirname "$out")"
+cp "$work/table.md" "$out"
+cat "$work/table.md"
+log "table written to $out"

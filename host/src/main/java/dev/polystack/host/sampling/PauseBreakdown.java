@@ -1,0 +1,70 @@
+package dev.polystack.host.sampling;
+
+import java.util.Arrays;
+
+/**
+ * Optional diagnostics: where the target's pause per sample goes (interrupt, wait for the stop,
+ * GETREGS, stack read, walk, CONT). Off unless the JVM runs with
+ * {@code -Dpolystack.pauseBreakdown=true} (e.g. through POLYSTACK_JAVA_OPTS); when off, every
+ * call site is behind the constant {@link #ENABLED} and compiles away. Printed on stderr at the
+ * end of a sampling loop.
+ */
+final class PauseBreakdown {
+  static final boolean ENABLED = Boolean.getBoolean("polystack.pauseBreakdown");
+
+  static final int INTERRUPT = 0;
+  static final int WAIT = 1;
+  static final int GETREGS = 2;
+  static final int READ = 3;
+  static final int WALK = 4;
+  static final int CONT = 5;
+  private static final String[] NAMES = {"interrupt", "wait", "getregs", "read", "walk", "cont"};
+  private static final int LIMIT = 1 << 16;
+
+  private final long[][] values = new long[NAMES.length][LIMIT];
+  private final long[] current = new long[NAMES.length];
+  private long last;
+  private int count;
+
+  void start(long nanos) {
+    Arrays.fill(current, 0);
+    last = nanos;
+  }
+
+  void mark(int phase) {
+    long now = System.nanoTime();
+    current[phase] += now - last;
+    last = now;
+  }
+
+  /** Keeps the phases of a completed sample (one that was stopped, read and resumed). */
+  void commit() {
+    if (count < LIMIT) {
+      for (int i = 0; i < NAMES.length; i++) {
+        values[i][count] = current[i];
+      }
+      count++;
+    }
+  }
+
+  String report() {
+    StringBuilder sb = new StringBuilder("pause breakdown over ").append(count)
+        .append(" samples (median/p99 us):");
+    for (int i = 0; i < NAMES.length; i++) {
+      long[] sorted = Arrays.copyOf(values[i], count);
+      Arrays.sort(sorted);
+      sb.append(i == 0 ? " " : ", ").append(NAMES[i]).append(' ')
+          .append(String.format(java.util.Locale.ROOT, "%.1f/%.1f", at(sorted, 0.5) / 1e3,
+              at(sorted, 0.99) / 1e3));
+    }
+    return sb.toString();
+  }
+
+  private static long at(long[] sorted, double q) {
+    if (sorted.length == 0) {
+      return 0;
+    }
+    int index = (int) Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+    return sorted[index];
+  }
+}
