@@ -25,8 +25,11 @@ final class CallFormat implements TraceSession.Sink {
   private final boolean json;
   private final boolean summaryOnly;
   private final String session;
+  private final java.util.function.Consumer<String> warn;
 
-  CallFormat(Writer out, boolean json, boolean summaryOnly, String session) {
+  CallFormat(Writer out, boolean json, boolean summaryOnly, String session,
+      java.util.function.Consumer<String> warn) {
+    this.warn = warn;
     this.out = out;
     this.json = json;
     this.summaryOnly = summaryOnly;
@@ -35,6 +38,9 @@ final class CallFormat implements TraceSession.Sink {
 
   @Override
   public void plan(ResolvedPlan plan) throws IOException {
+    for (String o : plan.plan().omitted()) {
+      warn.accept("not traced: " + o);
+    }
     // Nothing for JSON: the summary lines say what was traced; people get a header.
     if (!json && !summaryOnly) {
       out.write("# session " + session + ": tracing " + plan.entries().values().stream()

@@ -141,7 +141,7 @@ final class VdsoCommand implements Runnable {
         duration == null ? 0 : duration.toNanos());
     String session = sessionId();
     try (Writer out = open()) {
-      CallFormat format = new CallFormat(out, json, summaryOnly, session);
+      CallFormat format = new CallFormat(out, json, summaryOnly, session, console::warn);
       TraceSession.Result result;
       try (StopSignals signals = new StopSignals()) {
         TraceSession trace = new TraceSession(ProcFs.system(), plugin, options, format);
@@ -150,9 +150,6 @@ final class VdsoCommand implements Runnable {
             : trace.launch(command, signals::stopRequested);
       } catch (ProbeException e) {
         throw new CommandFailedException(e.getMessage());
-      }
-      for (String o : result.omitted()) {
-        console.warn("not traced: " + o);
       }
       if (result.outputFailure() != null) {
         throw new CommandFailedException("cannot write the output: "

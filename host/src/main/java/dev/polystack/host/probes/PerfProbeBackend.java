@@ -261,7 +261,9 @@ public final class PerfProbeBackend implements ProbeBackend {
         default -> { }
       }
     } catch (SyscallException e) {
-      listener.count("return_slot_failed", 1);
+      if (e.errno() != Errno.ESRCH) { // ESRCH: the thread is gone, nothing will return
+        listener.count("return_slot_failed", 1);
+      }
     }
   }
 
