@@ -223,6 +223,8 @@ public final class PerfProbeBackend implements ProbeBackend {
       } else if (r.type() == PerfConstants.RECORD_LOST) {
         // struct { u64 id; u64 lost; }: hits the kernel dropped because the ring was full
         listener.count("ring_lost", r.body().length >= 16 ? r.buffer().getLong(8) : 1);
+      } else if (r.type() == PerfConstants.RECORD_THROTTLE) {
+        listener.count("throttled", 1); // the kernel's sample-rate limit paused an event
       }
     }
     if (!records.isEmpty()) {
