@@ -223,7 +223,9 @@ class VdsoTraceTest {
           options(true, false), sink).attach(target.pid(), () -> false);
       user.join();
       assertTrue(stoppedSeen.get(), "SIGSTOP from outside stopped the traced target");
-      WaitStatus st = target.waitFor(Duration.ofSeconds(10));
+      // The target exited while traced: its tracer (also its parent here) collected the status.
+      WaitStatus st = result.targetExit() != null ? result.targetExit()
+          : target.waitFor(Duration.ofSeconds(10));
       assertTrue(st.exited() && st.exitCode() == 0, st.toString());
       assertTrue(VdsoWorkload.done(out));
       assertEquals(20, VdsoWorkload.usr1(out));
