@@ -2,9 +2,6 @@ package dev.polystack.host.probes;
 
 import dev.polystack.host.launch.ChildProcess;
 import dev.polystack.host.proc.ProcFs;
-import dev.polystack.host.proc.ProcReadException;
-import dev.polystack.host.proc.TaskStat;
-import dev.polystack.host.proc.ThreadState;
 import dev.polystack.host.ptrace.WaitStatus;
 import dev.polystack.host.sys.SyscallException;
 
@@ -43,20 +40,22 @@ public interface ExitCheck {
     };
   }
 
-  /** Any process: gone when /proc says so or every thread is a zombie. */
+  /** Any process: gone when its /proc entry is, or every thread is a zombie. */
   static ExitCheck ofProc(ProcFs proc, int pid) {
     return () -> {
-      try {
-        for (TaskStat t : proc.forPid(pid).taskStats()) {
-          ThreadState s = t.state();
-          if (s != ThreadState.ZOMBIE && s != ThreadState.DEAD && s != ThreadState.DEAD_LEGACY) {
+      for (int tid : dev.polystack.host.ptrace.Tracer.listTasks(pid)) {
+        try {
+          String stat = java.nio.file.Files.readString(
+              proc.root().resolve(pid + "/task/" + tid + "/stat"));
+          char state = stat.charAt(stat.lastIndexOf(')') + 2);
+          if (state != 'Z' && state != 'X' && state != 'x') {
             return false;
           }
+        } catch (java.io.IOException | RuntimeException e) {
+          // the thread went away while we looked
         }
-        return true;
-      } catch (ProcReadException e) {
-        return true;
       }
+      return true;
     };
   }
 }
