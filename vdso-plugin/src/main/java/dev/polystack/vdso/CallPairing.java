@@ -11,7 +11,6 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Consumer;
@@ -20,21 +19,19 @@ import java.util.function.Consumer;
  * Pairs entry and return hits into calls. A return matches the pending entry of the same thread
  * whose saved return address equals the return site's RIP and whose entry RSP + 8 equals RSP
  * after the {@code ret}; this stays right under recursion and signal handlers that call the same
- * function, where "last entry" would not.
+ * function, where "last entry" would not. Completed calls are decoded with the function's
+ * {@link Decoder}, outputs read at the return hit (see {@link OutputReader}).
  */
 final class CallPairing implements ProbeMonitor {
 
   /** Deeper than any real nesting of vDSO calls (signal handlers); bounds memory per thread. */
   static final int MAX_PENDING_PER_THREAD = 64;
 
-  private static final Register[] ARGUMENT_REGISTERS = {
-    Register.RDI, Register.RSI, Register.RDX, Register.RCX, Register.R8, Register.R9
-  };
-
   private record Pending(ProbeHit entry, long returnAddress) {}
 
   private final Map<Integer, Deque<Pending>> pending = new HashMap<>();
   private final Map<String, Long> counters = new TreeMap<>();
+  private final Map<String, Decoder> decoders = new HashMap<>();
 
   @Override
   public void onHit(ProbeHit hit, Consumer<CallRecord> completed) {
@@ -54,6 +51,13 @@ final class CallPairing implements ProbeMonitor {
       return;
     }
     Deque<Pending> stack = pending.computeIfAbsent(hit.tid(), t -> new ArrayDeque<>());
+    // A pending call at or below this entry's stack depth has returned already: its return hit
+    // was missed (a sampling backend arms a new return site only after the first call from it).
+    long rsp = hit.registers().sp();
+    while (!stack.isEmpty() && stack.peekLast().entry().registers().sp() <= rsp) {
+      stack.removeLast();
+      count("return_missed");
+    }
     if (stack.size() == MAX_PENDING_PER_THREAD) {
       stack.removeFirst();
       count("pending_overflow");
@@ -88,16 +92,19 @@ final class CallPairing implements ProbeMonitor {
     count("return_without_entry");
   }
 
-  private static CallRecord toRecord(Pending p, ProbeHit exit) {
+  private CallRecord toRecord(Pending p, ProbeHit exit) {
     ProbeHit entry = p.entry();
-    Map<String, Object> args = new LinkedHashMap<>();
-    for (int i = 0; i < ARGUMENT_REGISTERS.length; i++) {
-      args.put("arg" + i, entry.registers().get(ARGUMENT_REGISTERS[i]));
-    }
+    Decoder decoder = decoders.computeIfAbsent(entry.site().function(), Decoders::forFunction);
     long rax = exit.registers().get(Register.RAX);
+    long result = decoder.result(rax);
+    Map<String, Object> outputs =
+        decoder.outputs(entry.registers(), result, new OutputReader(exit));
+    if (outputs == null && Decoders.hasDecoder(entry.site().function())) {
+      count("outputs_not_captured");
+    }
     return new CallRecord(entry.site().function(), entry.site().version(), entry.pid(),
-        entry.tid(), args, rax, Errno.nameOfResult(rax), null, p.returnAddress(),
-        entry.registers().sp(), entry.monotonicNanos(),
+        entry.tid(), decoder.arguments(entry.registers()), rax, result, decoder.errno(result),
+        outputs, p.returnAddress(), entry.registers().sp(), entry.monotonicNanos(),
         Math.max(entry.monotonicNanos(), exit.monotonicNanos()));
   }
 

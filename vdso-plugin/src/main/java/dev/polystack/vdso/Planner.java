@@ -18,8 +18,7 @@ final class Planner {
   static final int SLOTS_PER_FUNCTION = 2;
 
   /** Default order when the user names no functions: by how often programs call them. */
-  static final List<String> DEFAULT_ORDER =
-      List.of("clock_gettime", "gettimeofday", "time", "getcpu", "clock_getres", "getrandom");
+  static final List<String> DEFAULT_ORDER = Decoders.DECODED;
 
   private Planner() {}
 
@@ -34,8 +33,9 @@ final class Planner {
     }
     Set<Inventory.Export> wanted = new LinkedHashSet<>();
     if (request.functions().isEmpty()) {
-      // The budget fits few functions: the ones programs call most go first.
+      // Every export with a decoder; the budget fits few: the ones programs call most go first.
       inventory.exports().stream()
+          .filter(e -> Decoders.hasDecoder(e.name()))
           .sorted(java.util.Comparator.comparingInt(e -> priority(e.name())))
           .forEach(wanted::add);
     } else {

@@ -17,9 +17,9 @@ import org.junit.jupiter.api.Test;
 
 class CallPairingTest {
   private static final ProbeSite ENTRY =
-      new ProbeSite("clock_gettime", "LINUX_2.6", 0xc00, ProbeSite.Kind.ENTRY);
+      new ProbeSite("sgx_enter_enclave", "LINUX_2.6", 0xc00, ProbeSite.Kind.ENTRY);
   private static final ProbeSite RETURN =
-      new ProbeSite("clock_gettime", "LINUX_2.6", 0x401234, ProbeSite.Kind.RETURN);
+      new ProbeSite("sgx_enter_enclave", "LINUX_2.6", 0x401234, ProbeSite.Kind.RETURN);
 
   private static Registers regs(long rip, long rsp, long rax, long rdi) {
     long[] v = new long[Register.values().length];
@@ -55,13 +55,13 @@ class CallPairingTest {
 
     assertEquals(2, out.size());
     CallRecord inner = out.get(0);
-    assertEquals(7L, inner.arguments().get("arg0"));
+    assertEquals("0x7", inner.arguments().get("arg0"));
     assertEquals("EINVAL", inner.errno());
     assertEquals(20, inner.durationNanos());
     CallRecord outer = out.get(1);
-    assertEquals(1L, outer.arguments().get("arg0"));
+    assertEquals("0x1", outer.arguments().get("arg0"));
     assertNull(outer.errno());
-    assertNull(outer.outputs(), "outputs are not decoded here, so they are 'not captured'");
+    assertNull(outer.outputs(), "an export without a known prototype has no decoded outputs");
     assertEquals(200, outer.durationNanos());
     assertEquals(List.of("arg0", "arg1", "arg2", "arg3", "arg4", "arg5"),
         List.copyOf(outer.arguments().keySet()));
@@ -85,6 +85,18 @@ class CallPairingTest {
     assertEquals(Map.of("return_without_entry", 1L, "entry_without_return_address", 1L,
         "unfinished_at_thread_exit", 1L, "pending_overflow", 1L), pairing.getAndResetCounters());
     assertEquals(Map.of(), pairing.getAndResetCounters());
+  }
+
+  @Test
+  void anEntryAtOrAboveAPendingOneMeansItsReturnWasMissed() {
+    CallPairing pairing = new CallPairing();
+    List<CallRecord> out = new ArrayList<>();
+    pairing.onHit(entry(1, 0x1000, 0x401234, 100, 1), out::add);
+    pairing.onHit(entry(1, 0x1000, 0x401234, 200, 1), out::add);
+    pairing.onHit(ret(1, 0x401234, 0x1008, 230, 0), out::add);
+    assertEquals(1, out.size());
+    assertEquals(30, out.get(0).durationNanos());
+    assertEquals(Map.of("return_missed", 1L), pairing.getAndResetCounters());
   }
 
   @Test

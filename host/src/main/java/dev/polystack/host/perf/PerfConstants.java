@@ -91,4 +91,5 @@ public final class PerfConstants {
   static final long IOC_RESET = 0x2403;
   static final long IOC_ID = 0x80082407L;
   static final long IOC_MODIFY_ATTRIBUTES = 0x4008240bL;
+  static final long IOC_SET_OUTPUT = 0x2405;
 }

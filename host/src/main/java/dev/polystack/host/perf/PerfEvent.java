@@ -84,6 +84,15 @@ public final class PerfEvent implements AutoCloseable {
     Reference.reachabilityFence(p);
   }
 
+  /**
+   * Sends this event's records to {@code target}'s ring (PERF_EVENT_IOC_SET_OUTPUT), so several
+   * events of one thread share a ring and their records stay in order. Both must be per-task
+   * events of the same task (or of the same CPU).
+   */
+  public void setOutput(PerfEvent target) throws SyscallException {
+    ioctl(PerfConstants.IOC_SET_OUTPUT, target.fd, "SET_OUTPUT");
+  }
+
   /** Kernel event id, as found in SAMPLE_ID/IDENTIFIER and in LOST records. */
   public long id() throws SyscallException {
     Pointer p = Native.allocate(8);

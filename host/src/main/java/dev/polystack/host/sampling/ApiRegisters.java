@@ -5,10 +5,10 @@ import dev.polystack.plugin.api.Register;
 import dev.polystack.plugin.api.Registers;
 
 /** Converts the kernel's register layouts to the plug-in API's register set. */
-final class ApiRegisters {
+public final class ApiRegisters {
   private ApiRegisters() {}
 
-  static Registers of(dev.polystack.host.ptrace.Registers r) {
+  public static Registers of(dev.polystack.host.ptrace.Registers r) {
     long[] v = new long[Register.values().length];
     v[Register.RAX.ordinal()] = r.rax();
     v[Register.RDX.ordinal()] = r.rdx();
@@ -47,7 +47,7 @@ final class ApiRegisters {
    * bit order (the kernel's layout for PERF_SAMPLE_REGS_USER). Bits without a general register
    * (FLAGS, segments) are skipped; registers not in the mask read as 0.
    */
-  static Registers fromPerf(long[] values, long mask) {
+  public static Registers fromPerf(long[] values, long mask) {
     long[] v = new long[Register.values().length];
     int next = 0;
     for (int bit = 0; bit < 64 && next < values.length; bit++) {

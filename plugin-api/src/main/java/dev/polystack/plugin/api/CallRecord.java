@@ -12,10 +12,14 @@ import java.util.Objects;
  * @param version its symbol version, or empty
  * @param pid process
  * @param tid thread
- * @param arguments decoded arguments by name, in declaration order
+ * @param arguments decoded arguments by name, in declaration order; addresses and raw register
+ *     values are hexadecimal strings ({@code "0x7ffd..."}), numbers and names as decoded
  * @param rax the raw return register
+ * @param result the return value as the function's prototype reads it (an {@code int} result is
+ *     the sign-extended low half of {@code rax}, whose upper half the ABI leaves undefined)
  * @param errno the errno name for a negative result, or null
- * @param outputs what the function wrote through its pointer arguments, or null when not captured
+ * @param outputs what the function wrote through its pointer arguments (empty when it wrote
+ *     nothing, e.g. on error), or null when the memory could not be read: never guessed
  * @param returnAddress where the call returns to
  * @param entryRsp stack pointer at entry
  * @param entryNanos CLOCK_MONOTONIC at entry
@@ -28,6 +32,7 @@ public record CallRecord(
     int tid,
     Map<String, Object> arguments,
     long rax,
+    long result,
     String errno,
     Map<String, Object> outputs,
     long returnAddress,

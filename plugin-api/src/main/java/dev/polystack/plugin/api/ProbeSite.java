@@ -7,7 +7,9 @@ import java.util.Objects;
  *
  * @param function the traced function's name
  * @param version its symbol version, or empty
- * @param address module virtual address of the instruction to break on
+ * @param address the instruction to break on: a module virtual address for an ENTRY site as
+ *     planned; for a RETURN site, which a backend learns at run time from the return address on
+ *     the stack at entry, the absolute address in the target
  * @param kind entry or return
  */
 public record ProbeSite(String function, String version, long address, Kind kind) {

@@ -1,0 +1,233 @@
+package dev.polystack.host.cli;
+
+import com.google.inject.Inject;
+import dev.polystack.host.plugins.PluginLoader;
+import dev.polystack.host.probes.ProbeBackend;
+import dev.polystack.host.probes.ProbeException;
+import dev.polystack.host.probes.TraceSession;
+import dev.polystack.host.proc.ProcFs;
+import dev.polystack.plugin.api.ProbePlugin;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+
+/** {@code polystack vdso}: trace the calls a process makes into its vDSO. */
+@Command(
+    name = "vdso",
+    mixinStandardHelpOptions = true,
+    description = "Trace calls into the vDSO (clock_gettime, gettimeofday, time, getcpu,"
+        + " clock_getres, getrandom) of a running process (--pid) or a command (after --),"
+        + " with hardware breakpoints at entry and return.")
+final class VdsoCommand implements Runnable {
+
+  @Option(names = "--pid", paramLabel = "PID", description = "Attach to this running process.")
+  Integer pid;
+
+  @Parameters(paramLabel = "COMMAND", arity = "0..*",
+      description = "Launch this command under the tracer (write it after --).")
+  List<String> command = new ArrayList<>();
+
+  @Option(names = "--functions", paramLabel = "NAME[@VERSION]", split = ",",
+      description = "Functions to trace (default: every export with a decoder, as many as fit"
+          + " into the 4 hardware breakpoints of a thread).")
+  List<String> functions = new ArrayList<>();
+
+  @Option(names = "--backend", paramLabel = "BACKEND", defaultValue = "perf",
+      description = "perf (breakpoint samples; the target never stops) or ptrace (each call"
+          + " stops the thread: exact outputs). Default: ${DEFAULT-VALUE}.")
+  String backend;
+
+  @Option(names = "--json", description = "JSON lines instead of text.")
+  boolean json;
+
+  @Option(names = {"--output", "-o"}, paramLabel = "FILE", description = "Write here, not to"
+      + " standard output.")
+  Path output;
+
+  @Option(names = "--append", description = "Append to --output instead of replacing it.")
+  boolean append;
+
+  @Option(names = "--tid", paramLabel = "TID", split = ",",
+      description = "Only emit calls of these threads (statistics still count all).")
+  List<Integer> tids = new ArrayList<>();
+
+  @Option(names = "--errors-only", description = "Only emit failed calls.")
+  boolean errorsOnly;
+
+  @Option(names = "--min-duration", paramLabel = "D", converter = ShortDurations.class,
+      description = "Only emit calls that took at least this long (e.g. 50us, 1ms).")
+  Duration minDuration;
+
+  @Option(names = "--max-calls", paramLabel = "N",
+      description = "End the session after N completed calls.")
+  long maxCalls;
+
+  @Option(names = "--summary-only", description = "Print only the statistics.")
+  boolean summaryOnly;
+
+  @Option(names = "--follow-forks", description = "Also trace fork and vfork children (ptrace"
+      + " backend; the perf backend follows threads only).")
+  boolean followForks;
+
+  @Option(names = "--duration", paramLabel = "D", converter = Durations.class,
+      description = "End the session after this long (also when the target makes no calls).")
+  Duration duration;
+
+  @ParentCommand PolystackCommand parent;
+
+  private final PluginLoader loader;
+  private final Console console;
+
+  @Inject
+  VdsoCommand(PluginLoader loader, Console console) {
+    this.loader = loader;
+    this.console = console;
+  }
+
+  @Override
+  public void run() {
+    if ((pid == null) == command.isEmpty()) {
+      throw new UsageException("give either --pid PID or a command after --, not both or neither");
+    }
+    if (pid != null && pid <= 0) {
+      throw new UsageException("--pid " + pid + ": a process id is a positive number");
+    }
+    if (!backend.equals("perf") && !backend.equals("ptrace")) {
+      throw new UsageException("--backend " + backend + ": expected perf or ptrace");
+    }
+    if (followForks && backend.equals("perf")) {
+      throw new UsageException("--follow-forks needs --backend ptrace: the perf backend cannot"
+          + " see a fork in time to arm the child");
+    }
+    if (maxCalls < 0) {
+      throw new UsageException("--max-calls " + maxCalls + ": must be positive");
+    }
+    if (append && output == null) {
+      throw new UsageException("--append needs --output FILE");
+    }
+    if (output != null && output.getParent() != null && !Files.isDirectory(output.getParent())) {
+      throw new UsageException("--output " + output + ": directory " + output.getParent()
+          + " does not exist");
+    }
+    var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
+    ProbePlugin plugin = registry.probePlugins().stream()
+        .filter(p -> p.id().equals("vdso"))
+        .map(p -> (ProbePlugin) p.plugin())
+        .findFirst()
+        .orElseThrow(() -> new CommandFailedException("the vdso plug-in is not loaded; check"
+            + " 'polystack plugins' and --plugin-path"));
+    TraceSession.Options options = new TraceSession.Options(functions,
+        backend.equals("ptrace"), new HashSet<>(tids), errorsOnly,
+        minDuration == null ? 0 : minDuration.toNanos(), maxCalls, followForks,
+        duration == null ? 0 : duration.toNanos());
+    String session = sessionId();
+    try (Writer out = open()) {
+      CallFormat format = new CallFormat(out, json, summaryOnly, session, console::warn);
+      TraceSession.Result result;
+      try (StopSignals signals = new StopSignals()) {
+        TraceSession trace = new TraceSession(ProcFs.system(), plugin, options, format);
+        result = pid != null
+            ? trace.attach(pid, signals::stopRequested)
+            : trace.launch(command, signals::stopRequested);
+      } catch (ProbeException e) {
+        throw new CommandFailedException(e.getMessage());
+      }
+      if (result.outputFailure() != null) {
+        throw new CommandFailedException("cannot write the output: "
+            + result.outputFailure().getMessage() + "; the target was detached unharmed");
+      }
+      format.summary(result, extra(result));
+    } catch (IOException e) {
+      throw new CommandFailedException("cannot write " + (output == null ? "the output" : output)
+          + ": " + e.getMessage());
+    }
+  }
+
+  private Map<String, Object> extra(TraceSession.Result r) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("backend", backend);
+    m.put("end", r.maxCallsReached() ? "max_calls"
+        : r.end() == ProbeBackend.End.STOPPED ? "stopped"
+        : r.end() == ProbeBackend.End.DEADLINE ? "duration" : "target_exited");
+    if (r.targetExit() != null) {
+      m.put("target_exit", r.targetExit().toString());
+    }
+    m.put("omitted", r.omitted());
+    m.put("counters", r.counters());
+    return m;
+  }
+
+  private Writer open() throws IOException {
+    if (output == null) {
+      return new UnclosingWriter(console.out());
+    }
+    var opts = append
+        ? new StandardOpenOption[] {StandardOpenOption.CREATE, StandardOpenOption.APPEND}
+        : new StandardOpenOption[] {StandardOpenOption.CREATE,
+            StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE};
+    return new BufferedWriter(new OutputStreamWriter(Files.newOutputStream(output, opts),
+        StandardCharsets.UTF_8));
+  }
+
+  private static String sessionId() {
+    byte[] b = new byte[8];
+    new SecureRandom().nextBytes(b);
+    StringBuilder sb = new StringBuilder();
+    for (byte x : b) {
+      sb.append(String.format("%02x", x));
+    }
+    return sb.toString();
+  }
+
+  /** Standard output stays open for the rest of the CLI. */
+  private static final class UnclosingWriter extends java.io.FilterWriter {
+    UnclosingWriter(Writer w) {
+      super(w);
+    }
+
+    @Override
+    public void close() throws IOException {
+      flush();
+    }
+  }
+
+  /** Durations down to nanoseconds: {@code 500ns}, {@code 50us}, {@code 2ms}, {@code 1s}. */
+  static final class ShortDurations implements CommandLine.ITypeConverter<Duration> {
+    private static final Pattern FORMAT = Pattern.compile("(\\d{1,12})(ns|us|ms|s)");
+
+    @Override
+    public Duration convert(String value) {
+      Matcher m = FORMAT.matcher(value.trim());
+      if (!m.matches()) {
+        throw new CommandLine.TypeConversionException("'" + value + "' is not a duration: write"
+            + " a whole number with ns, us, ms or s, e.g. 50us");
+      }
+      long n = Long.parseLong(m.group(1));
+      return switch (m.group(2)) {
+        case "ns" -> Duration.ofNanos(n);
+        case "us" -> Duration.ofNanos(n * 1000);
+        case "ms" -> Duration.ofMillis(n);
+        default -> Duration.ofSeconds(n);
+      };
+    }
+  }
+}

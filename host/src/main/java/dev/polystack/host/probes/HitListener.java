@@ -1,0 +1,21 @@
+package dev.polystack.host.probes;
+
+import dev.polystack.plugin.api.ProbeHit;
+
+/** Where a probe backend delivers what it sees. Called from the backend's one thread. */
+public interface HitListener {
+  /** A hit; for exact backends the thread is still stopped, so memory reads are consistent. */
+  void hit(ProbeHit hit);
+
+  /** The backend resumed the target after a batch of hits: a good time for slow work (I/O). */
+  default void afterResume() {}
+
+  /** A thread exited or exec'd away: its pending calls will not complete. */
+  void threadExited(int tid);
+
+  /** A process (the target or, with forks followed, a child) got a new image through exec. */
+  default void planChanged(ResolvedPlan plan) {}
+
+  /** Something was lost or refused, by reason (e.g. ring_lost, return_slot_retargeted). */
+  void count(String reason, long n);
+}

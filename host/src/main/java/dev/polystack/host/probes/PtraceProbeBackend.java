@@ -1,0 +1,390 @@
+package dev.polystack.host.probes;
+
+import dev.polystack.host.memory.PluginMemory;
+import dev.polystack.host.memory.RemoteMemory;
+import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.proc.ProcReadException;
+import dev.polystack.host.ptrace.Ptrace;
+import dev.polystack.host.ptrace.PtraceConstants;
+import dev.polystack.host.ptrace.SigInfo;
+import dev.polystack.host.ptrace.TraceEvent;
+import dev.polystack.host.ptrace.Tracer;
+import dev.polystack.host.ptrace.WaitStatus;
+import dev.polystack.host.sampling.ApiRegisters;
+import dev.polystack.host.sys.Errno;
+import dev.polystack.host.sys.SyscallException;
+import dev.polystack.host.sys.Syscalls;
+import dev.polystack.plugin.api.Bytes;
+import dev.polystack.plugin.api.MemoryReadException;
+import dev.polystack.plugin.api.ProbeHit;
+import dev.polystack.plugin.api.ProbeSite;
+import dev.polystack.plugin.api.Registers;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+
+/**
+ * Exact probes: every thread is seized, and each breakpoint is a perf event with {@code sigtrap}
+ * that makes the thread raise a synchronous SIGTRAP (si_code TRAP_PERF) at the hit. We see it as
+ * a signal-delivery stop, read registers and memory of the stopped thread, arm the return site
+ * before the call can return, and resume with the signal suppressed. The breakpoints belong to
+ * our file descriptors, so they die with polystack; the kernel resumes over an execution
+ * breakpoint by itself (it sets RF). The target's own signals, SIGTRAP included, are delivered
+ * unchanged, and job control works through PTRACE_LISTEN.
+ *
+ * <p>All ptrace traffic runs on the {@link Tracer}'s thread: {@link #run} occupies it.
+ */
+public final class PtraceProbeBackend implements ProbeBackend {
+  /** si_code of a SIGTRAP raised by a perf event with sigtrap set. */
+  static final int TRAP_PERF = 6;
+  static final long DETACH_TIMEOUT_NANOS = 1_000_000_000L;
+  /** How long to spin for the next stop before sleeping: back-to-back calls stop within it. */
+  static final long SPIN_NANOS = 300_000;
+
+  private final VdsoResolver resolver;
+  private final Tracer tracer;
+  private final ProcFs proc;
+  private final int slots;
+  private final boolean followForks;
+  private final boolean launched;
+  private final Map<Integer, Breakpoints> threads = new HashMap<>();
+  private final Map<Integer, Integer> processOf = new HashMap<>();
+  private final Map<Integer, ResolvedPlan> plans = new HashMap<>();
+  private final Map<Integer, PluginMemory> memories = new HashMap<>();
+  private HitListener listener;
+  private int pid;
+  private WaitStatus exit;
+
+  /**
+   * @param launched the target was launched and sits in its exec stop, already seized
+   */
+  public PtraceProbeBackend(VdsoResolver resolver, Tracer tracer, ProcFs proc, int slots,
+      boolean followForks, boolean launched) {
+    this.resolver = resolver;
+    this.tracer = tracer;
+    this.proc = proc;
+    this.slots = slots;
+    this.followForks = followForks;
+    this.launched = launched;
+  }
+
+  /** ptrace options: threads and exec always, fork and vfork children when followed. */
+  public static int options(boolean followForks) {
+    int o = PtraceConstants.O_TRACECLONE | PtraceConstants.O_TRACEEXEC;
+    return followForks ? o | PtraceConstants.O_TRACEFORK | PtraceConstants.O_TRACEVFORK : o;
+  }
+
+  /** The leader's exit status once the process is gone, else null. */
+  public WaitStatus exit() {
+    return exit;
+  }
+
+  @Override
+  public End run(ResolvedPlan plan, HitListener hits, BooleanSupplier stop, long deadlineNanos)
+      throws ProbeException {
+    this.listener = hits;
+    this.pid = plan.pid();
+    plans.put(pid, plan);
+    try {
+      return tracer.call(p -> {
+        try {
+          return loop(p, stop, deadlineNanos);
+        } finally {
+          release(p);
+        }
+      });
+    } catch (SyscallException e) {
+      throw new ProbeException("tracing process " + pid + " failed: " + e.getMessage());
+    }
+  }
+
+  private End loop(Ptrace p, BooleanSupplier stop, long deadline) throws SyscallException {
+    if (launched) {
+      arm(p, pid, pid);
+      p.cont(pid, 0); // out of its exec stop
+    } else {
+      seizeAll(p);
+    }
+    long idleSince = System.nanoTime();
+    while (true) {
+      if (stop.getAsBoolean()) {
+        return End.STOPPED;
+      }
+      p.reapAll();
+      TraceEvent e = p.nextEvent();
+      if (e != null) {
+        handle(p, e);
+        idleSince = System.nanoTime();
+        continue;
+      }
+      if (exit != null || p.tracedThreads().isEmpty()) {
+        return End.TARGET_EXITED;
+      }
+      long now = System.nanoTime();
+      if (now >= deadline) {
+        return End.DEADLINE;
+      }
+      if (now - idleSince < SPIN_NANOS) {
+        Thread.onSpinWait();
+      } else {
+        LockSupport.parkNanos(Math.min(1_000_000, (now - idleSince) / 4));
+      }
+    }
+  }
+
+  /** Seizes every thread (re-listing until stable) and arms each as it is seized. */
+  private void seizeAll(Ptrace p) throws SyscallException {
+    for (int round = 0; round < 100; round++) {
+      boolean fresh = false;
+      for (int tid : Tracer.listTasks(pid)) {
+        if (p.tracedThreads().contains(tid)) {
+          continue;
+        }
+        try {
+          p.seize(tid, options(followForks));
+          fresh = true;
+        } catch (SyscallException e) {
+          if (!(e.errno() == Errno.ESRCH || e.errno() == Errno.EPERM && tid != pid)) {
+            throw e;
+          }
+        }
+        if (p.tracedThreads().contains(tid)) {
+          arm(p, tid, pid);
+        }
+      }
+      if (!fresh) {
+        return;
+      }
+    }
+  }
+
+  private void arm(Ptrace p, int tid, int process) throws SyscallException {
+    processOf.put(tid, process);
+    ResolvedPlan plan = plans.get(process);
+    if (plan == null || threads.containsKey(tid)) {
+      return;
+    }
+    try {
+      threads.put(tid, Breakpoints.arm(tid, plan, slots, PtraceProbeBackend::attr, -1));
+    } catch (SyscallException e) {
+      if (e.errno() != Errno.ESRCH) {
+        listener.count("thread_not_armed", 1);
+      }
+    }
+  }
+
+  static dev.polystack.host.perf.PerfEventAttr attr(long address) {
+    // No ring: the SIGTRAP is the whole report, and the stopped thread is read directly.
+    return Breakpoints.base(address).sigtrap(true).sigData(address).build();
+  }
+
+  private void handle(Ptrace p, TraceEvent e) throws SyscallException {
+    int tid = e.tid();
+    WaitStatus st = e.status();
+    if (st.terminated()) {
+      forget(tid);
+      if (tid == pid) {
+        exit = st;
+      }
+      return;
+    }
+    if (!st.stopped()) {
+      return;
+    }
+    if (!processOf.containsKey(tid)) {
+      arm(p, tid, processOfNew(tid));
+    }
+    int event = st.ptraceEvent();
+    if (event == PtraceConstants.EVENT_STOP) {
+      if (st.groupStop()) {
+        quietly(() -> p.listen(tid)); // job control: stay stopped until SIGCONT
+      } else {
+        resume(p, tid, 0);
+      }
+    } else if (event == PtraceConstants.EVENT_EXEC) {
+      exec(p, tid);
+      resume(p, tid, 0);
+    } else if (event == PtraceConstants.EVENT_FORK || event == PtraceConstants.EVENT_VFORK
+        || event == PtraceConstants.EVENT_CLONE) {
+      int child = (int) p.getEventMsg(tid);
+      int parent = processOf.getOrDefault(tid, pid);
+      int process = event == PtraceConstants.EVENT_CLONE ? processOfNew(child) : child;
+      if (process != parent) {
+        // A new process starts as a copy of its parent: the same vDSO at the same address.
+        ResolvedPlan pp = plans.get(parent);
+        if (pp != null) {
+          plans.put(process, new ResolvedPlan(process, pp.base(), pp.bias(), pp.plan(),
+              pp.entries()));
+        }
+      }
+      processOf.put(child, process);
+      arm(p, child, process);
+      resume(p, tid, 0);
+    } else if (event != 0) {
+      resume(p, tid, 0);
+    } else if (st.stopSignal() == Syscalls.SIGTRAP && perfTrap(p, tid)) {
+      hit(p, tid);
+      resume(p, tid, 0); // suppressed: the SIGTRAP was ours
+      listener.afterResume();
+    } else {
+      resume(p, tid, st.stopSignal()); // the target's own signal, unchanged
+    }
+  }
+
+  private int processOfNew(int tid) {
+    try {
+      return proc.forPid(tid).status().tgid();
+    } catch (ProcReadException e) {
+      return pid;
+    }
+  }
+
+  private static boolean perfTrap(Ptrace p, int tid) throws SyscallException {
+    SigInfo si = p.getSigInfo(tid);
+    return si.signo() == Syscalls.SIGTRAP && si.code() == TRAP_PERF;
+  }
+
+  private void hit(Ptrace p, int tid) throws SyscallException {
+    long now = System.nanoTime();
+    Registers regs = ApiRegisters.of(p.getRegs(tid));
+    int process = processOf.getOrDefault(tid, pid);
+    PluginMemory memory = memories.computeIfAbsent(process,
+        k -> new PluginMemory(RemoteMemory.of(k)));
+    Breakpoints b = threads.get(tid);
+    ProbeSite entry = b == null ? null : b.entryAt(regs.pc());
+    byte[] stack = new byte[0];
+    if (entry != null) {
+      try {
+        stack = memory.readFully(regs.sp(), 8);
+        place(b, Bytes.getLong(stack, 0));
+      } catch (MemoryReadException ex) {
+        listener.count("unreadable_return_address", 1);
+      }
+    }
+    ProbeSite site = entry != null ? entry
+        : new ProbeSite("", "", regs.pc(), ProbeSite.Kind.RETURN);
+    listener.hit(new ProbeHit(site, process, tid, now, regs, stack, memory));
+  }
+
+  private void place(Breakpoints b, long returnAddress) {
+    try {
+      switch (b.watchReturn(returnAddress)) {
+        case RETARGETED -> listener.count("return_slot_retargeted", 1);
+        case NO_SLOT -> listener.count("no_return_slot", 1);
+        default -> { }
+      }
+    } catch (SyscallException e) {
+      listener.count("return_slot_failed", 1);
+    }
+  }
+
+  /** A process exec'd (from any of its threads): its old breakpoints are gone with its image. */
+  private void exec(Ptrace p, int tid) throws SyscallException {
+    int former = (int) p.getEventMsg(tid);
+    int process = processOf.getOrDefault(tid, tid);
+    for (Map.Entry<Integer, Integer> en : List.copyOf(processOf.entrySet())) {
+      if (en.getValue() == process && threads.containsKey(en.getKey())) {
+        threads.remove(en.getKey()).close();
+        listener.threadExited(en.getKey());
+      }
+    }
+    if (former != tid) {
+      processOf.remove(former);
+    }
+    memories.remove(process);
+    try {
+      ResolvedPlan plan = resolver.resolve(tid);
+      plans.put(process, plan);
+      listener.planChanged(plan);
+      arm(p, tid, process);
+    } catch (ProbeException e) {
+      plans.remove(process);
+      listener.count("exec_not_resolved", 1);
+    }
+  }
+
+  private void forget(int tid) {
+    Breakpoints b = threads.remove(tid);
+    if (b != null) {
+      b.close();
+    }
+    processOf.remove(tid);
+    listener.threadExited(tid);
+  }
+
+  private static void resume(Ptrace p, int tid, int signal) throws SyscallException {
+    quietly(() -> p.cont(tid, signal));
+  }
+
+  private interface PtraceCall {
+    void run() throws SyscallException;
+  }
+
+  /** ESRCH means the thread died meanwhile (e.g. SIGKILL): nothing to resume. */
+  private static void quietly(PtraceCall call) throws SyscallException {
+    try {
+      call.run();
+    } catch (SyscallException e) {
+      if (e.errno() != Errno.ESRCH) {
+        throw e;
+      }
+    }
+  }
+
+  /**
+   * Disarms, then detaches every thread. A SIGTRAP of ours may already be queued for a thread
+   * (raised between its last report and the disarm); detached with it pending, the thread would
+   * die of it, so such a thread is let run into its signal-delivery stop, which we suppress.
+   */
+  private void release(Ptrace p) {
+    for (Breakpoints b : threads.values()) {
+      b.close();
+    }
+    threads.clear();
+    for (int tid : p.tracedThreads()) {
+      try {
+        detach(p, tid);
+      } catch (SyscallException e) {
+        listener.count("detach_failed", 1);
+      }
+    }
+  }
+
+  private void detach(Ptrace p, int tid) throws SyscallException {
+    WaitStatus st = p.stop(tid, DETACH_TIMEOUT_NANOS);
+    for (int round = 0; round < 8 && st != null; round++) {
+      if (st.signalDeliveryStop()) {
+        int sig = st.stopSignal();
+        if (sig == Syscalls.SIGTRAP && perfTrap(p, tid)) {
+          sig = 0;
+        }
+        int deliver = sig;
+        quietly(() -> p.detach(tid, deliver));
+        return;
+      }
+      if (!sigtrapPending(tid)) {
+        quietly(() -> p.detach(tid, 0));
+        return;
+      }
+      p.cont(tid, 0); // runs straight into the pending SIGTRAP's stop
+      TraceEvent next = awaitEvent(p, tid);
+      st = next == null || next.status().terminated() ? null : next.status();
+    }
+  }
+
+  private static TraceEvent awaitEvent(Ptrace p, int tid) throws SyscallException {
+    return p.awaitEvent(tid, DETACH_TIMEOUT_NANOS);
+  }
+
+  /** SIGTRAP (bit 4) in the thread's private pending set, from /proc/TID/status SigPnd. */
+  private boolean sigtrapPending(int tid) {
+    try {
+      String pnd = proc.forPid(tid).status().get("SigPnd").orElse("0");
+      return (Long.parseUnsignedLong(pnd.trim(), 16) & (1L << (Syscalls.SIGTRAP - 1))) != 0;
+    } catch (ProcReadException | NumberFormatException e) {
+      return false;
+    }
+  }
+}

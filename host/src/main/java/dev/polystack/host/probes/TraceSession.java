@@ -1,0 +1,285 @@
+package dev.polystack.host.probes;
+
+import dev.polystack.host.launch.ChildProcess;
+import dev.polystack.host.launch.Launcher;
+import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.proc.ProcReadException;
+import dev.polystack.host.ptrace.Tracer;
+import dev.polystack.host.ptrace.WaitStatus;
+import dev.polystack.host.sys.SyscallException;
+import dev.polystack.plugin.api.CallRecord;
+import dev.polystack.plugin.api.ProbeHit;
+import dev.polystack.plugin.api.ProbeMonitor;
+import dev.polystack.plugin.api.ProbePlugin;
+import dev.polystack.plugin.api.ProbeRequest;
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
+
+/**
+ * One {@code polystack vdso} session: resolve the vDSO, plan, arm with the chosen backend, turn
+ * hits into calls through the plug-in's monitor, count every call (sequence numbers and
+ * statistics on the full population), then filter what is emitted. Always leaves the target
+ * running and unarmed; a launched target that outlives the session is ended, as in record.
+ */
+public final class TraceSession {
+  /** x86-64 has four debug registers per thread. */
+  public static final int SLOTS = 4;
+
+  /** What the user asked for. */
+  public record Options(List<String> functions, boolean ptrace, Set<Integer> tids,
+      boolean errorsOnly, long minDurationNanos, long maxCalls, boolean followForks,
+      long durationNanos) {
+    public Options {
+      functions = List.copyOf(functions);
+      tids = Set.copyOf(tids);
+    }
+  }
+
+  /** Receives emitted records, in completion order, with their sequence number. */
+  public interface Sink {
+    void plan(ResolvedPlan plan) throws IOException;
+
+    void call(long seq, CallRecord record, long realtimeNanos) throws IOException;
+
+    void flush() throws IOException;
+  }
+
+  /**
+   * How a session went.
+   *
+   * @param end why the backend stopped
+   * @param maxCallsReached the session ended after --max-calls calls
+   * @param targetExit the target's status when known (a launched child), else null
+   * @param outputFailure the write that failed and ended the session, or null
+   */
+  public record Result(CallStatistics stats, Map<String, Long> counters, List<String> omitted,
+      ProbeBackend.End end, boolean maxCallsReached, WaitStatus targetExit,
+      IOException outputFailure) {}
+
+  private final ProcFs proc;
+  private final ProbePlugin plugin;
+  private final Options options;
+  private final Sink sink;
+  private final CallStatistics stats = new CallStatistics();
+  private final Map<String, Long> counters = new TreeMap<>();
+  private final List<CallRecord> batch = new ArrayList<>();
+  private final long epochOffset = monotonicToEpochOffset();
+  private ProbeMonitor monitor;
+  private long seq;
+  private boolean maxReached;
+  private IOException outputFailure;
+
+  public TraceSession(ProcFs proc, ProbePlugin plugin, Options options, Sink sink) {
+    this.proc = proc;
+    this.plugin = plugin;
+    this.options = options;
+    this.sink = sink;
+  }
+
+  private VdsoResolver resolver() {
+    return new VdsoResolver(proc, plugin, new ProbeRequest(options.functions(), SLOTS));
+  }
+
+  private long deadline() {
+    return options.durationNanos() > 0 ? System.nanoTime() + options.durationNanos()
+        : Long.MAX_VALUE;
+  }
+
+  public Result attach(int pid, BooleanSupplier userStop) throws ProbeException {
+    VdsoResolver resolver = resolver();
+    ResolvedPlan plan = start(resolver.resolve(pid));
+    if (!options.ptrace()) {
+      PerfProbeBackend backend =
+          new PerfProbeBackend(resolver, ExitCheck.ofProc(proc, pid), SLOTS);
+      return finish(plan, backend.run(plan, listener(), stop(userStop), deadline()), null);
+    }
+    checkNotTraced(pid);
+    try (Tracer tracer = Tracer.start(pid)) {
+      PtraceProbeBackend backend = new PtraceProbeBackend(resolver, tracer, proc, SLOTS,
+          options.followForks(), false);
+      ProbeBackend.End end = backend.run(plan, listener(), stop(userStop), deadline());
+      return finish(plan, end, backend.exit());
+    }
+  }
+
+  public Result launch(List<String> command, BooleanSupplier userStop) throws ProbeException {
+    VdsoResolver resolver = resolver();
+    ChildProcess child;
+    try {
+      child = Launcher.command(command).startStopped(true).start();
+    } catch (SyscallException e) {
+      throw new ProbeException("cannot start " + command.get(0) + ": " + e.getMessage());
+    }
+    try (child; Tracer tracer = Tracer.start(child.pid())) {
+      int pid = child.pid();
+      try {
+        child.seizeAndRunToExec(tracer, PtraceProbeBackend.options(options.followForks()),
+            Duration.ofSeconds(10));
+      } catch (SyscallException | TimeoutException e) {
+        throw new ProbeException("cannot run " + command.get(0) + ": " + e.getMessage());
+      }
+      ResolvedPlan plan = start(resolver.resolve(pid));
+      if (options.ptrace()) {
+        PtraceProbeBackend backend = new PtraceProbeBackend(resolver, tracer, proc, SLOTS,
+            options.followForks(), true);
+        ProbeBackend.End end = backend.run(plan, listener(), stop(userStop), deadline());
+        return finish(plan, end, backend.exit() != null ? backend.exit() : poll(child));
+      }
+      // perf: armed before the first instruction, then never traced again (see PerfSession).
+      ExitCheck exit = ExitCheck.ofChild(child);
+      PerfProbeBackend backend = new PerfProbeBackend(resolver, exit, SLOTS);
+      backend.armAll(plan);
+      try {
+        tracer.detach(pid, 0);
+      } catch (SyscallException e) {
+        throw new ProbeException("cannot release " + command.get(0) + ": " + e.getMessage());
+      }
+      ProbeBackend.End end = backend.run(plan, listener(), stop(userStop), deadline());
+      exit.gone();
+      return finish(plan, end, exit.status());
+    }
+  }
+
+  private static WaitStatus poll(ChildProcess child) {
+    try {
+      return child.poll().orElse(null);
+    } catch (SyscallException e) {
+      return null;
+    }
+  }
+
+  private void checkNotTraced(int pid) throws ProbeException {
+    try {
+      int tracer = proc.forPid(pid).status().tracerPid();
+      if (tracer != 0) {
+        throw new ProbeException("process " + pid + " is already traced by process " + tracer
+            + " (a debugger or another tracer); detach it or use --backend perf");
+      }
+    } catch (ProcReadException e) {
+      throw new ProbeException(e.getMessage());
+    }
+  }
+
+  private ResolvedPlan start(ResolvedPlan plan) throws ProbeException {
+    monitor = plugin.monitor(plan.plan());
+    try {
+      sink.plan(plan);
+    } catch (IOException e) {
+      throw new ProbeException("cannot write the output: " + e.getMessage());
+    }
+    return plan;
+  }
+
+  private BooleanSupplier stop(BooleanSupplier user) {
+    return () -> maxReached || outputFailure != null || user.getAsBoolean();
+  }
+
+  private Result finish(ResolvedPlan plan, ProbeBackend.End end, WaitStatus exit) {
+    flush();
+    monitor.getAndResetCounters().forEach((k, v) -> counters.merge(k, v, Long::sum));
+    return new Result(stats, Map.copyOf(counters), plan.plan().omitted(), end, maxReached,
+        exit, outputFailure);
+  }
+
+  private HitListener listener() {
+    return new HitListener() {
+      @Override
+      public void hit(ProbeHit hit) {
+        try {
+          monitor.onHit(hit, TraceSession.this::completed);
+        } catch (RuntimeException e) {
+          count("plugin_error", 1); // a plug-in bug must not end the session or harm the target
+        }
+      }
+
+      @Override
+      public void afterResume() {
+        flush();
+      }
+
+      @Override
+      public void threadExited(int tid) {
+        monitor.threadExited(tid);
+      }
+
+      @Override
+      public void count(String reason, long n) {
+        counters.merge(reason, n, Long::sum);
+      }
+    };
+  }
+
+  private void count(String reason, long n) {
+    counters.merge(reason, n, Long::sum);
+  }
+
+  private void completed(CallRecord r) {
+    if (maxReached) {
+      count("after_max_calls", 1);
+      return;
+    }
+    stats.add(r);
+    seq++;
+    if (selected(r)) {
+      stats.emitted(r);
+      batch.add(r);
+      batchSeq.add(seq);
+    }
+    if (options.maxCalls() > 0 && stats.session().calls() >= options.maxCalls()) {
+      maxReached = true;
+    }
+  }
+
+  private final List<Long> batchSeq = new ArrayList<>();
+
+  private boolean selected(CallRecord r) {
+    return (options.tids().isEmpty() || options.tids().contains(r.tid()))
+        && (!options.errorsOnly() || r.errno() != null)
+        && r.durationNanos() >= options.minDurationNanos();
+  }
+
+  private void flush() {
+    if (outputFailure != null) {
+      batch.clear();
+      batchSeq.clear();
+      return;
+    }
+    try {
+      for (int i = 0; i < batch.size(); i++) {
+        CallRecord r = batch.get(i);
+        sink.call(batchSeq.get(i), r, r.exitNanos() + epochOffset);
+      }
+      if (!batch.isEmpty()) {
+        sink.flush();
+      }
+    } catch (IOException e) {
+      outputFailure = e;
+    }
+    batch.clear();
+    batchSeq.clear();
+  }
+
+  /** Wall clock minus CLOCK_MONOTONIC, from the tightest of a few bracketed readings. */
+  static long monotonicToEpochOffset() {
+    long best = Long.MAX_VALUE;
+    long offset = 0;
+    for (int i = 0; i < 5; i++) {
+      long before = System.nanoTime();
+      Instant now = Instant.now();
+      long after = System.nanoTime();
+      if (after - before < best) {
+        best = after - before;
+        offset = now.getEpochSecond() * 1_000_000_000L + now.getNano() - (before + after) / 2;
+      }
+    }
+    return offset;
+  }
+}
