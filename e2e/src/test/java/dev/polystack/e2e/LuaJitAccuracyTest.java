@@ -56,7 +56,7 @@ class LuaJitAccuracyTest {
       new Workload("recursion.lua", false, List.of("fib", "depth")),
       new Workload("methods.lua", false, List.of("deposit", "withdraw", "helper",
           "string.format")),
-      new Workload("closures.lua", false, List.of("mix", "function <closures.lua:11>")),
+      new Workload("closures.lua", false, List.of("mix", "function <closures.lua:10>")),
       new Workload("metamethods.lua", false, List.of("__add", "__index",
           // A __call handler is named by the slot its CALL reads (lj_debug_funcname gives
           // "__call" only to metamethods reached by non-call instructions): here `Acc`.
