@@ -180,10 +180,19 @@ final class PtraceSampler {
   /** Reads registers and walks the stack of a thread that is in a ptrace-stop. */
   static RawStack walkStopped(Ptrace p, int tid, TargetProcess target, StackWalker walker,
       int stackBytes) throws SyscallException {
+    return walkStopped(p, tid, target, target.hostMemory(), walker, stackBytes,
+        DumpSession.Hook.NONE);
+  }
+
+  /** As above, reading through {@code live} and letting {@code hook} wrap the thread's memory. */
+  static RawStack walkStopped(Ptrace p, int tid, TargetProcess target,
+      dev.polystack.host.memory.RemoteMemory live, StackWalker walker, int stackBytes,
+      DumpSession.Hook hook) throws SyscallException {
     var regs = ApiRegisters.of(p.getRegs(tid));
-    SampleMemory memory = SampleMemory.live(target.hostMemory());
+    SampleMemory memory = SampleMemory.live(live);
     memory.prefetch(regs.sp(), stackBytes);
-    CapturedThread thread = new CapturedThread(target.pid(), tid, regs, memory, regs.sp(), 0);
+    CapturedThread thread = new CapturedThread(target.pid(), tid, regs,
+        hook.thread(tid, regs, memory), regs.sp(), 0);
     return walker.walk(thread, target.table());
   }
 
