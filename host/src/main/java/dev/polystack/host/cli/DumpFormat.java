@@ -12,7 +12,7 @@ import java.util.Map;
 import java.util.stream.Collectors;
 
 /** How {@code dump}, {@code snapshot} and {@code analyze} print stacks: one format for all. */
-final class DumpFormat {
+public final class DumpFormat {
   private DumpFormat() {}
 
   /** Prints the stacks (text or JSON) to stdout and what was not captured to stderr. */
@@ -27,7 +27,7 @@ final class DumpFormat {
   }
 
   /** The text form, lines ending in a newline. */
-  static String text(DumpSession.Dump dump) {
+  public static String text(DumpSession.Dump dump) {
     Recording labels = new Recording(new TargetInfo(dump.pid(), "", List.of()), 0, 0, 1, "dump",
         dump.modules(), List.of(), Map.of());
     StringWriter buffer = new StringWriter();

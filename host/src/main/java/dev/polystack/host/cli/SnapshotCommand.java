@@ -126,7 +126,9 @@ final class SnapshotCommand implements Runnable {
         if (!dev.polystack.host.snapshot.SnapshotModules.sha256(bytes).equals(m.sha256())) {
           throw new SnapshotException(m.path() + " changed on disk while recording; not stored");
         }
-        Path tmp = Files.createTempFile(moduleStore, ".module", ".tmp");
+        Path tmp = Files.createTempFile(moduleStore, ".module", ".tmp",
+            java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--")));
         try (OutputStream out = new GZIPOutputStream(Files.newOutputStream(tmp))) {
           out.write(bytes);
         }
