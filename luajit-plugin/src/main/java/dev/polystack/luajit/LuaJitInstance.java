@@ -178,7 +178,7 @@ final class LuaJitInstance implements RuntimeInstance {
       long cframe = frame.sp() + 8;
       long L = r.u64(cframe + Layout.CF_SAVE_L, "cframe");
       for (Vm vm : vms.values()) {
-        if (isThreadOf(r, L, vm.g)) {
+        if (isThreadOf(r, L, vm.g, false)) {
           stateFor(thread).walkedCframes.add(cframe);
           return frame.with(Register.RSP, cframe).with(Register.RIP, ra);
         }
@@ -333,23 +333,30 @@ final class LuaJitInstance implements RuntimeInstance {
         : new long[] {cframe + Layout.CF_SAVE_L};
     for (long slot : candidates) {
       long L = r.u64(slot, "cframe");
-      if (isThreadOf(r, L, g)) {
+      // Above the leaf, SAVE_L is always stored: memory that cannot be read there is an error,
+      // not a reason to fall back to cur_L (whose stack may be another segment's).
+      if (isThreadOf(r, L, g, !leaf)) {
         return L;
       }
     }
     count("save_l_invalid");
     long L = r.u64(g + layout.curL(), "global_state");
-    if (!isThreadOf(r, L, g)) {
+    if (!isThreadOf(r, L, g, false)) {
       throw new WalkException("no_lua_state", "cur_L 0x" + Long.toHexString(L));
     }
     return L;
   }
 
-  private static boolean isThreadOf(TargetReader r, long L, long g) {
+  /** @param unreadableFails an unreadable candidate is an error rather than "not a thread" */
+  private static boolean isThreadOf(TargetReader r, long L, long g, boolean unreadableFails)
+      throws WalkException {
     try {
       return r.u64(L + Layout.L_GLREF, "lua_state") == g
           && r.u8(L + Layout.GC_GCT, "lua_state") == Layout.GCT_THREAD;
     } catch (WalkException e) {
+      if (unreadableFails && e.reason().startsWith("unreadable_")) {
+        throw e;
+      }
       return false;
     }
   }

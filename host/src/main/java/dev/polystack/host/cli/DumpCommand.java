@@ -6,14 +6,6 @@ import dev.polystack.host.plugins.PluginLoader;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.sampling.DumpSession;
 import dev.polystack.host.sampling.SamplingException;
-import dev.polystack.otel.model.FrameLabels;
-import dev.polystack.otel.model.Recording;
-import dev.polystack.otel.model.TargetInfo;
-import dev.polystack.plugin.api.Frame;
-import java.io.PrintWriter;
-import java.util.List;
-import java.util.Map;
-import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
@@ -63,53 +55,6 @@ final class DumpCommand implements Runnable {
     } catch (SamplingException e) {
       throw new CommandFailedException(e.getMessage());
     }
-    Recording labels = new Recording(new TargetInfo(pid, "", List.of()), 0, 0, 1, "dump",
-        dump.modules(), List.of(), Map.of());
-    PrintWriter out = console.out();
-    if (json) {
-      out.println(toJson(dump));
-    } else {
-      out.println("Process " + pid);
-      for (DumpSession.ThreadDump t : dump.threads()) {
-        out.println();
-        out.println("Thread " + t.tid() + " \"" + t.name() + "\" (" + t.state() + ")");
-        for (Frame f : t.frames()) {
-          out.println("    " + FrameLabels.label(f, labels) + moduleSuffix(f));
-        }
-      }
-    }
-    out.flush();
-    if (!dump.losses().isEmpty()) {
-      console.warn("not captured: " + dump.losses().entrySet().stream()
-          .map(e -> e.getKey() + " " + e.getValue()).collect(Collectors.joining(", ")));
-    }
-  }
-
-  private static String moduleSuffix(Frame f) {
-    if (!Frame.NATIVE.equals(f.type()) || f.module().isEmpty() || f.function().isEmpty()) {
-      return "";
-    }
-    int slash = f.module().lastIndexOf('/');
-    return "  (" + f.module().substring(slash + 1) + ")";
-  }
-
-  private static String toJson(DumpSession.Dump dump) {
-    String threads = dump.threads().stream().map(t -> "{\"tid\":" + t.tid()
-        + ",\"name\":" + Json.quote(t.name())
-        + ",\"state\":" + Json.quote(t.state())
-        + ",\"frames\":" + t.frames().stream().map(DumpCommand::toJson)
-            .collect(Collectors.joining(",", "[", "]")) + "}")
-        .collect(Collectors.joining(",", "[", "]"));
-    return "{\"pid\":" + dump.pid() + ",\"threads\":" + threads + "}";
-  }
-
-  private static String toJson(Frame f) {
-    return "{\"type\":" + Json.quote(f.type())
-        + ",\"function\":" + Json.quote(f.function())
-        + ",\"file\":" + Json.quote(f.file())
-        + ",\"line\":" + f.line()
-        + ",\"start_line\":" + f.startLine()
-        + ",\"module\":" + Json.quote(f.module())
-        + ",\"address\":" + Json.quote("0x" + Long.toHexString(f.address())) + "}";
+    DumpFormat.print(dump, json, console);
   }
 }

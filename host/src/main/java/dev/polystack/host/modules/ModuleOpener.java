@@ -20,7 +20,7 @@ import java.util.Map;
  * disk), else through /proc/PID/root (the target's mount namespace, not ours), and in both cases
  * checks device and inode against the mapping. Parsed files are cached by identity, bounded.
  */
-public final class ModuleOpener {
+public final class ModuleOpener implements ModuleSource {
   static final int MAX_CACHED_FILES = 512;
 
   /** The vDSO is one or two pages; anything bigger in its place is not a vDSO. */
@@ -46,6 +46,7 @@ public final class ModuleOpener {
   }
 
   /** Opens a mapped file of process {@code pid}. */
+  @Override
   public synchronized ElfFile open(int pid, MappedModule module) throws ModuleOpenException {
     Identity id = new Identity(module.device(), module.inode(), module.path());
     ElfFile cached = cache.get(id);
@@ -77,7 +78,14 @@ public final class ModuleOpener {
   }
 
   /** Reads and parses the vDSO of {@code pid} from its memory (it has no file). */
+  @Override
   public ElfFile openVdso(MemoryMapping vdso, RemoteMemory memory) throws ModuleOpenException {
+    return vdso(vdso, memory);
+  }
+
+  /** The vDSO image read from {@code memory}; shared with snapshot replay. */
+  public static ElfFile vdso(MemoryMapping vdso, RemoteMemory memory)
+      throws ModuleOpenException {
     long size = vdso.end() - vdso.start();
     if (size <= 0 || size > MAX_VDSO_SIZE) {
       throw new ModuleOpenException("bad_vdso", "[vdso] mapping of " + size + " bytes");

@@ -5,7 +5,7 @@ import dev.polystack.host.memory.PluginMemory;
 import dev.polystack.host.memory.RemoteMemory;
 import dev.polystack.host.modules.ElfModuleImage;
 import dev.polystack.host.modules.ModuleOpenException;
-import dev.polystack.host.modules.ModuleOpener;
+import dev.polystack.host.modules.ModuleSource;
 import dev.polystack.host.plugins.LoadedPlugin;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginRegistry;
@@ -44,9 +44,15 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
 
   private record Identity(String path, long start, long inode) {}
 
+  /** Where the memory map comes from: /proc live, the recorded map when replaying. */
+  @FunctionalInterface
+  public interface MapsSource {
+    ProcessMaps read() throws ProcReadException;
+  }
+
   private final int pid;
-  private final ProcFs proc;
-  private final ModuleOpener opener;
+  private final MapsSource mapsSource;
+  private final ModuleSource opener;
   private final RemoteMemory memory;
   private final PluginMemory pluginMemory;
   private final PluginRegistry plugins;
@@ -57,11 +63,17 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
   private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
   private volatile ModuleTable table = ModuleTable.empty();
   private volatile List<Mapping> mappings = List.of();
+  private volatile ProcessMaps maps = ProcessMaps.of(List.of());
 
-  public TargetProcess(int pid, ProcFs proc, ModuleOpener opener, RemoteMemory memory,
+  public TargetProcess(int pid, ProcFs proc, ModuleSource opener, RemoteMemory memory,
+      PluginRegistry plugins, PluginGuard guard, Consumer<String> warn) {
+    this(pid, () -> proc.forPid(pid).maps(), opener, memory, plugins, guard, warn);
+  }
+
+  public TargetProcess(int pid, MapsSource mapsSource, ModuleSource opener, RemoteMemory memory,
       PluginRegistry plugins, PluginGuard guard, Consumer<String> warn) {
     this.pid = pid;
-    this.proc = proc;
+    this.mapsSource = mapsSource;
     this.opener = opener;
     this.memory = memory;
     this.pluginMemory = new PluginMemory(memory);
@@ -89,6 +101,11 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
     return memory;
   }
 
+  /** The memory map as last read by {@link #refresh()}. */
+  public ProcessMaps maps() {
+    return maps;
+  }
+
   public ModuleTable table() {
     return table;
   }
@@ -99,7 +116,8 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
    * thread is stopped.
    */
   public synchronized void refresh() throws ProcReadException {
-    ProcessMaps maps = proc.forPid(pid).maps();
+    ProcessMaps maps = mapsSource.read();
+    this.maps = maps;
     mappings = maps.mappings().stream().map(TargetProcess::toMapping).toList();
     Map<Identity, LoadedModule> seen = new HashMap<>();
     for (MappedModule m : maps.modules()) {

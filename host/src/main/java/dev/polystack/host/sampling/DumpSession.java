@@ -18,6 +18,7 @@ import dev.polystack.host.sys.SyscallException;
 import dev.polystack.otel.model.ModuleInfo;
 import dev.polystack.plugin.api.DiscoveredOffset;
 import dev.polystack.plugin.api.Frame;
+import dev.polystack.plugin.api.Registers;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -72,7 +73,8 @@ public final class DumpSession {
     try (Tracer tracer = Tracer.start(pid)) {
       for (int i = 0; i < snapshots; i++) {
         tracer.call(p -> {
-          snapshot(p, pid, target, walker, new LinkedHashMap<>(), new LinkedHashMap<>(),
+          snapshot(p, pid, target, (tid, t) -> PtraceSampler.walkStopped(p, tid, t, walker,
+              SamplingOptions.DEFAULT_STACK_BYTES), new LinkedHashMap<>(), new LinkedHashMap<>(),
               new LinkedHashMap<>());
           return null;
         });
@@ -104,9 +106,34 @@ public final class DumpSession {
     return found;
   }
 
+  /**
+   * Lets a snapshot watch a dump: it may wrap the memory the host and each thread's walk read,
+   * and sees the target after the walk, before it is closed.
+   */
+  interface Hook {
+    Hook NONE = new Hook() {};
+
+    default RemoteMemory process(RemoteMemory live) {
+      return live;
+    }
+
+    default dev.polystack.plugin.api.RemoteMemory thread(int tid, Registers registers,
+        dev.polystack.plugin.api.RemoteMemory live) {
+      return live;
+    }
+
+    /** @param losses what the session itself lost (plug-in counters not included) */
+    default void walked(TargetProcess target, Map<String, Long> losses) {}
+  }
+
   public Dump dump(int pid, int maxDepth) throws SamplingException {
+    return dump(pid, maxDepth, Hook.NONE);
+  }
+
+  Dump dump(int pid, int maxDepth, Hook hook) throws SamplingException {
     new RecordSession(proc, plugins, guard, warn).checkAttachable(pid);
-    TargetProcess target = new TargetProcess(pid, proc, new ModuleOpener(), RemoteMemory.of(pid),
+    RemoteMemory live = RemoteMemory.of(pid);
+    TargetProcess target = new TargetProcess(pid, proc, new ModuleOpener(), hook.process(live),
         plugins, guard, warn);
     try {
       target.refresh();
@@ -119,23 +146,33 @@ public final class DumpSession {
     Map<String, Long> losses = new LinkedHashMap<>();
     try (Tracer tracer = Tracer.start(pid)) {
       tracer.call(p -> {
-        snapshot(p, pid, target, walker, raw, states, losses);
+        snapshot(p, pid, target, (tid, t) -> PtraceSampler.walkStopped(p, tid, t, live,
+            walker, SamplingOptions.DEFAULT_STACK_BYTES, hook, null), raw, states, losses);
         return null;
       });
     } catch (SyscallException e) {
+      target.close();
       throw new SamplingException("cannot dump process " + pid + ": " + e.getMessage());
     }
+    hook.walked(target, Map.copyOf(losses));
+    return finish(pid, raw, tid -> {
+      try {
+        return proc.forPid(pid).threadName(tid);
+      } catch (ProcReadException ex) {
+        return "";
+      }
+    }, states, target, losses);
+  }
+
+  /** Names frames and threads and collects counters, the same way live and replayed. */
+  static Dump finish(int pid, Map<Integer, RawStack> raw,
+      java.util.function.IntFunction<String> names, Map<Integer, String> states,
+      TargetProcess target, Map<String, Long> losses) {
     FrameNamer namer = new FrameNamer();
     List<ThreadDump> threads = new ArrayList<>();
     for (var e : raw.entrySet()) {
-      String name;
-      try {
-        name = proc.forPid(pid).threadName(e.getKey());
-      } catch (ProcReadException ex) {
-        name = "";
-      }
-      threads.add(new ThreadDump(e.getKey(), name, states.getOrDefault(e.getKey(), "?"),
-          namer.name(e.getValue(), target.table())));
+      threads.add(new ThreadDump(e.getKey(), names.apply(e.getKey()),
+          states.getOrDefault(e.getKey(), "?"), namer.name(e.getValue(), target.table())));
     }
     List<ModuleInfo> modules = new ArrayList<>();
     for (LoadedModule m : target.table().modules()) {
@@ -146,7 +183,11 @@ public final class DumpSession {
     return new Dump(pid, threads, modules, losses);
   }
 
-  private void snapshot(Ptrace p, int pid, TargetProcess target, StackWalker walker,
+  private interface ThreadWalk {
+    RawStack walk(int tid, TargetProcess target) throws SyscallException;
+  }
+
+  private void snapshot(Ptrace p, int pid, TargetProcess target, ThreadWalk walk,
       Map<Integer, RawStack> raw, Map<Integer, String> states, Map<String, Long> losses)
       throws SyscallException {
     TraceeControl control = new TraceeControl(pid, () -> { });
@@ -180,8 +221,7 @@ public final class DumpSession {
       }
       try {
         for (int tid : stopped) {
-          raw.put(tid, PtraceSampler.walkStopped(p, tid, target, walker,
-              SamplingOptions.DEFAULT_STACK_BYTES));
+          raw.put(tid, walk.walk(tid, target));
         }
       } finally {
         for (int tid : stopped) {

@@ -191,7 +191,8 @@ final class PtraceSampler {
   }
 
   private ThreadSample capture(Ptrace p, int tid) throws SyscallException {
-    RawStack stack = walkStopped(p, tid, target, walker, options.stackBytes(), breakdown);
+    RawStack stack = walkStopped(p, tid, target, target.hostMemory(), walker,
+        options.stackBytes(), DumpSession.Hook.NONE, breakdown);
     return new ThreadSample(tid, System.currentTimeMillis() * 1_000_000L, stack, 0);
   }
 
@@ -222,21 +223,28 @@ final class PtraceSampler {
   /** Reads registers and walks the stack of a thread that is in a ptrace-stop. */
   static RawStack walkStopped(Ptrace p, int tid, TargetProcess target, StackWalker walker,
       int stackBytes) throws SyscallException {
-    return walkStopped(p, tid, target, walker, stackBytes, null);
+    return walkStopped(p, tid, target, target.hostMemory(), walker, stackBytes,
+        DumpSession.Hook.NONE, null);
   }
 
-  private static RawStack walkStopped(Ptrace p, int tid, TargetProcess target,
-      StackWalker walker, int stackBytes, PauseBreakdown breakdown) throws SyscallException {
+  /**
+   * As above, reading through {@code live} and letting {@code hook} wrap the thread's memory
+   * (snapshots record what the walk reads); {@code breakdown} times the steps when enabled.
+   */
+  static RawStack walkStopped(Ptrace p, int tid, TargetProcess target,
+      dev.polystack.host.memory.RemoteMemory live, StackWalker walker, int stackBytes,
+      DumpSession.Hook hook, PauseBreakdown breakdown) throws SyscallException {
     var regs = ApiRegisters.of(p.getRegs(tid));
     if (PauseBreakdown.ENABLED && breakdown != null) {
       breakdown.mark(PauseBreakdown.GETREGS);
     }
-    SampleMemory memory = SampleMemory.live(target.hostMemory());
+    SampleMemory memory = SampleMemory.live(live);
     memory.prefetch(regs.sp(), stackBytes);
     if (PauseBreakdown.ENABLED && breakdown != null) {
       breakdown.mark(PauseBreakdown.READ);
     }
-    CapturedThread thread = new CapturedThread(target.pid(), tid, regs, memory, regs.sp(), 0);
+    CapturedThread thread = new CapturedThread(target.pid(), tid, regs,
+        hook.thread(tid, regs, memory), regs.sp(), 0);
     RawStack stack = walker.walk(thread, target.table());
     if (PauseBreakdown.ENABLED && breakdown != null) {
       breakdown.mark(PauseBreakdown.WALK);

@@ -1,0 +1,142 @@
+package dev.polystack.host.cli;
+
+import com.google.inject.Inject;
+import dev.polystack.host.plugins.PluginGuard;
+import dev.polystack.host.plugins.PluginLoader;
+import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.sampling.SamplingException;
+import dev.polystack.host.sampling.SnapshotSession;
+import dev.polystack.host.snapshot.Snapshot;
+import dev.polystack.host.snapshot.SnapshotException;
+import dev.polystack.host.snapshot.SnapshotFile;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.zip.GZIPOutputStream;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+
+/** {@code polystack snapshot}: a dump whose memory reads are recorded for offline replay. */
+@Command(
+    name = "snapshot",
+    mixinStandardHelpOptions = true,
+    description = "Stop every thread once like dump, record registers, the memory the walk"
+        + " read, the memory map and module identities into FILE; print the stacks seen.")
+final class SnapshotCommand implements Runnable {
+
+  @Option(names = "--pid", paramLabel = "PID", required = true, description = "The process.")
+  int pid;
+
+  @Option(names = {"-o", "--output"}, paramLabel = "FILE", required = true,
+      description = "Snapshot file to write.")
+  Path output;
+
+  @Option(names = "--embed-modules", paramLabel = "WHICH", arity = "0..1",
+      fallbackValue = "needed",
+      description = "Embed module files (compressed): 'needed' (those frames and plug-ins used;"
+          + " the default when given without a value) or 'all'. Otherwise modules are"
+          + " referenced by build id, path, size and SHA-256.")
+  String embed;
+
+  @Option(names = "--module-store", paramLabel = "DIR",
+      description = "Also write every needed module as DIR/<sha256>.gz (for analyze --modules).")
+  Path moduleStore;
+
+  @Option(names = "--json", description = "Print the stacks as one JSON document.")
+  boolean json;
+
+  @Option(names = "--max-depth", paramLabel = "N", defaultValue = "512",
+      description = "Frames per stack (default: ${DEFAULT-VALUE}).")
+  int maxDepth;
+
+  @ParentCommand PolystackCommand parent;
+
+  private final PluginLoader loader;
+  private final PluginGuard guard;
+  private final Console console;
+
+  @Inject
+  SnapshotCommand(PluginLoader loader, PluginGuard guard, Console console) {
+    this.loader = loader;
+    this.guard = guard;
+    this.console = console;
+  }
+
+  @Override
+  public void run() {
+    if (pid <= 0) {
+      throw new UsageException("--pid " + pid + ": a process id is a positive number");
+    }
+    if (maxDepth < 1 || maxDepth > 65_536) {
+      throw new UsageException("--max-depth must be 1..65536, got " + maxDepth);
+    }
+    SnapshotSession.Embed mode = embedMode();
+    var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
+    SnapshotSession.Result result;
+    try {
+      result = new SnapshotSession(ProcFs.system(), registry, guard, console::warn)
+          .record(pid, maxDepth, mode, DumpFormat::text);
+    } catch (SamplingException e) {
+      throw new CommandFailedException(e.getMessage());
+    }
+    Snapshot s = result.snapshot();
+    try {
+      SnapshotFile.write(s, output);
+      if (moduleStore != null) {
+        store(s);
+      }
+    } catch (SnapshotException e) {
+      throw new CommandFailedException(e.getMessage());
+    }
+    DumpFormat.print(result.dump(), json, console);
+    long memory = s.processMemory().size()
+        + s.threads().stream().mapToLong(t -> t.memory().size()).sum();
+    long embedded = s.modules().stream().filter(Snapshot.ModuleRef::embedded).count();
+    console.err().println("snapshot of process " + pid + " written to " + output + ": "
+        + s.threads().size() + " threads, " + memory + " bytes of memory, " + embedded + " of "
+        + s.modules().size() + " modules embedded");
+    console.err().flush();
+  }
+
+  private SnapshotSession.Embed embedMode() {
+    if (embed == null) {
+      return SnapshotSession.Embed.NONE;
+    }
+    return switch (embed.toLowerCase(Locale.ROOT)) {
+      case "needed" -> SnapshotSession.Embed.NEEDED;
+      case "all" -> SnapshotSession.Embed.ALL;
+      default -> throw new UsageException("--embed-modules takes 'needed' or 'all', got '"
+          + embed + "'");
+    };
+  }
+
+  /** Writes needed modules to the content-addressed store; existing entries are kept. */
+  private void store(Snapshot s) throws SnapshotException {
+    try {
+      Files.createDirectories(moduleStore);
+      for (Snapshot.ModuleRef m : s.modules()) {
+        Path file = moduleStore.resolve(m.sha256() + ".gz");
+        if (!m.needed() || Files.exists(file)) {
+          continue;
+        }
+        byte[] bytes = m.bytes() != null ? m.bytes() : Files.readAllBytes(Path.of(m.path()));
+        if (!dev.polystack.host.snapshot.SnapshotModules.sha256(bytes).equals(m.sha256())) {
+          throw new SnapshotException(m.path() + " changed on disk while recording; not stored");
+        }
+        Path tmp = Files.createTempFile(moduleStore, ".module", ".tmp",
+            java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--")));
+        try (OutputStream out = new GZIPOutputStream(Files.newOutputStream(tmp))) {
+          out.write(bytes);
+        }
+        Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+      }
+    } catch (IOException e) {
+      throw new SnapshotException("cannot write module store " + moduleStore + ": "
+          + e.getMessage(), e);
+    }
+  }
+}

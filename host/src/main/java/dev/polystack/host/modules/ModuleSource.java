@@ -1,0 +1,19 @@
+package dev.polystack.host.modules;
+
+import dev.polystack.host.elf.ElfFile;
+import dev.polystack.host.memory.RemoteMemory;
+import dev.polystack.host.proc.MappedModule;
+import dev.polystack.host.proc.MemoryMapping;
+
+/**
+ * Where a target's modules come from: the live process ({@link ModuleOpener}) or a snapshot
+ * (embedded or referenced files, verified by content hash).
+ */
+public interface ModuleSource {
+
+  /** Opens the file behind the mappings of {@code module} in process {@code pid}. */
+  ElfFile open(int pid, MappedModule module) throws ModuleOpenException;
+
+  /** Reads and parses the vDSO from the target's memory (it has no file). */
+  ElfFile openVdso(MemoryMapping vdso, RemoteMemory memory) throws ModuleOpenException;
+}

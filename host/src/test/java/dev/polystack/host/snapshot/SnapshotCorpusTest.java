@@ -1,0 +1,125 @@
+package dev.polystack.host.snapshot;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.polystack.host.cli.DumpFormat;
+import dev.polystack.host.plugins.PluginGuard;
+import dev.polystack.host.plugins.PluginLoader;
+import dev.polystack.host.plugins.PluginRegistry;
+import dev.polystack.host.sampling.ReplaySession;
+import dev.polystack.plugin.api.Frame;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+
+/**
+ * Replays every recorded case under src/test/resources/snapshots and compares the stacks with
+ * NAME.expected.txt (the live walk's own output when recorded). Then replays each case once per
+ * recorded memory read with that read failing: the walk must end in error frames, never throw
+ * or hang, and the failing read must actually be reached.
+ *
+ * <p>After an intended change to unwinding or naming, regenerate the expectations with
+ * {@code -Dpolystack.rebase=true} (or {@code polystack analyze --rebase DIR}) and review the diff.
+ */
+class SnapshotCorpusTest {
+  static final Path CORPUS = Path.of("src/test/resources/snapshots");
+  static final boolean REBASE = Boolean.getBoolean("polystack.rebase");
+
+  @TestFactory
+  Stream<DynamicTest> corpus() throws IOException {
+    List<Path> cases;
+    try (Stream<Path> files = Files.list(CORPUS)) {
+      cases = files.filter(f -> f.toString().endsWith(".psnap")).sorted().toList();
+    }
+    assertTrue(cases.size() >= 4, "corpus cases: " + cases);
+    return cases.stream().flatMap(c -> Stream.of(
+        DynamicTest.dynamicTest(name(c) + ": replay matches expected stacks", () -> replay(c)),
+        DynamicTest.dynamicTest(name(c) + ": every read fails in turn", () -> faults(c))));
+  }
+
+  private static String name(Path c) {
+    String n = c.getFileName().toString();
+    return n.substring(0, n.length() - ".psnap".length());
+  }
+
+  private static Setup setup(Path c) throws Exception {
+    Snapshot s = SnapshotFile.read(c);
+    SnapshotModules modules = SnapshotModules.resolve(s, List.of(CORPUS.resolve("modules")));
+    List<String> warnings = new ArrayList<>();
+    PluginGuard guard = new PluginGuard(warnings::add);
+    PluginRegistry plugins = new PluginLoader().load(List.of());
+    return new Setup(s, modules, guard, new ReplaySession(plugins, guard, warnings::add));
+  }
+
+  private record Setup(Snapshot snapshot, SnapshotModules modules, PluginGuard guard,
+      ReplaySession session) {}
+
+  private static void replay(Path c) throws Exception {
+    Setup setup = setup(c);
+    ReplaySession.Result r = setup.session().replay(setup.snapshot(), setup.modules(), null);
+    String text = DumpFormat.text(r.dump());
+    Path expected = CORPUS.resolve(name(c) + ".expected.txt");
+    if (REBASE) {
+      Files.writeString(expected, text, StandardCharsets.UTF_8);
+      return;
+    }
+    assertEquals(Files.readString(expected), text, "replayed stacks of " + name(c));
+    assertEquals(setup.snapshot().liveStacks(), text, "replay vs the live walk");
+    assertEquals(0, r.misses(), "reads outside the recording: the replay took another path");
+    assertEquals(List.of(), List.copyOf(setup.guard().failureCounts().keySet()));
+    assertTrue(r.dump().threads().stream().flatMap(t -> t.frames().stream())
+        .anyMatch(f -> !Frame.NATIVE.equals(f.type()) && !f.isError()), "runtime frames");
+  }
+
+  private static void faults(Path c) throws Exception {
+    Setup setup = setup(c);
+    Snapshot s = setup.snapshot();
+    List<ReplaySession.Fault> faults = new ArrayList<>();
+    s.processMemory().reads().stream().filter(r -> !r.fault())
+        .forEach(r -> faults.add(new ReplaySession.Fault(0, r)));
+    for (Snapshot.ThreadRecord t : s.threads()) {
+      t.memory().reads().stream().filter(r -> !r.fault())
+          .forEach(r -> faults.add(new ReplaySession.Fault(t.tid(), r)));
+    }
+    String clean = DumpFormat.text(setup.session().replay(s, setup.modules(), null).dump());
+    int[] changed = new int[1];
+    assertTimeoutPreemptively(Duration.ofSeconds(90), () -> {
+      for (ReplaySession.Fault f : faults) {
+        ReplaySession.Result r;
+        try {
+          r = setup.session().replay(s, setup.modules(), f);
+        } catch (RuntimeException e) {
+          throw new AssertionError("fault " + f + " escaped as " + e, e);
+        }
+        if (r.injectedHits() == 0) {
+          fail("injected fault " + f + " was never hit");
+        }
+        String text = DumpFormat.text(r.dump());
+        if (!text.equals(clean)) {
+          changed[0]++;
+          boolean error = r.dump().threads().stream()
+              .filter(t -> t.tid() == f.tid() || f.tid() == 0)
+              .flatMap(t -> t.frames().stream()).anyMatch(Frame::isError);
+          if (!error) {
+            fail("fault " + f + " changed the stacks without an error frame:\n" + text);
+          }
+        }
+      }
+    });
+    assertEquals(List.of(), List.copyOf(setup.guard().failureCounts().keySet()),
+        "plug-in exceptions under injected faults");
+    System.out.printf("%s: %d faults injected, all hit, %d changed the stacks (with error"
+        + " frames)%n", name(c), faults.size(), changed[0]);
+    assertTrue(faults.size() > 10, "faults: " + faults.size());
+  }
+}

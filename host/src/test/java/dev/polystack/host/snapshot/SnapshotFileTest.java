@@ -1,0 +1,77 @@
+package dev.polystack.host.snapshot;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.polystack.plugin.api.MemoryReadException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SnapshotFileTest {
+  @TempDir Path dir;
+
+  @Test
+  void recorderCoalescesOverlappingAndAdjacentReads() throws Exception {
+    MemoryImage.Recorder rec = new MemoryImage.Recorder();
+    rec.data(0x1000, 4, new byte[] {1, 2, 3, 4}, 0, 4);
+    rec.data(0x1004, 2, new byte[] {5, 6}, 0, 2);
+    rec.data(0x0ffe, 4, new byte[] {9, 9, 1, 2}, 0, 4);
+    rec.fault(0x9000, 8);
+    MemoryImage image = rec.image();
+    assertEquals(1, image.ranges().size());
+    assertArrayEquals(new byte[] {9, 9, 1, 2, 3, 4, 5, 6}, image.ranges().get(0x0ffeL));
+    assertEquals(4, image.reads().size());
+
+    ReplayMemory memory = new ReplayMemory(image, null);
+    byte[] b = new byte[16];
+    assertEquals(8, memory.read(0x0ffe, b, 0, 16)); // short read at the end of the range
+    assertThrows(MemoryReadException.class, () -> memory.read(0x9000, b, 0, 8));
+    assertEquals(0, memory.misses()); // a recorded fault is not a miss
+    assertThrows(MemoryReadException.class, () -> memory.read(0x5000, b, 0, 8));
+    assertEquals(1, memory.misses());
+
+    ReplayMemory faulty = new ReplayMemory(image, new MemoryImage.Read(0x1002, 2, 2));
+    assertEquals(4, faulty.read(0x0ffe, b, 0, 8)); // cut where the injected fault starts
+    assertThrows(MemoryReadException.class, () -> faulty.read(0x1003, b, 0, 1));
+    assertEquals(2, faulty.injectedHits());
+  }
+
+  @Test
+  void roundTripsAndNamesAMissingModule() throws Exception {
+    MemoryImage.Recorder rec = new MemoryImage.Recorder();
+    rec.data(0x7000, 3, new byte[] {7, 8, 9}, 0, 3);
+    long[] regs = new long[dev.polystack.plugin.api.Register.values().length];
+    regs[dev.polystack.plugin.api.Register.RIP.ordinal()] = 0xffffffffff600000L;
+    Snapshot s = new Snapshot(42, 64,
+        List.of(new Snapshot.ThreadRecord(43, "w\"orker", "running", regs, rec.image())),
+        List.of(), List.of(new Snapshot.ModuleRef("/nonexistent/libx.so", "abcd", 10,
+            "00".repeat(32), true, null)), MemoryImage.EMPTY, "Process 42\n", Map.of("x", 1L));
+    Path file = dir.resolve("s.psnap");
+    SnapshotFile.write(s, file);
+    Snapshot back = SnapshotFile.read(file);
+    assertEquals("w\"orker", back.threads().get(0).name());
+    assertArrayEquals(regs, back.threads().get(0).registers());
+    assertArrayEquals(new byte[] {7, 8, 9}, back.threads().get(0).memory().ranges().get(0x7000L));
+    assertEquals(Map.of("x", 1L), back.losses());
+    assertEquals("Process 42\n", back.liveStacks());
+
+    SnapshotException e = assertThrows(SnapshotException.class,
+        () -> SnapshotModules.resolve(back, List.of(dir)));
+    assertTrue(e.getMessage().contains("build id abcd"), e.getMessage());
+    assertTrue(e.getMessage().contains(dir.resolve("00".repeat(32)).toString()), e.getMessage());
+    assertEquals(1, e.getMessage().lines().count());
+  }
+
+  @Test
+  void refusesWhatIsNotASnapshot() throws Exception {
+    Path junk = Files.write(dir.resolve("junk"), new byte[] {1, 2, 3});
+    SnapshotException e = assertThrows(SnapshotException.class, () -> SnapshotFile.read(junk));
+    assertTrue(e.getMessage().contains("not a polystack snapshot"), e.getMessage());
+  }
+}
