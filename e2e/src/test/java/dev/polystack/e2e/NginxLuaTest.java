@@ -187,9 +187,9 @@ class NginxLuaTest {
         }
       }
       assertTrue(checked > 0, "no stack with handler.lua frames" + all.top(10));
-      long tolerated = Math.max(2, checked / 50);
-      assertTrue(misordered.size() <= tolerated,
-          () -> misordered.size() + " of " + checked + " stacks not merged as main, ngx_http_lua_*,"
+      long stacks = checked;
+      assertTrue(misordered.size() <= Math.max(2, stacks / 50),
+          () -> misordered.size() + " of " + stacks + " stacks not merged as main, ngx_http_lua_*,"
               + " content_by_lua chunk, handle, then compute or render; first: "
               + misordered.get(0));
     } finally {
