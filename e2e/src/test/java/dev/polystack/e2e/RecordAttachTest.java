@@ -61,7 +61,7 @@ class RecordAttachTest {
     try (Target target = Target.start(Workloads.binary("two_threads"), "stdin");
         Distribution.Running polystack = Distribution.start("record", "--pid",
             Integer.toString(target.pid()), "--format", "folded", "-o", out.toString())) {
-      target.awaitTraced(15_000);
+      target.awaitTraced(60_000); // JVM start-up on a loaded 2-core host can take long
       Thread.sleep(700); // let it take some samples
 
       long sent = System.nanoTime();
