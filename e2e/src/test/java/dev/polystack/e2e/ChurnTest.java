@@ -24,7 +24,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * already traced by another debugger, a thread in uninterruptible sleep (State D), a zombie.
  * polystack must keep sampling, end by itself, not leak, and leave the target as it was.
  *
- * <p>Properties: {@code -Dreliability.churnSeconds} (thread churn length, CI 6),
+ * <p>Properties: {@code -Dreliability.churnSeconds} (thread churn length, CI 4),
  * {@code -Dreliability.churnTrials} (trials per mode and lifecycle event, CI 1). Figures go to
  * e2e/target/reliability/churn-*.txt.
  */
@@ -41,7 +41,7 @@ class ChurnTest {
   @ParameterizedTest(name = "{0} mode")
   @ValueSource(strings = {"ptrace", "perf"})
   void athousandThreadsPerSecond(String mode) throws Exception {
-    int seconds = Reliability.intProperty("reliability.churnSeconds", 6);
+    int seconds = Reliability.intProperty("reliability.churnSeconds", 4);
     Path out = dir.resolve("threads.folded");
     int maxFds = 0;
     long maxRssKb = 0;

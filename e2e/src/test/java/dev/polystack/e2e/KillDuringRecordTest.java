@@ -26,7 +26,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * 0 with the same checksum as an unprofiled run, every signal it sent itself received once, and
  * every round of its work giving the same result.
  *
- * <p>Trials per combination: {@code -Dreliability.trials} (CI default 4); random kill delay
+ * <p>Trials per combination: {@code -Dreliability.trials} (CI default 3); random kill delay
  * : in one trial of three 0..{@code -Dreliability.maxDelayMs} after polystack starts
  * (default 3500 ms: JVM start-up and attach on this machine), in the others 0..1.5 s after it
  * has attached (ptrace: the target has a TracerPid; perf: polystack holds perf_event fds); trials run {@code -Dreliability.parallel} at a
@@ -63,7 +63,7 @@ class KillDuringRecordTest {
     "perf, INT", "perf, TERM", "perf, HUP", "perf, KILL",
   })
   void theTargetSurvivesPolystackDyingAtAnyMoment(String mode, String signal) throws Exception {
-    int trials = Reliability.trials(4);
+    int trials = Reliability.trials(3);
     int maxDelay = Reliability.intProperty("reliability.maxDelayMs", 3500);
     int parallel = Reliability.intProperty("reliability.parallel", 2);
     long started = System.nanoTime();
