@@ -30,7 +30,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * : in one trial of three 0..{@code -Dreliability.maxDelayMs} after polystack starts
  * (default 3500 ms: JVM start-up and attach on this machine), in the others 0..1.5 s after it
  * has attached (ptrace: the target has a TracerPid; perf: polystack holds perf_event fds); trials run {@code -Dreliability.parallel} at a
- * time (default 2). Figures go to e2e/target/reliability/kill-MODE-SIG.txt.
+ * time (default 3). Figures go to e2e/target/reliability/kill-MODE-SIG.txt.
  */
 class KillDuringRecordTest {
   private static final Pattern OK =
@@ -65,7 +65,7 @@ class KillDuringRecordTest {
   void theTargetSurvivesPolystackDyingAtAnyMoment(String mode, String signal) throws Exception {
     int trials = Reliability.trials(3);
     int maxDelay = Reliability.intProperty("reliability.maxDelayMs", 3500);
-    int parallel = Reliability.intProperty("reliability.parallel", 2);
+    int parallel = Reliability.intProperty("reliability.parallel", 3);
     long started = System.nanoTime();
     List<Trial> results = new ArrayList<>();
     ExecutorService pool = Executors.newFixedThreadPool(parallel);

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
  * polystack JVM's peak RSS (VmHWM) under a stated bound, while the per-frame caches (FrameNamer
  * 65536 entries, ElfUnwindModule 8192 rows per module, ModuleOpener 512 files) evict.
  *
- * <p>Properties: {@code -Dreliability.recordSeconds} (CI 30; the full run is 600),
+ * <p>Properties: {@code -Dreliability.recordSeconds} (CI 15; the full run is 600),
  * {@code -Dreliability.maxRssMb} (the bound, default 700). Figures go to
  * e2e/target/reliability/bounds-distinct-stacks.txt.
  */
@@ -30,7 +30,7 @@ class ResourceBoundsTest {
 
   @Test
   void peakMemoryStaysBoundedOverManyDistinctStacks() throws Exception {
-    int seconds = Reliability.intProperty("reliability.recordSeconds", 30);
+    int seconds = Reliability.intProperty("reliability.recordSeconds", 15);
     int maxRssMb = Reliability.intProperty("reliability.maxRssMb", 700);
     Path binary = compile(generate(dir.resolve("manystacks.c")));
     Path out = dir.resolve("many.folded");
