@@ -29,8 +29,9 @@ import org.junit.jupiter.params.provider.CsvSource;
  * <p>Trials per combination: {@code -Dreliability.trials} (CI default 3); random kill delay
  * : in one trial of three 0..{@code -Dreliability.maxDelayMs} after polystack starts
  * (default 3500 ms: JVM start-up and attach on this machine), in the others 0..1.5 s after it
- * has attached (ptrace: the target has a TracerPid; perf: polystack holds perf_event fds); trials run {@code -Dreliability.parallel} at a
- * time (default 3). Figures go to e2e/target/reliability/kill-MODE-SIG.txt.
+ * has attached (ptrace: the target has a TracerPid; perf: polystack holds perf_event fds);
+ * trials run {@code -Dreliability.parallel} at a time (default 3). Figures go to
+ * e2e/target/reliability/kill-MODE-SIG.txt.
  */
 class KillDuringRecordTest {
   private static final Pattern OK =

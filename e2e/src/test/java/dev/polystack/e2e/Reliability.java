@@ -83,7 +83,7 @@ final class Reliability {
     return false;
   }
 
-  /** Writes {@code text} to e2e/target/reliability/{@code name}.txt (replacing it) and prints it. */
+  /** Writes {@code text} to e2e/target/reliability/{@code name}.txt (replacing it), prints it. */
   static void report(String name, String text) {
     System.out.println("[reliability] " + name + ": " + text);
     try {
