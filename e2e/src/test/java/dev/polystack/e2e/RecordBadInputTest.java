@@ -44,6 +44,21 @@ class RecordBadInputTest {
         + "|1|cannot run 'no-such-command-xyz': command not found in PATH",
     "record --pid {pid} -o {dir}|2|: is a directory; give a file name",
     "dump --pid -3|2|--pid -3: a process id is a positive number",
+    // Added for issue 8 (hostile input): every flag with a bad value, the target untouched.
+    "record --pid {pid} --mode bogus -o {out}|2|--mode bogus: expected ptrace or perf",
+    "record --pid {pid} --duration 0s -o {out}|2|'0s': a duration must be > 0",
+    "record --pid {pid} --duration -5s -o {out}|2|'-5s' is not a duration",
+    "record --pid {pid} --rate 10001 -o {out}|2|--rate must be 1..10000 Hz, got 10001",
+    "record --pid {pid} --max-depth 0 -o {out}|2|--max-depth must be 1..65536, got 0",
+    "record --pid 0 -o {out}|2|--pid 0: a process id is a positive number",
+    "record --pid abc -o {out}|2|Invalid value for option '--pid': 'abc' is not an int",
+    "record --pid {pid} --threads abc -o {out}|2|'abc' is not an int",
+    "record --pid {pid} --threads 1 -o {out}|1|--threads 1: not a thread of process",
+    "record --pid {pid} -o /nonexistent/dir/x.html|2|directory /nonexistent/dir does not exist",
+    "record --pid {pid} --plugin-path /nonexistent -o {out}"
+        + "|2|--plugin-path /nonexistent: no such directory",
+    "dump|2|Missing required option: '--pid=PID'",
+    "dump --pid 0|2|--pid 0: a process id is a positive number",
   })
   void failsWithOneLineAndLeavesTheTargetAlone(String args, int exitCode, String expected)
       throws Exception {

@@ -107,6 +107,15 @@ final class RecordCommand implements Runnable {
     if (pid != null && pid <= 0) {
       throw new UsageException("--pid " + pid + ": a process id is a positive number");
     }
+    if (pid != null && !threads.isEmpty() && Files.isDirectory(Path.of("/proc", pid.toString()))) {
+      // A TID that is not a thread of the target would record nothing and still "succeed".
+      for (int tid : threads) {
+        if (!Files.isDirectory(Path.of("/proc", pid.toString(), "task", Integer.toString(tid)))) {
+          throw new CommandFailedException("--threads " + tid + ": not a thread of process " + pid
+              + " (see /proc/" + pid + "/task)");
+        }
+      }
+    }
     Path out = output;
     if (out != null && out.getParent() != null && !Files.isDirectory(out.getParent())) {
       throw new UsageException("--output " + out + ": directory " + out.getParent()

@@ -65,11 +65,11 @@ final class CfiInterpreter {
         continue;
       }
       if (high == 0x80) { // DW_CFA_offset
-        set(state, low, new RegisterRule.Offset(in.uleb() * dataAlign));
+        set(state, reg(low), new RegisterRule.Offset(in.uleb() * dataAlign));
         continue;
       }
       if (high == 0xc0) { // DW_CFA_restore
-        restore(state, initial, low);
+        restore(state, initial, reg(low));
         continue;
       }
       switch (op) {

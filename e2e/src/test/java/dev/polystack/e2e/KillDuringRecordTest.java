@@ -1,0 +1,179 @@
+package dev.polystack.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * polystack killed at a random moment of {@code record --pid} (JVM start-up, attach, sampling,
+ * or writing) by SIGINT, SIGTERM, SIGHUP or SIGKILL, in ptrace and perf mode: the target (the
+ * self-checking workload survivor.c) must run on untraced with no thread stopped, and later exit
+ * 0 with the same checksum as an unprofiled run, every signal it sent itself received once, and
+ * every round of its work giving the same result.
+ *
+ * <p>Trials per combination: {@code -Dreliability.trials} (CI default 3); random kill delay
+ * : in one trial of three 0..{@code -Dreliability.maxDelayMs} after polystack starts
+ * (default 3500 ms: JVM start-up and attach on this machine), in the others 0..1.5 s after it
+ * has attached (ptrace: the target has a TracerPid; perf: polystack holds perf_event fds);
+ * trials run {@code -Dreliability.parallel} at a time (default 3). Figures go to
+ * e2e/target/reliability/kill-MODE-SIG.txt.
+ */
+class KillDuringRecordTest {
+  private static final Pattern OK =
+      Pattern.compile("survivor ok checksum=([0-9a-f]{16}) rounds=\\d+ signals=(\\d+)/(\\d+)");
+
+  private static String expectedChecksum;
+
+  @TempDir Path dir;
+
+  /** The checksum of an unprofiled run: "its normal output". */
+  @BeforeAll
+  static void unprofiledRun() throws Exception {
+    try (Target target = Target.start(Workloads.binary("survivor"))) {
+      target.awaitOutput("ready", 20_000);
+      Thread.sleep(300);
+      target.stdin().close();
+      assertEquals(0, target.awaitExit(60), target.output());
+      Matcher m = OK.matcher(target.output());
+      assertTrue(m.find(), target.output());
+      expectedChecksum = m.group(1);
+    }
+  }
+
+  /** What one trial saw. */
+  record Trial(boolean survived, boolean attachedAtKill, int polystackExit, String problem) {}
+
+  @ParameterizedTest(name = "{0} mode, SIG{1}")
+  @CsvSource({
+    "ptrace, INT", "ptrace, TERM", "ptrace, HUP", "ptrace, KILL",
+    "perf, INT", "perf, TERM", "perf, HUP", "perf, KILL",
+  })
+  void theTargetSurvivesPolystackDyingAtAnyMoment(String mode, String signal) throws Exception {
+    int trials = Reliability.trials(3);
+    int maxDelay = Reliability.intProperty("reliability.maxDelayMs", 3500);
+    int parallel = Reliability.intProperty("reliability.parallel", 3);
+    long started = System.nanoTime();
+    List<Trial> results = new ArrayList<>();
+    ExecutorService pool = Executors.newFixedThreadPool(parallel);
+    try {
+      List<Future<Trial>> futures = new ArrayList<>();
+      for (int i = 0; i < trials; i++) {
+        int n = i;
+        futures.add(pool.submit(() -> trial(mode, signal, maxDelay, n)));
+      }
+      for (Future<Trial> f : futures) {
+        results.add(f.get());
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    long survived = results.stream().filter(Trial::survived).count();
+    long attached = results.stream().filter(Trial::attachedAtKill).count();
+    long clean = results.stream().filter(t -> t.polystackExit() == 0).count();
+    List<String> problems = results.stream().filter(t -> !t.survived()).map(Trial::problem)
+        .toList();
+    Reliability.report("kill-" + mode + "-" + signal, String.format(
+        "trials=%d survived=%d lost=%d attached_at_kill=%d polystack_exit0=%d seconds=%.0f%s",
+        trials, survived, trials - survived, attached, clean,
+        (System.nanoTime() - started) / 1e9, problems.isEmpty() ? "" : " problems=" + problems));
+    assertEquals(List.of(), problems, "target harmed in " + problems.size() + " of " + trials);
+  }
+
+  private Trial trial(String mode, String signal, int maxDelay, int n) throws Exception {
+    Path out = dir.resolve("trial-" + n + ".folded");
+    try (Target target = Target.start(Workloads.binary("survivor"))) {
+      target.awaitOutput("ready", 20_000);
+      boolean attached;
+      int exit;
+      try (Distribution.Running polystack = Distribution.start("record", "--pid",
+          Integer.toString(target.pid()), "--mode", mode, "--format", "folded", "-o",
+          out.toString())) {
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        if (n % 3 != 0) {
+          // Two trials in three: a random moment while it samples (or stops sampling).
+          long deadline = System.nanoTime() + 60_000_000_000L;
+          while (!attached(mode, target, polystack) && polystack.process().isAlive()
+              && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+          }
+          Thread.sleep(random.nextInt(1500));
+        } else {
+          // One in three: a random moment from JVM start-up through attach and sampling.
+          Thread.sleep(random.nextInt(maxDelay + 1));
+        }
+        attached = attached(mode, target, polystack);
+        polystack.signal(signal);
+        exit = polystack.await(60).exitCode();
+      }
+      return check(target, attached, exit, signal);
+    }
+  }
+
+  /** ptrace mode: the target has a tracer (its TracerPid is polystack's tracer thread id). */
+  private static boolean attached(String mode, Target target, Distribution.Running polystack)
+      throws Exception {
+    if (mode.equals("perf")) {
+      return Reliability.holdsPerfEvents(polystack.pid());
+    }
+    Target.Status status = target.status();
+    return status != null && status.tracerPid() != 0;
+  }
+
+  private static Trial check(Target target, boolean attached, int exit, String signal)
+      throws Exception {
+    // The kernel lets go of the threads when the tracer exits; allow a moment for the wake-ups.
+    List<Reliability.TaskState> stopped = Reliability.stoppedTasks(target.pid());
+    for (int i = 0; i < 100 && !stopped.isEmpty(); i++) {
+      Thread.sleep(20);
+      stopped = Reliability.stoppedTasks(target.pid());
+    }
+    Target.Status status = target.status();
+    String problem = null;
+    if (!target.isAlive() || status == null) {
+      problem = "target died: " + target.output();
+    } else if (status.tracerPid() != 0) {
+      problem = "still traced by " + status.tracerPid();
+    } else if (!stopped.isEmpty()) {
+      problem = "threads left stopped: " + stopped;
+    }
+    if (problem == null) {
+      target.stdin().close();
+      int code = target.awaitExit(60);
+      String output = target.output();
+      Matcher m = OK.matcher(output);
+      if (code != 0 || !m.find()) {
+        problem = "exit " + code + ": " + output.strip();
+      } else if (!m.group(1).equals(expectedChecksum)) {
+        problem = "checksum " + m.group(1) + " != " + expectedChecksum;
+      }
+    }
+    // polystack itself: 0 when it stopped cleanly, 128+N when the signal came before its
+    // handlers were installed (JVM start-up) or was SIGKILL.
+    int sig = switch (signal) {
+      case "INT" -> 2;
+      case "TERM" -> 15;
+      case "HUP" -> 1;
+      default -> 9;
+    };
+    if (problem == null && exit != 0 && exit != 128 + sig) {
+      problem = "polystack exited " + exit + " after SIG" + signal;
+    }
+    return new Trial(problem == null, attached, exit, problem == null ? ""
+        : "SIG" + signal + (attached ? " (attached)" : " (not yet attached)") + ": " + problem);
+  }
+}

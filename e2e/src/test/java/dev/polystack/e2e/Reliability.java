@@ -1,0 +1,99 @@
+package dev.polystack.e2e;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Shared pieces of the reliability tests (docs/reliability.md): trial counts and durations from
+ * system properties (CI defaults small, full runs pass e.g. {@code -Dreliability.trials=50}),
+ * per-thread state of a target, and a summary file per test under e2e/target/reliability/.
+ */
+final class Reliability {
+  private Reliability() {}
+
+  /** An int system property, e.g. reliability.trials. */
+  static int intProperty(String name, int ciDefault) {
+    String v = System.getProperty(name);
+    return v == null || v.isBlank() ? ciDefault : Integer.parseInt(v.strip());
+  }
+
+  /** Trials per combination: -Dreliability.trials (CI default {@code ciDefault}). */
+  static int trials(int ciDefault) {
+    return intProperty("reliability.trials", ciDefault);
+  }
+
+  /** One thread of a process: its id, name and state letter from /proc/PID/task/TID/stat. */
+  record TaskState(int tid, String name, char state) {
+    boolean stopped() {
+      return state == 't' || state == 'T';
+    }
+  }
+
+  /** The threads of {@code pid} and their states; empty once the process is gone. */
+  static List<TaskState> tasks(int pid) {
+    List<TaskState> tasks = new ArrayList<>();
+    try (DirectoryStream<Path> dir = Files.newDirectoryStream(Path.of("/proc/" + pid + "/task"))) {
+      for (Path task : dir) {
+        String stat;
+        try {
+          stat = Files.readString(task.resolve("stat"));
+        } catch (NoSuchFileException e) {
+          continue; // the thread ended meanwhile
+        }
+        int open = stat.indexOf('(');
+        int close = stat.lastIndexOf(')');
+        tasks.add(new TaskState(Integer.parseInt(task.getFileName().toString()),
+            stat.substring(open + 1, close), stat.charAt(close + 2)));
+      }
+    } catch (NoSuchFileException e) {
+      return List.of();
+    } catch (IOException e) {
+      throw new AssertionError("cannot read /proc/" + pid + "/task: " + e, e);
+    }
+    return tasks;
+  }
+
+  /** The threads of {@code pid} left in a stopped or traced state (State t or T). */
+  static List<TaskState> stoppedTasks(int pid) {
+    return tasks(pid).stream().filter(TaskState::stopped).toList();
+  }
+
+  /** True if process {@code pid} holds a perf_event file descriptor. */
+  static boolean holdsPerfEvents(long pid) {
+    try (DirectoryStream<Path> dir = Files.newDirectoryStream(Path.of("/proc/" + pid + "/fd"))) {
+      for (Path fd : dir) {
+        try {
+          if (Files.readSymbolicLink(fd).toString().contains("perf_event")) {
+            return true;
+          }
+        } catch (IOException e) {
+          // closed meanwhile
+        }
+      }
+    } catch (IOException e) {
+      return false;
+    }
+    return false;
+  }
+
+  /** Writes {@code text} to e2e/target/reliability/{@code name}.txt (replacing it), prints it. */
+  static void report(String name, String text) {
+    System.out.println("[reliability] " + name + ": " + text);
+    try {
+      Path dir = Distribution.root().resolve("e2e/target/reliability");
+      Files.createDirectories(dir);
+      Files.writeString(dir.resolve(name + ".txt"), text + System.lineSeparator(),
+          StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+          StandardOpenOption.WRITE);
+    } catch (IOException e) {
+      System.out.println("[reliability] cannot write the report file: " + e);
+    }
+  }
+}
