@@ -68,7 +68,7 @@ public final class ProfilesMapper {
           .setPeriod(recording.periodNanos())
           .setTimeUnixNano(recording.startEpochNanos())
           .setDurationNano(recording.endEpochNanos() - recording.startEpochNanos())
-          .setProfileId(profileId());
+          .setProfileId(profileId(recording));
       merged.forEach((key, timestamps) -> profile.addSamples(
           io.opentelemetry.proto.profiles.v1development.Sample.newBuilder()
               .setStackIndex(key.stack())
@@ -158,9 +158,14 @@ public final class ProfilesMapper {
     }
   }
 
-  /** 16 random bytes; never all zero (a version-4 UUID has fixed non-zero bits). */
-  private static ByteString profileId() {
-    UUID id = UUID.randomUUID();
+  /**
+   * 16 bytes from what identifies the interval (process, time span, sample count), so the same
+   * recording gives the same file; never all zero (a name-based UUID has fixed version bits).
+   */
+  private static ByteString profileId(Recording r) {
+    UUID id = UUID.nameUUIDFromBytes(("polystack/" + r.target().pid() + "/"
+        + r.startEpochNanos() + "/" + r.endEpochNanos() + "/" + r.samples().size())
+        .getBytes(java.nio.charset.StandardCharsets.UTF_8));
     return ByteString.copyFrom(ByteBuffer.allocate(16).putLong(id.getMostSignificantBits())
         .putLong(id.getLeastSignificantBits()).array());
   }
