@@ -81,6 +81,15 @@ public final class RecordSession {
     this.perf = new PerfSession(proc, run, guard, warn);
   }
 
+  /**
+   * Streams the samples of every {@code interval} to {@code listener} while runs go on (the
+   * OTLP export); the full recording is still returned at the end.
+   */
+  public RecordSession stream(Duration interval, IntervalListener listener) {
+    run.stream(interval, listener);
+    return this;
+  }
+
   /** Checks that {@code pid} can be attached to; the message says why not and what to do. */
   public void checkAttachable(int pid) throws SamplingException {
     ProcessView view = proc.forPid(pid);

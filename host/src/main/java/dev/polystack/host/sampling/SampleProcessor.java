@@ -141,6 +141,11 @@ final class SampleProcessor implements SampleSink, AutoCloseable {
     return List.copyOf(samples);
   }
 
+  /** The samples processed after the first {@code from}, for streaming by interval. */
+  synchronized List<Sample> samplesFrom(int from) {
+    return List.copyOf(samples.subList(Math.min(from, samples.size()), samples.size()));
+  }
+
   synchronized Map<String, Long> errors() {
     return Map.copyOf(errors);
   }

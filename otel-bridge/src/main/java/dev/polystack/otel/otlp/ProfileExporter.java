@@ -1,6 +1,7 @@
 package dev.polystack.otel.otlp;
 
 import dev.polystack.otel.model.Recording;
+import dev.polystack.otel.model.TargetInfo;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -11,6 +12,7 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 
 /**
  * Streams profiles: the sampling side {@link #offer}s the samples of each export interval and
@@ -47,7 +49,7 @@ public final class ProfileExporter implements AutoCloseable {
   }
 
   private final ProfilesSender sender;
-  private final OtlpResource resource;
+  private final Function<TargetInfo, OtlpResource> resources;
   private final BlockingQueue<Object> queue;
   private final Thread worker;
   private final AtomicLong requests = new AtomicLong();
@@ -59,9 +61,15 @@ public final class ProfileExporter implements AutoCloseable {
   private final Object end = new Object();
   private volatile boolean closed;
 
-  public ProfileExporter(ProfilesSender sender, OtlpResource resource, int queueCapacity) {
+  /**
+   * @param sender where requests go
+   * @param resources the resource of a target (called on the exporter's thread)
+   * @param queueCapacity intervals that may wait while one is being sent
+   */
+  public ProfileExporter(ProfilesSender sender, Function<TargetInfo, OtlpResource> resources,
+      int queueCapacity) {
     this.sender = Objects.requireNonNull(sender, "sender");
-    this.resource = Objects.requireNonNull(resource, "resource");
+    this.resources = Objects.requireNonNull(resources, "resources");
     if (queueCapacity < 1) {
       throw new IllegalArgumentException("export queue capacity must be >= 1");
     }
@@ -109,7 +117,8 @@ public final class ProfileExporter implements AutoCloseable {
   private void send(Recording interval) {
     ExportResult result;
     try {
-      result = sender.export(ProfilesMapper.toRequest(interval, resource));
+      result = sender.export(ProfilesMapper.toRequest(interval,
+          resources.apply(interval.target())));
     } catch (RuntimeException e) {
       // A bug in mapping must cost this interval only, not the rest of the session.
       result = ExportResult.failure("cannot build the request: " + e, 1);
@@ -136,6 +145,11 @@ public final class ProfileExporter implements AutoCloseable {
         messages.add(m);
       }
     }
+  }
+
+  /** Where requests go, for messages. */
+  public String target() {
+    return sender.target();
   }
 
   public Stats stats() {

@@ -43,7 +43,7 @@ class ProfileExporterTest {
   @Test
   void aStuckReceiverCostsDroppedSamplesNeverABlockedCaller() {
     StuckSender sender = new StuckSender();
-    ProfileExporter exporter = new ProfileExporter(sender, RESOURCE, 2);
+    ProfileExporter exporter = new ProfileExporter(sender, t -> RESOURCE, 2);
     long start = System.nanoTime();
     int accepted = 0;
     for (int i = 0; i < 20; i++) {
@@ -74,7 +74,7 @@ class ProfileExporterTest {
       @Override
       public void close() {}
     };
-    ProfileExporter exporter = new ProfileExporter(failing, RESOURCE, 4);
+    ProfileExporter exporter = new ProfileExporter(failing, t -> RESOURCE, 4);
     exporter.offer(INTERVAL);
     exporter.offer(INTERVAL);
     ProfileExporter.Stats stats = exporter.close(Duration.ofSeconds(5));
