@@ -36,7 +36,16 @@ final class OtlpExport implements IntervalListener {
     this.config = config;
     this.interval = interval;
     this.profiles = new ProfileExporter(ProfilesSender.create(config), this::resource,
-        ProfileExporter.DEFAULT_QUEUE);
+        queueFor(interval));
+  }
+
+  /**
+   * A minute of backlog, at least {@link ProfileExporter#DEFAULT_QUEUE} intervals: enough for a
+   * Collector restart or the retries of one request, while the samples are in memory anyway.
+   */
+  static int queueFor(Duration interval) {
+    long perMinute = Duration.ofMinutes(1).toNanos() / Math.max(1, interval.toNanos());
+    return (int) Math.max(ProfileExporter.DEFAULT_QUEUE, Math.min(600, perMinute));
   }
 
   private synchronized OtlpResource resource(TargetInfo target) {

@@ -175,9 +175,9 @@ final class RecordCommand implements Runnable {
       Summaries.printExport(console, report);
       if (!report.ok()) {
         throw new CommandFailedException("OTLP export to " + report.target() + " failed: "
-            + Summaries.exportProblem(report) + "; check that the receiver runs and accepts"
-            + " profiles (Collector: --feature-gates=service.profilesSupport and a profiles"
-            + " pipeline)");
+            + Summaries.exportProblem(report) + (report.profiles().requestsFailed() == 0 ? ""
+            : "; check that the receiver runs and accepts profiles (Collector:"
+            + " --feature-gates=service.profilesSupport and a profiles pipeline)"));
       }
     }
   }
