@@ -137,7 +137,8 @@ final class RecordCommand implements Runnable {
     RecordSession session = new RecordSession(ProcFs.system(), registry, guard, console::warn);
     OtlpExport export = otlp == null ? null : new OtlpExport(otlp, exportInterval);
     if (export != null) {
-      session.stream(exportInterval, export);
+      // Samples are kept for the end only when a local file wants them all.
+      session.stream(exportInterval, export, local);
     }
     StatusLine status = new StatusLine(console);
     RecordSession.Result result;

@@ -83,10 +83,13 @@ public final class RecordSession {
 
   /**
    * Streams the samples of every {@code interval} to {@code listener} while runs go on (the
-   * OTLP export); the full recording is still returned at the end.
+   * OTLP export). With {@code retainSamples} the full recording is still returned at the end
+   * (for a local file); without, samples are let go once streamed, so a long run's memory stays
+   * flat, and the returned recording has none (its summary still counts them).
    */
-  public RecordSession stream(Duration interval, IntervalListener listener) {
-    run.stream(interval, listener);
+  public RecordSession stream(Duration interval, IntervalListener listener,
+      boolean retainSamples) {
+    run.stream(interval, listener, retainSamples);
     return this;
   }
 

@@ -37,6 +37,9 @@ final class SampleProcessor implements SampleSink, AutoCloseable {
   private final Map<List<Frame>, StackTrace> stacks = new HashMap<>();
   private final Map<Integer, Named> threadNames = new HashMap<>();
   private final List<Sample> samples = new ArrayList<>();
+  private final java.util.Set<Integer> threads = new java.util.HashSet<>();
+  private volatile boolean retain = true;
+  private int taken;
   private final PauseStats pauses = new PauseStats();
   private final Map<String, Long> errors = new TreeMap<>();
   private volatile boolean closing;
@@ -91,6 +94,7 @@ final class SampleProcessor implements SampleSink, AutoCloseable {
     List<Frame> frames = namer.name(s.stack(), target.table());
     StackTrace stack = stacks.computeIfAbsent(frames, StackTrace::new);
     samples.add(new Sample(s.tid(), threadName(s.tid()), s.epochNanos(), stack, Map.of()));
+    threads.add(s.tid());
     pauses.add(s.pauseNanos());
     for (String reason : s.stack().errors()) {
       errors.merge(reason, 1L, Long::sum);
@@ -141,9 +145,24 @@ final class SampleProcessor implements SampleSink, AutoCloseable {
     return List.copyOf(samples);
   }
 
-  /** The samples processed after the first {@code from}, for streaming by interval. */
-  synchronized List<Sample> samplesFrom(int from) {
-    return List.copyOf(samples.subList(Math.min(from, samples.size()), samples.size()));
+  /**
+   * Keep every sample for the final recording (the default), or only until {@link #takeNew}
+   * hands it out: a run that only streams then holds one interval in memory, not the session.
+   */
+  void retainSamples(boolean keep) {
+    this.retain = keep;
+  }
+
+  /** The samples processed since the previous call, for streaming by interval. */
+  synchronized List<Sample> takeNew() {
+    List<Sample> out = List.copyOf(samples.subList(taken, samples.size()));
+    if (retain) {
+      taken = samples.size();
+    } else {
+      samples.clear();
+      taken = 0;
+    }
+    return out;
   }
 
   synchronized Map<String, Long> errors() {
@@ -161,6 +180,6 @@ final class SampleProcessor implements SampleSink, AutoCloseable {
   }
 
   synchronized int threadCount() {
-    return (int) samples.stream().mapToInt(Sample::tid).distinct().count();
+    return threads.size();
   }
 }

@@ -52,6 +52,7 @@ final class SamplingRun {
   private final Map<String, String> htlHashes = new HashMap<>();
   private volatile IntervalListener listener;
   private volatile long intervalNanos;
+  private volatile boolean retainSamples = true;
 
   SamplingRun(ProcFs proc, PluginRegistry plugins, PluginGuard guard, Consumer<String> warn) {
     this.proc = proc;
@@ -60,8 +61,12 @@ final class SamplingRun {
     this.warn = warn;
   }
 
-  /** Hands the samples of every {@code interval} to {@code l} while runs go on. */
-  void stream(Duration interval, IntervalListener l) {
+  /**
+   * Hands the samples of every {@code interval} to {@code l} while runs go on; unless
+   * {@code retain}, the final recording then has no samples (only its figures count them).
+   */
+  void stream(Duration interval, IntervalListener l, boolean retain) {
+    this.retainSamples = retain;
     if (interval.isNegative() || interval.isZero()) {
       throw new IllegalArgumentException("export interval must be positive");
     }
@@ -85,6 +90,7 @@ final class SamplingRun {
     long startEpoch = System.currentTimeMillis() * 1_000_000L;
     long startNanos = System.nanoTime();
     SampleProcessor processor = new SampleProcessor(target, proc);
+    processor.retainSamples(listener == null || retainSamples);
     AtomicBoolean done = new AtomicBoolean();
     Interval stream = new Interval(info, options.periodNanos(), mode, startEpoch);
     Thread helper = new Thread(() -> {
@@ -145,13 +151,14 @@ final class SamplingRun {
       stream.cut(processor, snapshot(modules), losses, true);
     }
     var samples = processor.samples();
+    long taken = processor.processed();
     int threads = processor.threadCount();
     Recording recording = new Recording(info, startEpoch, Math.max(startEpoch, endEpoch),
         options.periodNanos(), mode, new ArrayList<>(modules.values()), samples, losses);
     PauseStats pauses = processor.pauses();
-    RecordSession.Summary summary = new RecordSession.Summary(samples.size(), threads,
+    RecordSession.Summary summary = new RecordSession.Summary(taken, threads,
         processor.errors(), losses, pauses.meanNanos(), pauses.quantileNanos(0.99),
-        threads == 0 ? 0 : samples.size() / seconds / threads);
+        threads == 0 ? 0 : taken / seconds / threads);
     return new RecordSession.Result(recording, summary, outcome.exit(), outcome.stoppedByUser(),
         outcome.targetGone());
   }
@@ -198,7 +205,6 @@ final class SamplingRun {
     private final long periodNanos;
     private final String mode;
     private long fromEpoch;
-    private int cursor;
 
     Interval(TargetInfo info, long periodNanos, String mode, long startEpoch) {
       this.info = info;
@@ -209,11 +215,10 @@ final class SamplingRun {
 
     synchronized void cut(SampleProcessor processor, List<ModuleInfo> modules,
         Map<String, Long> losses, boolean last) {
-      List<Sample> batch = processor.samplesFrom(cursor);
-      cursor += batch.size();
+      List<Sample> batch = processor.takeNew();
       long now = Math.max(fromEpoch, System.currentTimeMillis() * 1_000_000L);
-      IntervalListener.Totals totals = new IntervalListener.Totals(cursor, losses,
-          processor.errors());
+      IntervalListener.Totals totals = new IntervalListener.Totals(processor.processed(),
+          losses, processor.errors());
       try {
         listener.interval(new Recording(info, fromEpoch, now, periodNanos, mode, modules, batch,
             losses), totals, last);
