@@ -50,6 +50,7 @@ final class SamplingRun {
   private final PluginGuard guard;
   private final Consumer<String> warn;
   private final Map<String, String> htlHashes = new HashMap<>();
+  private final List<String> unhashed = new ArrayList<>();
   private volatile IntervalListener listener;
   private volatile long intervalNanos;
   private volatile boolean retainSamples = true;
@@ -97,6 +98,7 @@ final class SamplingRun {
       long lastStatus = System.nanoTime();
       long lastCut = lastStatus;
       while (!done.get()) {
+        hashPending(pid, modules);
         if (listener != null && System.nanoTime() - lastCut >= intervalNanos) {
           lastCut = System.nanoTime();
           stream.cut(processor, snapshot(modules), processor.losses(), false);
@@ -142,6 +144,7 @@ final class SamplingRun {
       }
     }
     remember(pid, target, modules);
+    hashPending(pid, modules);
     long endEpoch = System.currentTimeMillis() * 1_000_000L;
     double seconds = Math.max(1e-9, (System.nanoTime() - startNanos) / 1e9);
     Map<String, Long> losses = new LinkedHashMap<>(processor.losses());
@@ -168,10 +171,24 @@ final class SamplingRun {
     for (LoadedModule m : target.table().modules()) {
       String key = m.path() + "@" + Long.toHexString(m.start());
       if (!out.containsKey(key)) {
-        out.put(key, new ModuleInfo(m.start(), m.end(), m.fileOffset(), m.path(), m.buildId(),
-            htlHash(pid, m.path())));
+        out.put(key, new ModuleInfo(m.start(), m.end(), m.fileOffset(), m.path(), m.buildId()));
+        unhashed.add(key);
       }
     }
+  }
+
+  /**
+   * Adds the htlhash to modules remembered without one. Runs on the helper thread (and once at
+   * the end), never before sampling starts: the first hash loads the JDK's digest provider,
+   * which a target that runs for a fixed time would pay for in lost samples.
+   */
+  private synchronized void hashPending(int pid, Map<String, ModuleInfo> modules) {
+    for (String key : unhashed) {
+      ModuleInfo m = modules.get(key);
+      modules.put(key, new ModuleInfo(m.start(), m.end(), m.fileOffset(), m.path(), m.buildId(),
+          htlHash(pid, m.path())));
+    }
+    unhashed.clear();
   }
 
   private synchronized List<ModuleInfo> snapshot(Map<String, ModuleInfo> modules) {
