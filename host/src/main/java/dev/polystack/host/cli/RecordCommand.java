@@ -8,6 +8,8 @@ import dev.polystack.host.sampling.RecordSession;
 import dev.polystack.host.sampling.SamplingException;
 import dev.polystack.host.sampling.SamplingOptions;
 import dev.polystack.otel.local.ProfileFormat;
+import dev.polystack.otel.otlp.OtlpConfig;
+import dev.polystack.otel.otlp.OtlpProtocol;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -19,6 +21,7 @@ import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -61,9 +64,30 @@ final class RecordCommand implements Runnable {
       description = "Only these thread ids.")
   List<Integer> threads = new ArrayList<>();
 
-  @Option(names = "--format", paramLabel = "FORMAT", defaultValue = "html",
-      description = "html, pprof, folded or speedscope (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--format", paramLabel = "FORMAT",
+      description = "html, pprof, folded, speedscope or otlp (a binary OTLP"
+          + " ExportProfilesServiceRequest). Default: html; when streaming to an OTLP endpoint,"
+          + " no local file unless --format or --output is given.")
   String format;
+
+  @Option(names = "--otlp-endpoint", paramLabel = "URL",
+      description = "Stream profiles and metrics to this OTLP receiver (http[s]://HOST:PORT;"
+          + " default: OTEL_EXPORTER_OTLP_ENDPOINT, which also turns streaming on).")
+  String otlpEndpoint;
+
+  @Option(names = "--otlp-protocol", paramLabel = "PROTOCOL",
+      description = "grpc or http/protobuf (default: OTEL_EXPORTER_OTLP_PROTOCOL, else grpc).")
+  String otlpProtocol;
+
+  @Option(names = "--otlp-header", paramLabel = "K=V",
+      description = "A header for every OTLP request (repeatable; adds to"
+          + " OTEL_EXPORTER_OTLP_HEADERS).")
+  List<String> otlpHeaders = new ArrayList<>();
+
+  @Option(names = "--export-interval", paramLabel = "D", converter = Durations.class,
+      defaultValue = "10s",
+      description = "How often samples are sent while recording (default: ${DEFAULT-VALUE}).")
+  Duration exportInterval;
 
   @Option(names = {"--output", "-o"}, paramLabel = "FILE",
       description = "Where to write (default: NAME-PID-TIME.EXT in the current directory).")
@@ -95,6 +119,8 @@ final class RecordCommand implements Runnable {
   public void run() {
     ProfileFormat profileFormat = parseFormat();
     SamplingOptions options = options();
+    OtlpConfig otlp = otlpConfig(System.getenv());
+    boolean local = otlp == null || format != null || output != null;
     if ((pid == null) == command.isEmpty()) {
       throw new UsageException("give either --pid PID or a command after --, not both or neither");
     }
@@ -134,6 +160,11 @@ final class RecordCommand implements Runnable {
     }
     var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
     RecordSession session = new RecordSession(ProcFs.system(), registry, guard, console::warn);
+    OtlpExport export = otlp == null ? null : new OtlpExport(otlp, exportInterval);
+    if (export != null) {
+      // Samples are kept for the end only when a local file wants them all.
+      session.stream(exportInterval, export, local);
+    }
     StatusLine status = new StatusLine(console);
     RecordSession.Result result;
     try (StopSignals signals = new StopSignals()) {
@@ -141,19 +172,81 @@ final class RecordCommand implements Runnable {
           ? session.attach(pid, backend, options, signals::stopRequested, status::update)
           : session.launch(command, backend, options, signals::stopRequested, status::update);
     } catch (SamplingException e) {
+      if (export != null) {
+        export.finish(FINISH_TIMEOUT);
+      }
       throw new CommandFailedException(e.getMessage());
     } finally {
       status.clear();
     }
-    if (out == null) {
+    if (local && out == null) {
       out = Path.of(defaultName(result.recording().target().executableName(),
           result.recording().target().pid(), profileFormat));
     }
-    write(result, profileFormat, out);
+    // The local file first: a failing receiver must not cost the user the profile.
+    CommandFailedException writeFailure = null;
+    if (local) {
+      try {
+        write(result, profileFormat, out);
+      } catch (CommandFailedException e) {
+        writeFailure = e;
+      }
+    }
+    OtlpExport.Report report = export == null ? null : export.finish(FINISH_TIMEOUT);
     if (statsJson != null) {
       writeStats(result.summary(), statsJson);
     }
-    Summaries.print(console, result, out);
+    Summaries.print(console, result, writeFailure == null ? out : null);
+    if (writeFailure != null) {
+      throw writeFailure;
+    }
+    if (report != null) {
+      Summaries.printExport(console, report);
+      if (!report.ok()) {
+        throw new CommandFailedException("OTLP export to " + report.target() + " failed: "
+            + Summaries.exportProblem(report) + (report.profiles().requestsFailed() == 0 ? ""
+            : "; check that the receiver runs and accepts profiles (Collector:"
+            + " --feature-gates=service.profilesSupport and a profiles pipeline)"));
+      }
+    }
+  }
+
+  /** How long the end of a run waits for the last exports. */
+  static final Duration FINISH_TIMEOUT = Duration.ofSeconds(15);
+
+  /** The OTLP configuration when streaming is on (a flag or the endpoint variable), else null. */
+  OtlpConfig otlpConfig(Map<String, String> env) {
+    boolean on = otlpEndpoint != null
+        || !env.getOrDefault("OTEL_EXPORTER_OTLP_ENDPOINT", "").isBlank();
+    if (!on) {
+      if (otlpProtocol != null || !otlpHeaders.isEmpty()) {
+        throw new UsageException("--otlp-protocol and --otlp-header need --otlp-endpoint URL"
+            + " (or OTEL_EXPORTER_OTLP_ENDPOINT)");
+      }
+      return null;
+    }
+    if (exportInterval.isNegative() || exportInterval.isZero()) {
+      throw new UsageException("--export-interval must be positive");
+    }
+    try {
+      OtlpConfig c = OtlpConfig.fromEnvironment(env);
+      if (otlpProtocol != null) {
+        c = c.withProtocol(OtlpProtocol.parse(otlpProtocol));
+      }
+      if (otlpEndpoint != null) {
+        c = c.withEndpoint(otlpEndpoint);
+      }
+      for (String header : otlpHeaders) {
+        int eq = header.indexOf('=');
+        if (eq <= 0) {
+          throw new IllegalArgumentException("--otlp-header " + header + ": expected NAME=VALUE");
+        }
+        c = c.withHeader(header.substring(0, eq).trim(), header.substring(eq + 1).trim());
+      }
+      return c;
+    } catch (IllegalArgumentException e) {
+      throw new UsageException(e.getMessage());
+    }
   }
 
   /**
@@ -185,7 +278,7 @@ final class RecordCommand implements Runnable {
 
   private ProfileFormat parseFormat() {
     try {
-      return ProfileFormat.parse(format);
+      return ProfileFormat.parse(format == null ? ProfileFormat.HTML.cliName() : format);
     } catch (IllegalArgumentException e) {
       throw new UsageException("--format: " + e.getMessage());
     }

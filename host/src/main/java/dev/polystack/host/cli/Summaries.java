@@ -28,7 +28,9 @@ final class Summaries {
       err.println("polystack: not sampled or lost: " + join(s.losses()));
     }
     err.println("polystack: " + describeExit(result));
-    err.println("polystack: wrote " + output);
+    if (output != null) {
+      err.println("polystack: wrote " + output);
+    }
     err.flush();
   }
 
@@ -54,6 +56,38 @@ final class Summaries {
     return new java.util.TreeMap<>(counts).entrySet().stream()
         .map(e -> Json.quote(e.getKey()) + ": " + e.getValue())
         .collect(Collectors.joining(", ", "{", "}"));
+  }
+
+  /** One line on what reached the OTLP receiver, one more per problem. */
+  static void printExport(Console console, OtlpExport.Report report) {
+    var err = console.err();
+    var p = report.profiles();
+    err.printf("polystack: OTLP: sent %d samples in %d request(s) to %s%n", p.samplesSent(),
+        p.requests(), report.target());
+    if (report.ok()) {
+      // A partial success with a warning only: worth reading, not a failure.
+      p.messages().forEach(m -> err.println("polystack: OTLP: " + m));
+    }
+    err.flush();
+  }
+
+  static String exportProblem(OtlpExport.Report report) {
+    var p = report.profiles();
+    StringBuilder b = new StringBuilder();
+    if (p.samplesDropped() > 0 || p.requestsFailed() > 0) {
+      b.append(p.samplesDropped()).append(" samples dropped, ").append(p.requestsFailed())
+          .append(" request(s) failed");
+    }
+    if (p.rejected() > 0) {
+      b.append(b.length() == 0 ? "" : ", ").append(p.rejected()).append(" profile(s) rejected");
+    }
+    if (!p.messages().isEmpty()) {
+      b.append(b.length() == 0 ? "" : ": ").append(String.join("; ", p.messages()));
+    }
+    if (!report.metricsFailure().isEmpty()) {
+      b.append(b.length() == 0 ? "" : "; ").append(report.metricsFailure());
+    }
+    return b.toString();
   }
 
   static String describeExit(RecordSession.Result result) {

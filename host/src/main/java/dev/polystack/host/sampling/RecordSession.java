@@ -85,6 +85,18 @@ public final class RecordSession {
     this.perf = new PerfSession(proc, run, guard, warn);
   }
 
+  /**
+   * Streams the samples of every {@code interval} to {@code listener} while runs go on (the
+   * OTLP export). With {@code retainSamples} the full recording is still returned at the end
+   * (for a local file); without, samples are let go once streamed, so a long run's memory stays
+   * flat, and the returned recording has none (its summary still counts them).
+   */
+  public RecordSession stream(Duration interval, IntervalListener listener,
+      boolean retainSamples) {
+    run.stream(interval, listener, retainSamples);
+    return this;
+  }
+
   /** Checks that {@code pid} can be attached to; the message says why not and what to do. */
   public void checkAttachable(int pid) throws SamplingException {
     ProcessView view = proc.forPid(pid);

@@ -37,6 +37,9 @@ final class SampleProcessor implements SampleSink, AutoCloseable {
   private final Map<List<Frame>, StackTrace> stacks = new HashMap<>();
   private final Map<Integer, Named> threadNames = new HashMap<>();
   private final List<Sample> samples = new ArrayList<>();
+  private final java.util.Set<Integer> threads = new java.util.HashSet<>();
+  private volatile boolean retain = true;
+  private int taken;
   private final PauseStats pauses = new PauseStats();
   private final Map<String, Long> errors = new TreeMap<>();
   private volatile boolean closing;
@@ -92,6 +95,7 @@ final class SampleProcessor implements SampleSink, AutoCloseable {
     StackTrace stack = stacks.computeIfAbsent(frames, StackTrace::new);
     samples.add(new Sample(s.tid(), threadName(s.tid()), s.epochNanos(), stack,
         sampleAttributes(frames)));
+    threads.add(s.tid());
     pauses.add(s.pauseNanos());
     for (String reason : s.stack().errors()) {
       errors.merge(reason, 1L, Long::sum);
@@ -155,6 +159,26 @@ final class SampleProcessor implements SampleSink, AutoCloseable {
     return List.copyOf(samples);
   }
 
+  /**
+   * Keep every sample for the final recording (the default), or only until {@link #takeNew}
+   * hands it out: a run that only streams then holds one interval in memory, not the session.
+   */
+  void retainSamples(boolean keep) {
+    this.retain = keep;
+  }
+
+  /** The samples processed since the previous call, for streaming by interval. */
+  synchronized List<Sample> takeNew() {
+    List<Sample> out = List.copyOf(samples.subList(taken, samples.size()));
+    if (retain) {
+      taken = samples.size();
+    } else {
+      samples.clear();
+      taken = 0;
+    }
+    return out;
+  }
+
   synchronized Map<String, Long> errors() {
     return Map.copyOf(errors);
   }
@@ -170,6 +194,6 @@ final class SampleProcessor implements SampleSink, AutoCloseable {
   }
 
   synchronized int threadCount() {
-    return (int) samples.stream().mapToInt(Sample::tid).distinct().count();
+    return threads.size();
   }
 }

@@ -1,5 +1,6 @@
 package dev.polystack.otel.local;
 
+import dev.polystack.otel.otlp.OtlpFileWriter;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.stream.Collectors;
@@ -13,7 +14,9 @@ public enum ProfileFormat {
   /** Brendan Gregg's collapsed stacks, for flamegraph.pl and the many tools that read them. */
   FOLDED("folded"),
   /** The speedscope file format, for https://www.speedscope.app and its offline builds. */
-  SPEEDSCOPE("speedscope.json");
+  SPEEDSCOPE("speedscope.json"),
+  /** A binary OTLP ExportProfilesServiceRequest, the bytes a Collector would receive. */
+  OTLP("otlp.pb");
 
   private final String extension;
 
@@ -27,6 +30,7 @@ public enum ProfileFormat {
       case PPROF -> new PprofWriter();
       case FOLDED -> new FoldedWriter();
       case SPEEDSCOPE -> new SpeedscopeWriter();
+      case OTLP -> new OtlpFileWriter(System.getenv());
     };
   }
 

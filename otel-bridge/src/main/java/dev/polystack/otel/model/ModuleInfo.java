@@ -11,14 +11,22 @@ import java.util.Objects;
  * @param fileOffset file offset mapped at {@code start}
  * @param path file path or pseudo name ({@code [vdso]})
  * @param buildId GNU build id in hex, or empty
+ * @param htlHash the file's {@link HtlHash}, or empty when the file could not be read
  */
-public record ModuleInfo(long start, long end, long fileOffset, String path, String buildId) {
+public record ModuleInfo(long start, long end, long fileOffset, String path, String buildId,
+    String htlHash) {
   public ModuleInfo {
     Objects.requireNonNull(path, "path");
     Objects.requireNonNull(buildId, "buildId");
+    Objects.requireNonNull(htlHash, "htlHash");
     if (Long.compareUnsigned(start, end) >= 0) {
       throw new IllegalArgumentException("empty module range at 0x" + Long.toHexString(start));
     }
+  }
+
+  /** A module whose file was not hashed. */
+  public ModuleInfo(long start, long end, long fileOffset, String path, String buildId) {
+    this(start, end, fileOffset, path, buildId, "");
   }
 
   public boolean contains(long address) {

@@ -25,13 +25,15 @@ class ProfileFormatTest {
     assertEquals(ProfileFormat.PPROF, ProfileFormat.parse("pprof"));
     assertEquals(ProfileFormat.FOLDED, ProfileFormat.parse("folded"));
     assertEquals(ProfileFormat.SPEEDSCOPE, ProfileFormat.parse("speedscope"));
+    assertEquals(ProfileFormat.OTLP, ProfileFormat.parse("otlp"));
   }
 
   @Test
   void unknownNameListsTheKnownOnes() {
     IllegalArgumentException e =
         assertThrows(IllegalArgumentException.class, () -> ProfileFormat.parse("HTML"));
-    assertEquals("unknown output format 'HTML', expected one of html, pprof, folded, speedscope",
+    assertEquals("unknown output format 'HTML', expected one of html, pprof, folded, speedscope,"
+        + " otlp",
         e.getMessage());
   }
 

@@ -15,49 +15,49 @@ import java.util.Map;
  * without symbols, Lua frames, a kernel frame, a stack the walker gave up on, an empty stack.
  * The module paths do not exist, so pprof cannot replace our symbols with its own.
  */
-final class TestRecordings {
-  static final long START = 1_767_225_600_000_000_000L; // 2026-01-01T00:00:00Z
-  static final long PERIOD = 10_000_000L; // 100 Hz
-  static final int PID = 4242;
-  static final int MAIN_TID = 4242;
-  static final int WORKER_TID = 4250;
+public final class TestRecordings {
+  public static final long START = 1_767_225_600_000_000_000L; // 2026-01-01T00:00:00Z
+  public static final long PERIOD = 10_000_000L; // 100 Hz
+  public static final int PID = 4242;
+  public static final int MAIN_TID = 4242;
+  public static final int WORKER_TID = 4250;
 
-  static final ModuleInfo APP = new ModuleInfo(0x400000L, 0x480000L, 0, "/opt/demo/bin/app-server",
+  public static final ModuleInfo APP = new ModuleInfo(0x400000L, 0x480000L, 0, "/opt/demo/bin/app-server",
       "0123456789abcdef0123456789abcdef01234567");
-  static final ModuleInfo LUAJIT = new ModuleInfo(0x7f10_0000_1000L, 0x7f10_0009_0000L, 0x1000,
+  public static final ModuleInfo LUAJIT = new ModuleInfo(0x7f10_0000_1000L, 0x7f10_0009_0000L, 0x1000,
       "/opt/demo/lib/libluajit-5.1.so.2", "");
-  static final ModuleInfo STRIPPED = new ModuleInfo(0x7f10_0020_0000L, 0x7f10_0030_0000L, 0x2000,
+  public static final ModuleInfo STRIPPED = new ModuleInfo(0x7f10_0020_0000L, 0x7f10_0030_0000L, 0x2000,
       "/opt/demo/lib/libcodec.so", "");
 
-  static final Frame MAIN = nativeFrame(0x401234L, "main", APP);
-  static final Frame LUA_PCALL = nativeFrame(0x7f10_0001_5678L, "lua_pcall", LUAJIT);
-  static final Frame BC_FUNCC = nativeFrame(0x7f10_0002_0abcL, "lj_BC_FUNCC", LUAJIT);
+  public static final Frame MAIN = nativeFrame(0x401234L, "main", APP);
+  public static final Frame LUA_PCALL = nativeFrame(0x7f10_0001_5678L, "lua_pcall", LUAJIT);
+  public static final Frame BC_FUNCC = nativeFrame(0x7f10_0002_0abcL, "lj_BC_FUNCC", LUAJIT);
   /** No symbol: pprof and the labels must fall back to module + file offset. */
-  static final Frame CODEC = nativeFrame(0x7f10_0021_0040L, "", STRIPPED);
-  static final Frame READ = nativeFrame(0x7f10_0003_0000L, "read", LUAJIT);
-  static final Frame SYSCALL = new Frame(Frame.KERNEL, 0xffff_ffff_8100_0010L, "do_syscall_64",
+  public static final Frame CODEC = nativeFrame(0x7f10_0021_0040L, "", STRIPPED);
+  public static final Frame READ = nativeFrame(0x7f10_0003_0000L, "read", LUAJIT);
+  public static final Frame SYSCALL = new Frame(Frame.KERNEL, 0xffff_ffff_8100_0010L, "do_syscall_64",
       "", 0, 0, "", Map.of());
-  static final Frame HANDLE = luaFrame("handle_request", 42, 40);
-  static final Frame COMPUTE = luaFrame("compute", 17, 15);
-  static final Frame UNWIND_FAILED = Frame.error("unwind_failed");
+  public static final Frame HANDLE = luaFrame("handle_request", 42, 40);
+  public static final Frame COMPUTE = luaFrame("compute", 17, 15);
+  public static final Frame UNWIND_FAILED = Frame.error("unwind_failed");
 
   /** Leaf first, like the model. */
-  static final StackTrace LUA_STACK =
+  public static final StackTrace LUA_STACK =
       new StackTrace(List.of(COMPUTE, HANDLE, BC_FUNCC, LUA_PCALL, MAIN));
-  static final StackTrace CODEC_STACK = new StackTrace(List.of(CODEC, LUA_PCALL, MAIN));
-  static final StackTrace SYSCALL_STACK =
+  public static final StackTrace CODEC_STACK = new StackTrace(List.of(CODEC, LUA_PCALL, MAIN));
+  public static final StackTrace SYSCALL_STACK =
       new StackTrace(List.of(SYSCALL, READ, UNWIND_FAILED));
-  static final StackTrace EMPTY = new StackTrace(List.of());
+  public static final StackTrace EMPTY = new StackTrace(List.of());
 
-  static final String LUA_LINE =
+  public static final String LUA_LINE =
       "main;lua_pcall;lj_BC_FUNCC;handle_request (app.lua:42);compute (app.lua:17)";
-  static final String CODEC_LINE = "main;lua_pcall;libcodec.so+0x12040";
-  static final String SYSCALL_LINE = "[error: unwind_failed];read;do_syscall_64";
+  public static final String CODEC_LINE = "main;lua_pcall;libcodec.so+0x12040";
+  public static final String SYSCALL_LINE = "[error: unwind_failed];read;do_syscall_64";
 
   private TestRecordings() {}
 
   /** Main thread: 5 Lua (interpreted) + 3 codec; worker: 4 Lua (JIT) + 2 syscall + 1 empty. */
-  static Recording service() {
+  public static Recording service() {
     List<Sample> samples = new ArrayList<>();
     long t = START;
     for (int i = 0; i < 5; i++) {

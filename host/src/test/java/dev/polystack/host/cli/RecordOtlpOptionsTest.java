@@ -1,0 +1,71 @@
+package dev.polystack.host.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import dev.polystack.otel.otlp.OtlpConfig;
+import dev.polystack.otel.otlp.OtlpProtocol;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** How record's --otlp-* flags and the OTEL_* variables combine. */
+class RecordOtlpOptionsTest {
+
+  private static RecordCommand command() {
+    RecordCommand c = new RecordCommand(null, null, null);
+    c.exportInterval = Duration.ofSeconds(10);
+    return c;
+  }
+
+  @Test
+  void offUnlessAnEndpointIsGiven() {
+    assertNull(command().otlpConfig(Map.of("OTEL_SERVICE_NAME", "x")));
+  }
+
+  @Test
+  void theEndpointVariableTurnsItOn() {
+    OtlpConfig c = command().otlpConfig(Map.of("OTEL_EXPORTER_OTLP_ENDPOINT",
+        "http://collector:4318", "OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"));
+    assertEquals(OtlpProtocol.HTTP_PROTOBUF, c.protocol());
+    assertEquals("http://collector:4318", c.baseUri().toString());
+  }
+
+  @Test
+  void flagsWinOverVariablesAndHeadersAdd() {
+    RecordCommand cmd = command();
+    cmd.otlpEndpoint = "https://otlp.example.com:4317";
+    cmd.otlpProtocol = "grpc";
+    cmd.otlpHeaders = List.of("authorization=Bearer a=b");
+    OtlpConfig c = cmd.otlpConfig(Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", "http://other:4318",
+        "OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf", "OTEL_EXPORTER_OTLP_HEADERS", "x=1"));
+    assertEquals(OtlpProtocol.GRPC, c.protocol());
+    assertEquals("https://otlp.example.com:4317", c.baseUri().toString());
+    assertEquals(Map.of("x", "1", "authorization", "Bearer a=b"), c.headers());
+  }
+
+  @Test
+  void mistakesAreUsageErrors() {
+    RecordCommand cmd = command();
+    cmd.otlpProtocol = "grpc";
+    assertThrows(UsageException.class, () -> cmd.otlpConfig(Map.of()));
+    RecordCommand bad = command();
+    bad.otlpEndpoint = "http://c:4317";
+    bad.otlpHeaders = List.of("novalue");
+    assertEquals("--otlp-header novalue: expected NAME=VALUE",
+        assertThrows(UsageException.class, () -> bad.otlpConfig(Map.of())).getMessage());
+    RecordCommand proto = command();
+    proto.otlpEndpoint = "http://c:4317";
+    proto.otlpProtocol = "http/json";
+    assertThrows(UsageException.class, () -> proto.otlpConfig(Map.of()));
+  }
+
+  @Test
+  void theQueueHoldsAMinuteOfIntervals() {
+    assertEquals(6, OtlpExport.queueFor(Duration.ofSeconds(10)));
+    assertEquals(120, OtlpExport.queueFor(Duration.ofMillis(500)));
+    assertEquals(600, OtlpExport.queueFor(Duration.ofMillis(1)));
+  }
+}

@@ -1,0 +1,100 @@
+package dev.polystack.otel.otlp;
+
+import io.opentelemetry.sdk.common.CompletableResultCode;
+import io.opentelemetry.sdk.common.export.MemoryMode;
+import io.opentelemetry.sdk.metrics.Aggregation;
+import io.opentelemetry.sdk.metrics.InstrumentType;
+import io.opentelemetry.sdk.metrics.data.AggregationTemporality;
+import io.opentelemetry.sdk.metrics.data.MetricData;
+import io.opentelemetry.sdk.metrics.export.MetricExporter;
+import io.opentelemetry.sdk.trace.data.SpanData;
+import io.opentelemetry.sdk.trace.export.SpanExporter;
+import java.util.Collection;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+/** Counts the SDK exporters' failed batches, which the SDK itself only logs. */
+final class ExportTally {
+  private final AtomicLong batches = new AtomicLong();
+  private final AtomicLong failures = new AtomicLong();
+  private final AtomicReference<String> lastFailure = new AtomicReference<>("");
+
+  long batches() {
+    return batches.get();
+  }
+
+  long failures() {
+    return failures.get();
+  }
+
+  String lastFailure() {
+    return lastFailure.get();
+  }
+
+  private CompletableResultCode watch(CompletableResultCode code) {
+    code.whenComplete(() -> {
+      if (code.isSuccess()) {
+        batches.incrementAndGet();
+      } else {
+        failures.incrementAndGet();
+        Throwable t = code.getFailureThrowable();
+        lastFailure.set(t == null ? "export failed"
+            : t.getMessage() == null ? t.toString() : t.getMessage());
+      }
+    });
+    return code;
+  }
+
+  SpanExporter wrap(SpanExporter delegate) {
+    return new SpanExporter() {
+      @Override
+      public CompletableResultCode export(Collection<SpanData> spans) {
+        return watch(delegate.export(spans));
+      }
+
+      @Override
+      public CompletableResultCode flush() {
+        return delegate.flush();
+      }
+
+      @Override
+      public CompletableResultCode shutdown() {
+        return delegate.shutdown();
+      }
+    };
+  }
+
+  MetricExporter wrap(MetricExporter delegate) {
+    return new MetricExporter() {
+      @Override
+      public CompletableResultCode export(Collection<MetricData> metrics) {
+        return watch(delegate.export(metrics));
+      }
+
+      @Override
+      public AggregationTemporality getAggregationTemporality(InstrumentType type) {
+        return delegate.getAggregationTemporality(type);
+      }
+
+      @Override
+      public Aggregation getDefaultAggregation(InstrumentType type) {
+        return delegate.getDefaultAggregation(type);
+      }
+
+      @Override
+      public MemoryMode getMemoryMode() {
+        return delegate.getMemoryMode();
+      }
+
+      @Override
+      public CompletableResultCode flush() {
+        return delegate.flush();
+      }
+
+      @Override
+      public CompletableResultCode shutdown() {
+        return delegate.shutdown();
+      }
+    };
+  }
+}

@@ -1,0 +1,170 @@
+package dev.polystack.otel.otlp;
+
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Where and how to send OTLP: the standard OTEL_* variables, overridden by command-line flags.
+ *
+ * @param protocol grpc (default, as in the Java SDK's autoconfiguration) or http/protobuf
+ * @param endpoint base URL ({@code http[s]://host:port}); empty for the protocol's default. For
+ *     http/protobuf the signal path ({@code /v1development/profiles}, {@code /v1/traces}, ...) is
+ *     appended, as the specification says for OTEL_EXPORTER_OTLP_ENDPOINT
+ * @param headers sent with every request (authentication, tenant ids)
+ * @param timeout per attempt
+ * @param gzip compress request bodies
+ * @param serviceName OTEL_SERVICE_NAME, or empty
+ * @param resourceAttributes OTEL_RESOURCE_ATTRIBUTES
+ * @param retry retries on retryable answers
+ */
+public record OtlpConfig(OtlpProtocol protocol, String endpoint, Map<String, String> headers,
+    Duration timeout, boolean gzip, String serviceName, Map<String, String> resourceAttributes,
+    RetryPolicy retry) {
+
+  public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
+
+  public OtlpConfig {
+    Objects.requireNonNull(protocol, "protocol");
+    Objects.requireNonNull(endpoint, "endpoint");
+    Objects.requireNonNull(serviceName, "serviceName");
+    Objects.requireNonNull(retry, "retry");
+    if (timeout.isNegative() || timeout.isZero()) {
+      throw new IllegalArgumentException("OTLP timeout must be positive, got " + timeout);
+    }
+    headers = Collections.unmodifiableMap(new LinkedHashMap<>(headers));
+    resourceAttributes = Collections.unmodifiableMap(new LinkedHashMap<>(resourceAttributes));
+    if (!endpoint.isEmpty()) {
+      parseEndpoint(endpoint);
+    }
+  }
+
+  /** The defaults: grpc to localhost:4317, gzip, 10 s, no headers. */
+  public static OtlpConfig defaults() {
+    return new OtlpConfig(OtlpProtocol.GRPC, "", Map.of(), DEFAULT_TIMEOUT, true, "", Map.of(),
+        RetryPolicy.DEFAULT);
+  }
+
+  /**
+   * The configuration the OTEL_EXPORTER_OTLP_{ENDPOINT,PROTOCOL,HEADERS,TIMEOUT,COMPRESSION},
+   * OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES variables of {@code env} describe.
+   *
+   * @throws IllegalArgumentException naming the variable that is wrong
+   */
+  public static OtlpConfig fromEnvironment(Map<String, String> env) {
+    OtlpConfig c = defaults();
+    String protocol = env.getOrDefault("OTEL_EXPORTER_OTLP_PROTOCOL", "").trim();
+    if (!protocol.isEmpty()) {
+      c = c.withProtocol(OtlpProtocol.parse(protocol));
+    }
+    String endpoint = env.getOrDefault("OTEL_EXPORTER_OTLP_ENDPOINT", "").trim();
+    if (!endpoint.isEmpty()) {
+      c = c.withEndpoint(endpoint);
+    }
+    Map<String, String> headers = parseList("OTEL_EXPORTER_OTLP_HEADERS",
+        env.getOrDefault("OTEL_EXPORTER_OTLP_HEADERS", ""));
+    Duration timeout = c.timeout();
+    String t = env.getOrDefault("OTEL_EXPORTER_OTLP_TIMEOUT", "").trim();
+    if (!t.isEmpty()) {
+      try {
+        timeout = Duration.ofMillis(Long.parseLong(t));
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("OTEL_EXPORTER_OTLP_TIMEOUT=" + t
+            + " is not a number of milliseconds");
+      }
+    }
+    String compression = env.getOrDefault("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip").trim();
+    if (!compression.equals("gzip") && !compression.equals("none")) {
+      throw new IllegalArgumentException("OTEL_EXPORTER_OTLP_COMPRESSION=" + compression
+          + " is not supported, expected gzip or none");
+    }
+    return new OtlpConfig(c.protocol(), c.endpoint(), headers, timeout,
+        compression.equals("gzip"), env.getOrDefault("OTEL_SERVICE_NAME", "").trim(),
+        parseList("OTEL_RESOURCE_ATTRIBUTES", env.getOrDefault("OTEL_RESOURCE_ATTRIBUTES", "")),
+        c.retry());
+  }
+
+  public OtlpConfig withProtocol(OtlpProtocol p) {
+    return new OtlpConfig(p, endpoint, headers, timeout, gzip, serviceName, resourceAttributes,
+        retry);
+  }
+
+  public OtlpConfig withEndpoint(String e) {
+    return new OtlpConfig(protocol, e, headers, timeout, gzip, serviceName, resourceAttributes,
+        retry);
+  }
+
+  public OtlpConfig withHeader(String name, String value) {
+    Map<String, String> h = new LinkedHashMap<>(headers);
+    h.put(name, value);
+    return new OtlpConfig(protocol, endpoint, h, timeout, gzip, serviceName, resourceAttributes,
+        retry);
+  }
+
+  public OtlpConfig withTimeout(Duration t) {
+    return new OtlpConfig(protocol, endpoint, headers, t, gzip, serviceName, resourceAttributes,
+        retry);
+  }
+
+  public OtlpConfig withRetry(RetryPolicy r) {
+    return new OtlpConfig(protocol, endpoint, headers, timeout, gzip, serviceName,
+        resourceAttributes, r);
+  }
+
+  /** The base URL: the endpoint, or the protocol's default. */
+  public URI baseUri() {
+    return parseEndpoint(endpoint.isEmpty() ? protocol.defaultEndpoint() : endpoint);
+  }
+
+  /** The URL of one signal over http/protobuf, e.g. {@code /v1development/profiles}. */
+  public URI signalUri(String path) {
+    String base = baseUri().toString();
+    while (base.endsWith("/")) {
+      base = base.substring(0, base.length() - 1);
+    }
+    return URI.create(base + path);
+  }
+
+  /** TLS is on when the endpoint says https. */
+  public boolean tls() {
+    return "https".equals(baseUri().getScheme());
+  }
+
+  private static URI parseEndpoint(String endpoint) {
+    try {
+      URI uri = new URI(endpoint);
+      if (!("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))
+          || uri.getHost() == null) {
+        throw new URISyntaxException(endpoint, "not an http or https URL with a host");
+      }
+      return uri;
+    } catch (URISyntaxException e) {
+      throw new IllegalArgumentException("OTLP endpoint '" + endpoint
+          + "' is not valid: expected http://HOST:PORT or https://HOST:PORT");
+    }
+  }
+
+  /** {@code k=v,k2=v2} with percent-encoded values, as W3C baggage (the OTEL_* list format). */
+  static Map<String, String> parseList(String variable, String text) {
+    Map<String, String> out = new LinkedHashMap<>();
+    for (String item : text.split(",")) {
+      if (item.isBlank()) {
+        continue;
+      }
+      int eq = item.indexOf('=');
+      if (eq <= 0) {
+        throw new IllegalArgumentException(variable + ": '" + item.trim()
+            + "' is not KEY=VALUE");
+      }
+      out.put(item.substring(0, eq).trim(),
+          URLDecoder.decode(item.substring(eq + 1).trim(), StandardCharsets.UTF_8));
+    }
+    return out;
+  }
+}

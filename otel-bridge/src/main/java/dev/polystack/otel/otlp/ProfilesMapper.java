@@ -1,0 +1,172 @@
+package dev.polystack.otel.otlp;
+
+import com.google.protobuf.ByteString;
+import dev.polystack.otel.model.ModuleInfo;
+import dev.polystack.otel.model.Recording;
+import dev.polystack.otel.model.Sample;
+import dev.polystack.otel.model.StackTrace;
+import dev.polystack.plugin.api.Frame;
+import io.opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest;
+import io.opentelemetry.proto.profiles.v1development.Mapping;
+import io.opentelemetry.proto.profiles.v1development.Profile;
+import io.opentelemetry.proto.profiles.v1development.ResourceProfiles;
+import io.opentelemetry.proto.profiles.v1development.ScopeProfiles;
+import io.opentelemetry.proto.profiles.v1development.ValueType;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+
+/**
+ * A {@link Recording} (a whole session, or the samples of one export interval) as one OTLP
+ * ExportProfilesServiceRequest (opentelemetry-proto 1.10/1.11 layout): one resource, one scope,
+ * one Profile of sample type samples/count with period type cpu/nanoseconds. Samples with the
+ * same stack and attributes are merged into one Sample carrying one timestamp per sample and no
+ * values (each timestamp counts one). docs/otlp.md has the field-by-field table.
+ */
+public final class ProfilesMapper {
+  /** Frame attributes that describe the thread's state, lifted onto the Sample. */
+  static final Set<String> LIFTED = Set.of("luajit.vmstate", "luajit.trace");
+  private static final Set<String> NUMERIC = Set.of("luajit.trace");
+
+  private ProfilesMapper() {}
+
+  /** The request for {@code recording}; its samples may be empty (a Collector acknowledges). */
+  public static ExportProfilesServiceRequest toRequest(Recording recording,
+      OtlpResource resource) {
+    return new Build(recording).request(resource);
+  }
+
+  private record SampleKey(int stack, List<Integer> attributes) {}
+
+  private static final class Build {
+    private final Recording recording;
+    private final Dictionary dict = new Dictionary();
+    private final Map<StackTrace, Integer> stacks = new IdentityHashMap<>();
+    private final Map<ModuleInfo, Integer> mappings = new IdentityHashMap<>();
+    private final Map<Frame, Integer> locations = new java.util.HashMap<>();
+
+    Build(Recording recording) {
+      this.recording = recording;
+    }
+
+    ExportProfilesServiceRequest request(OtlpResource resource) {
+      Map<SampleKey, List<Long>> merged = new LinkedHashMap<>();
+      for (Sample sample : recording.samples()) {
+        int stack = stacks.computeIfAbsent(sample.stack(), this::stack);
+        merged.computeIfAbsent(new SampleKey(stack, attributes(sample)), k -> new ArrayList<>())
+            .add(sample.epochNanos());
+      }
+      Profile.Builder profile = Profile.newBuilder()
+          .setSampleType(valueType("samples", "count"))
+          .setPeriodType(valueType("cpu", "nanoseconds"))
+          .setPeriod(recording.periodNanos())
+          .setTimeUnixNano(recording.startEpochNanos())
+          .setDurationNano(recording.endEpochNanos() - recording.startEpochNanos())
+          .setProfileId(profileId(recording));
+      merged.forEach((key, timestamps) -> profile.addSamples(
+          io.opentelemetry.proto.profiles.v1development.Sample.newBuilder()
+              .setStackIndex(key.stack())
+              .addAllAttributeIndices(key.attributes())
+              .addAllTimestampsUnixNano(timestamps)));
+      return ExportProfilesServiceRequest.newBuilder()
+          .addResourceProfiles(ResourceProfiles.newBuilder()
+              .setResource(resource.toProto())
+              .addScopeProfiles(ScopeProfiles.newBuilder()
+                  .setScope(OtlpResource.scope())
+                  .addProfiles(profile)))
+          .setDictionary(dict.build())
+          .build();
+    }
+
+    private ValueType valueType(String type, String unit) {
+      return ValueType.newBuilder().setTypeStrindex(dict.string(type))
+          .setUnitStrindex(dict.string(unit)).build();
+    }
+
+    private List<Integer> attributes(Sample sample) {
+      List<Integer> out = new ArrayList<>();
+      out.add(dict.attribute("thread.id", sample.tid()));
+      if (!sample.threadName().isEmpty()) {
+        out.add(dict.attribute("thread.name", sample.threadName()));
+      }
+      Map<String, String> extra = new TreeMap<>(lifted(sample.stack()));
+      extra.putAll(sample.attributes());
+      extra.forEach((k, v) -> out.add(NUMERIC.contains(k) && v.matches("-?\\d{1,18}")
+          ? dict.attribute(k, Long.parseLong(v)) : dict.attribute(k, v)));
+      return List.copyOf(out);
+    }
+
+    /** The state attributes of the leaf-most frame that has any (the LuaJIT vmstate, trace). */
+    private static Map<String, String> lifted(StackTrace stack) {
+      for (Frame f : stack.frames()) {
+        Map<String, String> found = new TreeMap<>();
+        f.attributes().forEach((k, v) -> {
+          if (LIFTED.contains(k)) {
+            found.put(k, v);
+          }
+        });
+        if (!found.isEmpty()) {
+          return found;
+        }
+      }
+      return Map.of();
+    }
+
+    private int stack(StackTrace stack) {
+      List<Integer> indices = new ArrayList<>(stack.frames().size());
+      for (Frame f : stack.frames()) {
+        indices.add(locations.computeIfAbsent(f, this::location));
+      }
+      return dict.stack(indices);
+    }
+
+    private int location(Frame f) {
+      List<Integer> attrs = List.of(dict.attribute("profile.frame.type", f.type()));
+      if (f.isError()) {
+        int fn = dict.function("[error: " + f.function() + "]", f.function(), "", 0);
+        return dict.location(0, 0, fn, 0, attrs);
+      }
+      if (Frame.NATIVE.equals(f.type()) || Frame.KERNEL.equals(f.type())) {
+        int mapping = recording.moduleAt(f.address())
+            .map(m -> mappings.computeIfAbsent(m, this::mapping)).orElse(0);
+        int fn = f.function().isEmpty() ? 0
+            : dict.function(f.function(), f.function(), f.file(), f.startLine());
+        return dict.location(mapping, f.address(), fn, f.line(), attrs);
+      }
+      String name = f.function().isEmpty() ? "?" : f.function();
+      int fn = dict.function(name, f.function(), f.file(), f.startLine());
+      return dict.location(0, f.address(), fn, f.line(), attrs);
+    }
+
+    private int mapping(ModuleInfo m) {
+      Mapping.Builder b = Mapping.newBuilder().setMemoryStart(m.start()).setMemoryLimit(m.end())
+          .setFileOffset(m.fileOffset()).setFilenameStrindex(dict.string(m.path()));
+      if (!m.buildId().isEmpty()) {
+        b.addAttributeIndices(dict.attribute("process.executable.build_id.gnu", m.buildId()));
+      }
+      if (!m.htlHash().isEmpty()) {
+        b.addAttributeIndices(dict.attribute("process.executable.build_id.htlhash",
+            m.htlHash()));
+      }
+      return dict.mapping(b.build());
+    }
+  }
+
+  /**
+   * 16 bytes from what identifies the interval (process, time span, sample count), so the same
+   * recording gives the same file; never all zero (a name-based UUID has fixed version bits).
+   */
+  private static ByteString profileId(Recording r) {
+    UUID id = UUID.nameUUIDFromBytes(("polystack/" + r.target().pid() + "/"
+        + r.startEpochNanos() + "/" + r.endEpochNanos() + "/" + r.samples().size())
+        .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    return ByteString.copyFrom(ByteBuffer.allocate(16).putLong(id.getMostSignificantBits())
+        .putLong(id.getLeastSignificantBits()).array());
+  }
+}

@@ -1,0 +1,176 @@
+package dev.polystack.otel.otlp;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.polystack.otel.local.TestRecordings;
+import dev.polystack.otel.model.ModuleInfo;
+import dev.polystack.otel.model.Recording;
+import dev.polystack.otel.model.Sample;
+import dev.polystack.otel.model.StackTrace;
+import dev.polystack.otel.model.TargetInfo;
+import dev.polystack.plugin.api.Frame;
+import io.opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest;
+import io.opentelemetry.proto.common.v1.KeyValue;
+import io.opentelemetry.proto.profiles.v1development.KeyValueAndUnit;
+import io.opentelemetry.proto.profiles.v1development.Location;
+import io.opentelemetry.proto.profiles.v1development.Profile;
+import io.opentelemetry.proto.profiles.v1development.ProfilesDictionary;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+class ProfilesMapperTest {
+  private static final OtlpConfig CONFIG = OtlpConfig.defaults();
+
+  private static ExportProfilesServiceRequest request(Recording r) {
+    return ProfilesMapper.toRequest(r, OtlpResource.forTarget(r.target(), CONFIG));
+  }
+
+  @Test
+  void everyTableStartsWithItsZeroEntryAndHasNoDuplicates() {
+    ProfilesDictionary d = request(TestRecordings.service()).getDictionary();
+    assertEquals("", d.getStringTable(0));
+    assertEquals(KeyValueAndUnit.getDefaultInstance(), d.getAttributeTable(0));
+    assertEquals(0, d.getFunctionTable(0).getSerializedSize());
+    assertEquals(0, d.getMappingTable(0).getSerializedSize());
+    assertEquals(0, d.getLocationTable(0).getSerializedSize());
+    assertEquals(0, d.getStackTable(0).getSerializedSize());
+    assertEquals(1, d.getLinkTableCount());
+    assertEquals(16, d.getLinkTable(0).getTraceId().size());
+    assertEquals(8, d.getLinkTable(0).getSpanId().size());
+    for (List<?> table : List.of(d.getStringTableList(), d.getAttributeTableList(),
+        d.getFunctionTableList(), d.getMappingTableList(), d.getLocationTableList(),
+        d.getStackTableList())) {
+      assertEquals(table.size(), new HashSet<>(table).size(), "duplicates in " + table);
+    }
+  }
+
+  @Test
+  void samplesCountByTimestampAndKeepTheirThread() {
+    Recording r = TestRecordings.service();
+    ExportProfilesServiceRequest req = request(r);
+    Profile p = req.getResourceProfiles(0).getScopeProfiles(0).getProfiles(0);
+    ProfilesDictionary d = req.getDictionary();
+    assertEquals(r.samples().size(),
+        p.getSamplesList().stream().mapToInt(s -> s.getTimestampsUnixNanoCount()).sum());
+    assertEquals("samples", d.getStringTable(p.getSampleType().getTypeStrindex()));
+    assertEquals("count", d.getStringTable(p.getSampleType().getUnitStrindex()));
+    assertEquals("cpu", d.getStringTable(p.getPeriodType().getTypeStrindex()));
+    assertEquals("nanoseconds", d.getStringTable(p.getPeriodType().getUnitStrindex()));
+    assertEquals(TestRecordings.PERIOD, p.getPeriod());
+    assertEquals(r.startEpochNanos(), p.getTimeUnixNano());
+    assertEquals(16, p.getProfileId().size());
+    Map<String, Integer> byThread = new HashMap<>();
+    for (var s : p.getSamplesList()) {
+      assertEquals(0, s.getValuesCount(), "timestamps only: each one is a sample");
+      Map<String, String> a = attributes(d, s.getAttributeIndicesList());
+      byThread.merge(a.get("thread.name"), s.getTimestampsUnixNanoCount(), Integer::sum);
+    }
+    assertEquals(Map.of("app-server", 8, "worker-1", 7), byThread);
+  }
+
+  @Test
+  void luaStackIsLeafFirstWithFrameTypesFunctionsAndLines() {
+    ExportProfilesServiceRequest req = request(TestRecordings.service());
+    ProfilesDictionary d = req.getDictionary();
+    Profile p = req.getResourceProfiles(0).getScopeProfiles(0).getProfiles(0);
+    var stack = d.getStackTable(p.getSamples(0).getStackIndex());
+    List<String> names = new ArrayList<>();
+    List<String> types = new ArrayList<>();
+    for (int li : stack.getLocationIndicesList()) {
+      Location l = d.getLocationTable(li);
+      var fn = d.getFunctionTable(l.getLines(0).getFunctionIndex());
+      names.add(d.getStringTable(fn.getNameStrindex()) + ":" + l.getLines(0).getLine());
+      types.add(attributes(d, l.getAttributeIndicesList()).get("profile.frame.type"));
+    }
+    assertEquals(List.of("compute:17", "handle_request:42", "lj_BC_FUNCC:0", "lua_pcall:0",
+        "main:0"), names);
+    assertEquals(List.of("luajit", "luajit", "native", "native", "native"), types);
+    var compute = d.getFunctionTable(d.getLocationTable(stack.getLocationIndices(0)).getLines(0)
+        .getFunctionIndex());
+    assertEquals("app.lua", d.getStringTable(compute.getFilenameStrindex()));
+    assertEquals(15, compute.getStartLine());
+  }
+
+  @Test
+  void mappingsCarryBuildIdsAndOnlyReferencedModulesAppear() {
+    ModuleInfo exe = new ModuleInfo(0x400000L, 0x401000L, 0, "/usr/bin/x", "abcd", "0011");
+    ModuleInfo unused = new ModuleInfo(0x500000L, 0x501000L, 0, "/usr/lib/y.so", "", "22");
+    Frame f = new Frame(Frame.NATIVE, 0x400010L, "", "", 0, 0, "/usr/bin/x", Map.of());
+    Recording r = new Recording(new TargetInfo(7, "/usr/bin/x", List.of("x")), 1, 2, 10,
+        "ptrace", List.of(exe, unused),
+        List.of(new Sample(7, "x", 1, new StackTrace(List.of(f)), Map.of())), Map.of());
+    ProfilesDictionary d = request(r).getDictionary();
+    assertEquals(2, d.getMappingTableCount());
+    var m = d.getMappingTable(1);
+    assertEquals(0x400000L, m.getMemoryStart());
+    assertEquals(0x401000L, m.getMemoryLimit());
+    assertEquals("/usr/bin/x", d.getStringTable(m.getFilenameStrindex()));
+    assertEquals(Map.of("process.executable.build_id.gnu", "abcd",
+        "process.executable.build_id.htlhash", "0011"),
+        attributes(d, m.getAttributeIndicesList()));
+    Location l = d.getLocationTable(1);
+    assertEquals(1, l.getMappingIndex());
+    assertEquals(0x400010L, l.getAddress());
+    assertEquals(0, l.getLinesCount(), "no symbol: the address is left to symbolizers");
+  }
+
+  @Test
+  void leafFrameStateIsLiftedOntoTheSample() {
+    Frame lua = new Frame("luajit", 0, "f", "a.lua", 3, 1, "",
+        Map.of("luajit.vmstate", "N", "luajit.trace", "12"));
+    Recording r = new Recording(new TargetInfo(7, "/usr/bin/luajit", List.of("luajit")), 1, 2,
+        10, "ptrace", List.of(),
+        List.of(new Sample(9, "luajit", 1, new StackTrace(List.of(lua)), Map.of())), Map.of());
+    ExportProfilesServiceRequest req = request(r);
+    var s = req.getResourceProfiles(0).getScopeProfiles(0).getProfiles(0).getSamples(0);
+    Map<String, String> a = attributes(req.getDictionary(), s.getAttributeIndicesList());
+    assertEquals(Map.of("thread.id", "9", "thread.name", "luajit", "luajit.vmstate", "N",
+        "luajit.trace", "12"), a);
+    KeyValueAndUnit trace = s.getAttributeIndicesList().stream()
+        .map(i -> req.getDictionary().getAttributeTable(i))
+        .filter(kv -> req.getDictionary().getStringTable(kv.getKeyStrindex())
+            .equals("luajit.trace")).findFirst().orElseThrow();
+    assertTrue(trace.getValue().hasIntValue());
+  }
+
+  @Test
+  void resourceAndScopeUseInlineKeys() {
+    ExportProfilesServiceRequest req = request(TestRecordings.service());
+    var rp = req.getResourceProfiles(0);
+    Map<String, String> res = rp.getResource().getAttributesList().stream().collect(
+        Collectors.toMap(KeyValue::getKey, kv -> kv.getValue().hasIntValue()
+            ? Long.toString(kv.getValue().getIntValue()) : kv.getValue().getStringValue()));
+    assertEquals("unknown_service:app-server", res.get("service.name"));
+    assertEquals("4242", res.get("process.pid"));
+    assertEquals("app-server", res.get("process.executable.name"));
+    assertEquals("/opt/demo/bin/app-server", res.get("process.executable.path"));
+    assertFalse(res.get("host.name").isEmpty());
+    assertEquals("polystack", rp.getScopeProfiles(0).getScope().getName());
+  }
+
+  @Test
+  void serviceNameFromTheEnvironment() {
+    OtlpConfig c = OtlpConfig.fromEnvironment(Map.of("OTEL_SERVICE_NAME", "checkout",
+        "OTEL_RESOURCE_ATTRIBUTES", "deployment.environment.name=prod,service.name=ignored"));
+    OtlpResource res = OtlpResource.forTarget(TestRecordings.service().target(), c);
+    assertEquals("checkout", res.serviceName());
+    assertEquals("prod", res.attributes().get("deployment.environment.name"));
+  }
+
+  static Map<String, String> attributes(ProfilesDictionary d, List<Integer> indices) {
+    Map<String, String> out = new HashMap<>();
+    for (int i : indices) {
+      KeyValueAndUnit kv = d.getAttributeTable(i);
+      out.put(d.getStringTable(kv.getKeyStrindex()), kv.getValue().hasIntValue()
+          ? Long.toString(kv.getValue().getIntValue()) : kv.getValue().getStringValue());
+    }
+    return out;
+  }
+}
