@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# What sampling a LuaJIT program costs, measured side by side in one run (docs/benchmarks.md):
+#   1. target pause per sample at 99 Hz: polystack walking Lua + native frames of a LuaJIT CPU
+#      benchmark, polystack walking native frames only (bench/workload.c, no LuaJIT), and the
+#      minimal C loop (bench/ptrace_floor.c) on the same LuaJIT benchmark;
+#   2. target slowdown at 99 Hz, paired interleaved rounds (median of ROUNDS): no profiler,
+#      polystack (ptrace), luajit -jp (in-process), perf record -F 99 -g.
+# The benchmark times itself (CLOCK_MONOTONIC via FFI), so profiler start-up is not counted.
+# Usage: bench/run-luajit.sh [ROUNDS (default 5)] [N (benchmark rounds, default 600 ~ 3.5 s)]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+rounds=${1:-5}
+n=${2:-600}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+bench="$root/bench/lua/cpu.lua"
+for tool in gcc luajit perf python3; do
+  command -v "$tool" >/dev/null || { echo "run-luajit: $tool not found" >&2; exit 1; }
+done
+gcc -O2 -fomit-frame-pointer -pthread -o "$work/workload" "$root/bench/workload.c"
+gcc -O2 -Wall -o "$work/ptrace_floor" "$root/bench/ptrace_floor.c"
+"$root/polystack" --version >/dev/null   # builds the distribution before anything is timed
+
+echo "## pause per sample at 99 Hz (us)"
+"$root/polystack" record --rate 99 --format folded -o "$work/lj.folded" \
+  --stats-json "$work/lj.json" -- luajit "$bench" "$n" "$work/t" 2>"$work/lj.err"
+"$root/polystack" record --rate 99 --format folded -o "$work/c.folded" \
+  --stats-json "$work/c.json" -- "$work/workload" -n 8000 -o "$work/t" 2>"$work/c.err"
+"$work/ptrace_floor" -r 99 -j "$work/floor.json" -- luajit "$bench" "$n" "$work/t" 2>"$work/floor.err"
+python3 - "$work" <<'PY'
+import json, sys
+w = sys.argv[1]
+lj = json.load(open(w + "/lj.json"))["pause_ns"]
+c = json.load(open(w + "/c.json"))["pause_ns"]
+f = json.load(open(w + "/floor.json"))["pause_ns"]
+fm, fp = f["median"], f["p99"]
+print("| | median | p99 |\n|---|---|---|")
+print(f"| polystack, LuaJIT + native walk | {lj['median']/1000:.0f} | {lj['p99']/1000:.0f} |")
+print(f"| polystack, native-only walk (C workload) | {c['median']/1000:.0f} | {c['p99']/1000:.0f} |")
+print(f"| C floor on the LuaJIT benchmark | {fm/1000:.0f} | {fp/1000:.0f} |")
+print(f"| ratio LuaJIT walk / floor | {lj['median']/fm:.1f}x | {lj['p99']/fp:.1f}x |")
+PY
+
+echo; echo "## slowdown at 99 Hz, $rounds paired rounds (seconds of work, median)"
+for r in $(seq 1 "$rounds"); do
+  luajit "$bench" "$n" "$work/base.$r"
+  "$root/polystack" record --rate 99 --format folded -o "$work/p.folded" \
+    -- luajit "$bench" "$n" "$work/poly.$r" 2>/dev/null
+  luajit -jp=f,"$work/jp.txt" "$bench" "$n" "$work/jp.$r"
+  perf record -q -F 99 -g -o "$work/perf.data" -- luajit "$bench" "$n" "$work/perf.$r" \
+    >/dev/null 2>&1
+done
+python3 - "$work" "$rounds" <<'PY'
+import statistics, sys
+w, rounds = sys.argv[1], int(sys.argv[2])
+def med(name):
+    return statistics.median(float(open(f"{w}/{name}.{r}").read()) for r in range(1, rounds + 1))
+base = med("base")
+print("| configuration | seconds | slowdown |\n|---|---|---|")
+print(f"| no profiler | {base:.3f} | - |")
+for name, label in (("poly", "polystack record --rate 99 (ptrace)"), ("jp", "luajit -jp (in-process)"),
+                    ("perf", "perf record -F 99 -g")):
+    m = med(name)
+    print(f"| {label} | {m:.3f} | {100 * (m / base - 1):+.1f}% |")
+PY
