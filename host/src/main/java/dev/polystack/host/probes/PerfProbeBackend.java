@@ -1,5 +1,7 @@
 package dev.polystack.host.probes;
 
+import dev.polystack.host.sampling.TargetExit;
+
 import dev.polystack.host.perf.PerfConstants;
 import dev.polystack.host.perf.PerfEventAttr;
 import dev.polystack.host.perf.PerfPoll;
@@ -49,7 +51,7 @@ public final class PerfProbeBackend implements ProbeBackend {
   static final int POLL_MILLIS = 10;
 
   private final VdsoResolver resolver;
-  private final ExitCheck exit;
+  private final TargetExit exit;
   private final int slots;
   private final SampleParser parser;
   private final Map<Integer, Breakpoints> threads = new LinkedHashMap<>();
@@ -59,7 +61,7 @@ public final class PerfProbeBackend implements ProbeBackend {
   private HitListener listener;
 
   /** @param exit tells when the target is gone (a launched child is reaped through it) */
-  public PerfProbeBackend(VdsoResolver resolver, ExitCheck exit, int slots) {
+  public PerfProbeBackend(VdsoResolver resolver, TargetExit exit, int slots) {
     this.resolver = resolver;
     this.exit = exit;
     this.slots = slots;

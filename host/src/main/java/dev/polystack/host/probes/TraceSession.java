@@ -1,5 +1,7 @@
 package dev.polystack.host.probes;
 
+import dev.polystack.host.sampling.TargetExit;
+
 import dev.polystack.host.launch.ChildProcess;
 import dev.polystack.host.launch.Launcher;
 import dev.polystack.host.proc.ProcFs;
@@ -98,7 +100,7 @@ public final class TraceSession {
     ResolvedPlan plan = start(resolver.resolve(pid));
     if (!options.ptrace()) {
       PerfProbeBackend backend =
-          new PerfProbeBackend(resolver, ExitCheck.ofProc(proc, pid), SLOTS);
+          new PerfProbeBackend(resolver, TargetExit.ofProc(proc, pid), SLOTS);
       return finish(plan, backend.run(plan, listener(), stop(userStop), deadline()), null);
     }
     checkNotTraced(pid);
@@ -134,7 +136,7 @@ public final class TraceSession {
         return finish(plan, end, backend.exit() != null ? backend.exit() : poll(child));
       }
       // perf: armed before the first instruction, then never traced again (see PerfSession).
-      ExitCheck exit = ExitCheck.ofChild(child);
+      TargetExit exit = TargetExit.ofChild(child);
       PerfProbeBackend backend = new PerfProbeBackend(resolver, exit, SLOTS);
       backend.armAll(plan);
       try {

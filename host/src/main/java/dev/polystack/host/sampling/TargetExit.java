@@ -10,10 +10,10 @@ import dev.polystack.host.sys.SyscallException;
 import java.util.List;
 
 /**
- * Tells a sampling loop that never traces its target (perf mode) when the target is gone. Polled,
- * not blocking: the loop asks a few times per second.
+ * Tells a loop that never traces its target (perf sampling, the perf probe backend) when the
+ * target is gone. Polled, not blocking: the loop asks a few times per second.
  */
-interface TargetExit {
+public interface TargetExit {
 
   /** True once the process has exited. */
   boolean gone();
