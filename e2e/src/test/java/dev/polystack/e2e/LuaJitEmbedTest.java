@@ -115,7 +115,16 @@ class LuaJitEmbedTest {
     long work = stacks.count(s -> s.has(cApply));
     assertTrue(work * 100 >= total * 70,
         "c_apply should be on most stacks: " + work + " of " + total + stacks.top(10));
+    // A stack the unwinder could not finish starts with an error frame at its root (rarely, a C
+    // call made from a stitched trace, where the interpreter's CFI does not hold: docs/luajit.md);
+    // those are bounded here and every complete stack must be in order.
+    long incomplete = inWork.stream().filter(s -> s.frames().get(0).startsWith("[error:")).count();
+    assertTrue(incomplete <= Math.max(2, work / 50),
+        incomplete + " of " + work + " c_apply stacks end in an error frame" + stacks.top(10));
     for (FoldedStacks.Stack s : inWork) {
+      if (s.frames().get(0).startsWith("[error:")) {
+        continue;
+      }
       int main = s.indexOf("main"::equals);
       int pcall = s.indexOf("lua_pcall"::equals);
       int run = s.indexOf(f -> isLua(f, "function <" + chunk + ":" + RUN_FIRST + ">", chunk,
