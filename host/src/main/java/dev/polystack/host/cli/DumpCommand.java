@@ -7,6 +7,7 @@ import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.sampling.DumpSession;
 import dev.polystack.host.sampling.SamplingException;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 
@@ -17,15 +18,11 @@ import picocli.CommandLine.ParentCommand;
     description = "Print one consistent snapshot of every thread's stack, then detach.")
 final class DumpCommand implements Runnable {
 
-  @Option(names = "--pid", paramLabel = "PID", required = true, description = "The process.")
-  int pid;
+  @Mixin StoppedTarget target;
 
   @Option(names = "--json", description = "One JSON document instead of text.")
   boolean json;
 
-  @Option(names = "--max-depth", paramLabel = "N", defaultValue = "512",
-      description = "Frames per stack (default: ${DEFAULT-VALUE}).")
-  int maxDepth;
 
   @ParentCommand PolystackCommand parent;
 
@@ -42,16 +39,13 @@ final class DumpCommand implements Runnable {
 
   @Override
   public void run() {
-    if (pid <= 0) {
-      throw new UsageException("--pid " + pid + ": a process id is a positive number");
-    }
-    if (maxDepth < 1 || maxDepth > 65_536) {
-      throw new UsageException("--max-depth must be 1..65536, got " + maxDepth);
-    }
+    target.validate();
+    int pid = target.pid;
     var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
     DumpSession.Dump dump;
     try {
-      dump = new DumpSession(ProcFs.system(), registry, guard, console::warn).dump(pid, maxDepth);
+      dump = new DumpSession(ProcFs.system(), registry, guard, console::warn)
+          .dump(pid, target.maxDepth);
     } catch (SamplingException e) {
       throw new CommandFailedException(e.getMessage());
     }

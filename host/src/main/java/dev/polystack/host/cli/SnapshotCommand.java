@@ -16,6 +16,7 @@ import java.nio.file.Path;
 import java.util.Locale;
 import java.util.zip.GZIPOutputStream;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 
@@ -27,8 +28,7 @@ import picocli.CommandLine.ParentCommand;
         + " read, the memory map and module identities into FILE; print the stacks seen.")
 final class SnapshotCommand implements Runnable {
 
-  @Option(names = "--pid", paramLabel = "PID", required = true, description = "The process.")
-  int pid;
+  @Mixin StoppedTarget target;
 
   @Option(names = {"-o", "--output"}, paramLabel = "FILE", required = true,
       description = "Snapshot file to write.")
@@ -48,9 +48,6 @@ final class SnapshotCommand implements Runnable {
   @Option(names = "--json", description = "Print the stacks as one JSON document.")
   boolean json;
 
-  @Option(names = "--max-depth", paramLabel = "N", defaultValue = "512",
-      description = "Frames per stack (default: ${DEFAULT-VALUE}).")
-  int maxDepth;
 
   @ParentCommand PolystackCommand parent;
 
@@ -67,18 +64,14 @@ final class SnapshotCommand implements Runnable {
 
   @Override
   public void run() {
-    if (pid <= 0) {
-      throw new UsageException("--pid " + pid + ": a process id is a positive number");
-    }
-    if (maxDepth < 1 || maxDepth > 65_536) {
-      throw new UsageException("--max-depth must be 1..65536, got " + maxDepth);
-    }
+    target.validate();
+    int pid = target.pid;
     SnapshotSession.Embed mode = embedMode();
     var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
     SnapshotSession.Result result;
     try {
       result = new SnapshotSession(ProcFs.system(), registry, guard, console::warn)
-          .record(pid, maxDepth, mode, DumpFormat::text);
+          .record(pid, target.maxDepth, mode, DumpFormat::text);
     } catch (SamplingException e) {
       throw new CommandFailedException(e.getMessage());
     }
