@@ -55,12 +55,12 @@ http {
 CONF
 LD_LIBRARY_PATH="$luajit2" nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" & master=$!
 trap "kill $master 2>/dev/null" EXIT
-sleep 1
-curl -s -m 60 "http://127.0.0.1:$port/?rounds=2000" > /dev/null & client=$!
+for _ in $(seq 60); do curl -s -o /dev/null "http://127.0.0.1:$port/?rounds=1" && break; sleep 0.5; done
+curl -s -m 120 -o /dev/null "http://127.0.0.1:$port/?rounds=100000" & client=$!
 sleep 2
 worker=$(pgrep -P "$master" | head -1)
 "$repo/polystack" snapshot --pid "$worker" -o "$here/nginx-lua.psnap" \
   --module-store "$here/modules" > "$here/nginx-lua.expected.txt"
-kill "$client" "$master" 2>/dev/null; wait "$master" 2>/dev/null || true
+kill "$client" "$master" 2>/dev/null || true; wait "$master" 2>/dev/null || true
 
 ls -l "$here"/*.psnap "$here"/modules
