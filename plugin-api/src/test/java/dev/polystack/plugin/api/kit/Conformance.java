@@ -46,8 +46,8 @@ import java.util.regex.Pattern;
  * code (the leaf segment; deeper segments need the host's native unwinder and are covered by the
  * host's corpus test), then proves, for every walk:
  * <ul>
- *   <li>no exception escapes, with every single recorded read failing in turn and truncated in
- *       turn (thread reads during the walk, process reads during attach);
+ *   <li>no exception escapes, with every single read failing in turn and truncated in turn
+ *       (the first 2 000 thread reads of a walk, and process reads during attach);
  *   <li>reads, bytes and frames stay within {@link Bounds}, and every walk ends in time;
  *   <li>the same input gives the same frames (fresh instances, and the same instance again);
  *   <li>concurrent walks on one per-process instance give the frames of a single walk;
