@@ -20,7 +20,7 @@ import picocli.CommandLine.ScopeType;
         + " Lua/JIT frames and vDSO call tracing.",
     subcommands = {RecordCommand.class, DumpCommand.class, SnapshotCommand.class,
         AnalyzeCommand.class, PluginsCommand.class, InspectCommand.class, VdsoCommand.class,
-        CommandLine.HelpCommand.class})
+        DemoCommand.class, CommandLine.HelpCommand.class})
 final class PolystackCommand implements Runnable {
 
   @Option(

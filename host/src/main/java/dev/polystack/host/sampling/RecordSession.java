@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.IntConsumer;
 
 /**
  * One {@code record} run: attach to (or launch) the target, sample it until the duration ends,
@@ -145,9 +146,20 @@ public final class RecordSession {
     if (mode == Mode.PERF) {
       return perf.launch(command, options, stop, progress);
     }
+    return launch(command, options, stop, progress, pid -> { });
+  }
+
+  /**
+   * Launches {@code command} under the ptrace backend and hands its pid to {@code started} once
+   * it stands in its exec, before it runs a single instruction of the program: the moment
+   * another session that needs the program's own memory map (a vDSO probe session) can join.
+   */
+  public Result launch(List<String> command, SamplingOptions options, BooleanSupplier stop,
+      Progress progress, IntConsumer started) throws SamplingException {
     ChildProcess child = startStopped(command);
     try (child; Tracer tracer = Tracer.start(child.pid())) {
       runToExec(child, tracer, command);
+      started.accept(child.pid());
       // The program stops in its exec: the sampling loop resumes it once everything is set up,
       // so that no part of it runs unsampled.
       return ptrace(child.pid(), tracer, options, stop, progress, true);

@@ -1,0 +1,83 @@
+package example.toy;
+
+import dev.polystack.plugin.api.Bytes;
+import dev.polystack.plugin.api.Frame;
+import dev.polystack.plugin.api.MemoryReadException;
+import dev.polystack.plugin.api.RemoteMemory;
+import dev.polystack.plugin.api.WalkRequest;
+import dev.polystack.plugin.api.WalkResult;
+import dev.polystack.plugin.api.RuntimeInstance;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The plug-in attached to one process. Stateless between walks apart from counters, so
+ * concurrent walks cannot disturb each other. Every value read is untrusted: the magic is
+ * checked, the depth bounded, names read with a length bound; a bad value is a failed walk with
+ * a reason (the host adds an error frame), never an exception.
+ */
+final class ToyInstance implements RuntimeInstance {
+  static final byte[] MAGIC = "TOYVM01\0".getBytes(StandardCharsets.US_ASCII);
+  static final int MAX_DEPTH = 16;
+  static final int MAX_NAME = 128;
+  static final int MAX_LINE = 1_000_000;
+
+  private final long stateAddress;
+  private final String script;
+  private final AtomicLong failures = new AtomicLong();
+
+  ToyInstance(long stateAddress) {
+    this.stateAddress = stateAddress;
+    this.script = "toy-script";
+  }
+
+  @Override
+  public WalkResult walk(WalkRequest request) {
+    if (request.segment() > 0) {
+      // One interpreter loop per thread: a deeper segment would be re-entry, which the toy VM
+      // does not do. Keep the native frame rather than repeat the script frames.
+      return WalkResult.notMine();
+    }
+    RemoteMemory memory = request.thread().memory();
+    List<Frame> frames = new ArrayList<>();
+    try {
+      byte[] head = memory.readFully(stateAddress, 16);
+      if (!Arrays.equals(Arrays.copyOf(head, 8), MAGIC)) {
+        return failed("bad_magic", frames);
+      }
+      int depth = Bytes.getInt(head, 8);
+      if (depth < 0 || depth > MAX_DEPTH) {
+        return failed("bad_depth", frames);
+      }
+      byte[] table = depth == 0 ? new byte[0] : memory.readFully(stateAddress + 16, depth * 16);
+      // Leaf first: the innermost script function is the last entry.
+      for (int i = depth - 1; i >= 0; i--) {
+        long name = Bytes.getLong(table, i * 16);
+        int line = Bytes.getInt(table, i * 16 + 8);
+        if (name == 0 || line < 0 || line > MAX_LINE) {
+          return failed("bad_frame", frames);
+        }
+        String function = memory.readCString(name, MAX_NAME);
+        frames.add(new Frame("toy", 0, function, script, line, 0, "", Map.of()));
+      }
+      return new WalkResult.Frames(frames);
+    } catch (MemoryReadException e) {
+      return failed("unreadable", frames);
+    }
+  }
+
+  private WalkResult failed(String reason, List<Frame> partial) {
+    failures.incrementAndGet();
+    return new WalkResult.Failed(reason, partial);
+  }
+
+  @Override
+  public Map<String, Long> getAndResetCounters() {
+    long n = failures.getAndSet(0);
+    return n == 0 ? Map.of() : Map.of("failed_walks", n);
+  }
+}

@@ -1,0 +1,83 @@
+package dev.polystack.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The quick start's first command, {@code polystack demo}, as a new user runs it: in an empty
+ * folder, with the system luajit; its three outputs are checked by tools nobody here wrote.
+ */
+class DemoTest {
+
+  @TempDir Path dir;
+
+  @Test
+  void writesAFlameGraphAPprofFileAndVdsoCallsAndSaysWhere() throws Exception {
+    var result = Distribution.run(dir, Map.of(), "demo", "--seconds", "2");
+
+    assertEquals(0, result.exitCode(), result.stderr());
+    Path folder = dir.resolve("polystack-demo");
+    Path html = folder.resolve("profile.html");
+    Path pprof = folder.resolve("profile.pb.gz");
+    Path calls = folder.resolve("vdso-calls.jsonl");
+    List<String> lines = result.stdout().lines().filter(l -> !l.startsWith("demo.lua:")).toList();
+    assertEquals(3, lines.size(), result.stdout());
+    assertTrue(lines.get(0).startsWith("flame graph:  " + html), lines.get(0));
+    assertTrue(lines.get(1).startsWith("pprof:        " + pprof), lines.get(1));
+    assertTrue(lines.get(2).startsWith("vDSO calls:   " + calls), lines.get(2));
+
+    // The bundled program's Lua functions are in the flame graph and in what pprof reads.
+    String page = Files.readString(html, StandardCharsets.UTF_8);
+    assertTrue(page.contains("fib") && page.contains("checksum"), "no Lua frames in " + html);
+    var top = Tools.run(300, null, List.of(Tools.go(), "tool", "pprof", "-top", "-nodecount",
+        "200", pprof.toString()));
+    assertEquals(0, top.exitCode(), top.stderr());
+    assertTrue(top.stdout().contains("fib"), top.stdout());
+    assertTrue(top.stdout().contains("demo.lua"), top.stdout());
+
+    // Every line is JSON (Python's parser says so); the program's os.clock calls are there as
+    // clock_gettime(CLOCK_PROCESS_CPUTIME_ID) with the timespec it got, and the summary counts
+    // exactly the call lines written.
+    String check = """
+        import json, sys
+        calls = 0; cpu = 0; summary = None
+        for line in sys.stdin:
+            o = json.loads(line)
+            if o["type"] == "call":
+                calls += 1
+                if o["function"] == "clock_gettime" and o["args"]["clock"] == "CLOCK_PROCESS_CPUTIME_ID" \\
+                        and o["result"] == 0 and o["outputs"] and "tv_nsec" in o["outputs"]["tp"]:
+                    cpu += 1
+            elif o["type"] == "session_summary":
+                summary = o
+        print(calls, cpu, summary["calls"], summary["emitted"])
+        """;
+    String[] counts = Tools.python(check, calls).strip().split(" ");
+    long written = Long.parseLong(counts[0]);
+    assertTrue(Long.parseLong(counts[1]) >= 100, "too few clock_gettime calls: " + counts[1]);
+    assertEquals(written, Long.parseLong(counts[2]));
+    assertEquals(written, Long.parseLong(counts[3]));
+    assertTrue(lines.get(2).contains("(" + written + " calls)"), lines.get(2));
+    assertTrue(Files.isRegularFile(folder.resolve("demo.lua")));
+  }
+
+  @Test
+  void withoutLuajitItSaysWhatToInstallInOneLine() throws Exception {
+    var result = Distribution.run(dir, Map.of("PATH", dir.toString()), "demo",
+        "--output-dir", dir.resolve("out").toString());
+
+    assertEquals(1, result.exitCode(), result.stderr());
+    assertEquals(List.of("polystack: the demo runs a Lua program with luajit, which is not"
+        + " installed: install it (apt-get install luajit) and run 'polystack demo' again"),
+        result.stderrLines());
+    assertTrue(Files.notExists(dir.resolve("out")), "nothing is written when it cannot run");
+  }
+}

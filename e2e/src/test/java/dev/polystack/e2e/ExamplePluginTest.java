@@ -1,0 +1,151 @@
+package dev.polystack.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.polystack.plugin.api.Plugin;
+import dev.polystack.plugin.api.kit.Conformance;
+import dev.polystack.plugin.api.kit.SnapshotCase;
+import java.io.File;
+import java.io.OutputStream;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.jar.JarEntry;
+import java.util.jar.JarOutputStream;
+import java.util.stream.Stream;
+import javax.tools.ToolProvider;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The example out-of-tree plug-in of docs/examples/toy-plugin, as its author would ship it:
+ * compiled with javac against the plugin-api jar alone, packed with its ServiceLoader file,
+ * dropped into --plugin-path, and run on the toy interpreter it knows (compiled from the same
+ * folder with gcc). Its script frames must replace the interpreter loop's native frame, between
+ * the native builtin it called and the native main that called it; and it must pass the author
+ * kit on a snapshot of the real process.
+ */
+class ExamplePluginTest {
+  @TempDir static Path dir;
+  private static Path pluginDir;
+  private static Path toy;
+
+  @BeforeAll
+  static void build() throws Exception {
+    Path example = Distribution.root().resolve("docs/examples/toy-plugin");
+    pluginDir = Files.createDirectories(dir.resolve("plugins"));
+    Path classes = Files.createDirectories(dir.resolve("classes"));
+    List<String> args = new ArrayList<>(List.of("--release", "17", "-Xlint:all", "-Werror",
+        "-d", classes.toString(), "-classpath", pluginApiOnly()));
+    try (Stream<Path> sources = Files.walk(example.resolve("src"))) {
+      sources.filter(p -> p.toString().endsWith(".java")).forEach(p -> args.add(p.toString()));
+    }
+    var err = new java.io.ByteArrayOutputStream();
+    int rc = ToolProvider.getSystemJavaCompiler().run(null, err, err, args.toArray(String[]::new));
+    assertEquals(0, rc, "the example does not compile against plugin-api alone:\n" + err);
+    Path jar = pluginDir.resolve("toy-plugin.jar");
+    try (OutputStream file = Files.newOutputStream(jar);
+        JarOutputStream out = new JarOutputStream(file);
+        Stream<Path> walk = Stream.concat(Files.walk(classes),
+            Files.walk(example.resolve("META-INF")))) {
+      for (Path p : walk.filter(Files::isRegularFile).toList()) {
+        Path base = p.startsWith(classes) ? classes : example;
+        out.putNextEntry(new JarEntry(base.relativize(p).toString()));
+        out.write(Files.readAllBytes(p));
+        out.closeEntry();
+      }
+    }
+    toy = dir.resolve("toy_interp");
+    var gcc = Tools.run(120, null, List.of("gcc", "-O2", "-rdynamic",
+        "-fno-optimize-sibling-calls", "-Wall", "-o", toy.toString(),
+        example.resolve("toy_interp.c").toString()));
+    assertEquals(0, gcc.exitCode(), gcc.stderr());
+  }
+
+  /** The plugin-api classes and nothing else from the build, as a third party has them. */
+  private static String pluginApiOnly() {
+    for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
+      Path p = Path.of(entry);
+      boolean api = p.toString().contains("plugin-api") && !p.toString().contains("test");
+      if (api && (p.toString().endsWith(".jar") || Files.isDirectory(p))) {
+        return entry;
+      }
+    }
+    throw new AssertionError("plugin-api is not on the test class path");
+  }
+
+  @Test
+  void scriptFramesReplaceTheInterpreterLoopBetweenNativeFrames() throws Exception {
+    try (Target target = Target.start(toy)) {
+      Thread.sleep(300);
+      var result = Distribution.run("--plugin-path", pluginDir.toString(), "dump", "--pid",
+          Integer.toString(target.pid()));
+
+      assertEquals(0, result.exitCode(), result.stderr());
+      List<String> frames = result.stdout().lines().filter(l -> l.startsWith("    "))
+          .map(String::strip).toList();
+      int builtin = index(frames, "toy_native_sleep  (toy_interp)", result.stdout());
+      int render = index(frames, "render_page (toy-script:27)", result.stdout());
+      int load = index(frames, "load_config (toy-script:12)", result.stdout());
+      int script = index(frames, "main (toy-script:3)", result.stdout());
+      int main = index(frames, "main  (toy_interp)", result.stdout());
+      assertEquals(List.of(builtin + 1, render + 1, load + 1, script + 1),
+          List.of(render, load, script, main), "script frames must sit exactly where the"
+              + " interpreter loop was:\n" + result.stdout());
+      assertFalse(result.stdout().contains("toy_interp_run"),
+          "the interpreter loop's native frame must be replaced:\n" + result.stdout());
+      assertTrue(target.isAlive(), "the target must survive");
+    }
+  }
+
+  @Test
+  void passesTheAuthorKitOnASnapshotOfTheRealProcess() throws Exception {
+    Path snapshot = dir.resolve("toy-spin.psnap");
+    try (Target target = Target.start(toy, "spin")) {
+      Thread.sleep(300);
+      Distribution.Result result = null;
+      // On a host loaded far beyond its cores a thread may not stop within the snapshot's stop
+      // timeout; the snapshot then reports it as lost. A few tries, each checked in full.
+      for (int attempt = 0; attempt < 3; attempt++) {
+        result = Distribution.run("--plugin-path", pluginDir.toString(), "snapshot", "--pid",
+            Integer.toString(target.pid()), "-o", snapshot.toString(), "--embed-modules");
+        assertEquals(0, result.exitCode(), result.stderr());
+        if (result.stdout().contains("render_page (toy-script:27)")) {
+          break;
+        }
+      }
+      assertTrue(result.stdout().contains("render_page (toy-script:27)"),
+          result.stdout() + result.stderr());
+    }
+    try (URLClassLoader loader = new URLClassLoader(
+        new URL[] {pluginDir.resolve("toy-plugin.jar").toUri().toURL()},
+        Plugin.class.getClassLoader())) {
+      Class<? extends Plugin> type =
+          loader.loadClass("example.toy.ToyPlugin").asSubclass(Plugin.class);
+      Conformance kit = Conformance.of(() -> {
+        try {
+          return type.getConstructor().newInstance();
+        } catch (ReflectiveOperationException e) {
+          throw new AssertionError(e);
+        }
+      });
+      assertEquals("toy", kit.checkDescriptor().id());
+      var report = kit.checkCase(SnapshotCase.read(snapshot, List.of()));
+      assertEquals(1, report.walks(), report.toString());
+      assertEquals(3, report.runtimeFrames(), report.toString());
+      assertTrue(report.faultsInjected() >= 2 * report.maxReads(), report.toString());
+    }
+  }
+
+  private static int index(List<String> frames, String frame, String all) {
+    int i = frames.indexOf(frame);
+    assertTrue(i >= 0, "no frame '" + frame + "' in:\n" + all);
+    return i;
+  }
+}

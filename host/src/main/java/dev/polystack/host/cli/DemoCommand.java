@@ -1,0 +1,240 @@
+package dev.polystack.host.cli;
+
+import com.google.inject.Inject;
+import dev.polystack.host.plugins.PluginGuard;
+import dev.polystack.host.plugins.PluginLoader;
+import dev.polystack.host.plugins.PluginRegistry;
+import dev.polystack.host.probes.ProbeException;
+import dev.polystack.host.probes.TraceSession;
+import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.sampling.RecordSession;
+import dev.polystack.host.sampling.SamplingException;
+import dev.polystack.host.sampling.SamplingOptions;
+import dev.polystack.otel.local.ProfileFormat;
+import dev.polystack.plugin.api.ProbePlugin;
+import java.io.BufferedOutputStream;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+
+/**
+ * {@code polystack demo}: the quick start. Runs a bundled LuaJIT program with the system
+ * {@code luajit}, samples it in ptrace mode and, on the same process at the same time, traces its
+ * vDSO calls with the perf backend, then writes a flame graph, a pprof file and the calls as JSON
+ * lines into one folder. Everything the two real commands do, with no choices to make.
+ */
+@Command(
+    name = "demo",
+    mixinStandardHelpOptions = true,
+    description = "Profile a bundled LuaJIT example and trace its vDSO calls: writes an html"
+        + " flame graph, a pprof file and vDSO JSON lines into --output-dir. Needs luajit.")
+final class DemoCommand implements Runnable {
+  static final String SCRIPT = "demo.lua";
+  static final String FLAME_GRAPH = "profile.html";
+  static final String PPROF = "profile.pb.gz";
+  static final String CALLS = "vdso-calls.jsonl";
+
+  /** The vDSO functions the demo program calls: os.clock and os.time reach these. */
+  private static final List<String> TRACED = List.of("clock_gettime", "time");
+
+  @Option(names = "--output-dir", paramLabel = "DIR", defaultValue = "polystack-demo",
+      description = "Folder for the results, created if missing (default: ./${DEFAULT-VALUE}).")
+  Path outputDir;
+
+  @Option(names = "--seconds", paramLabel = "N", defaultValue = "3",
+      description = "CPU seconds the example program runs (default: ${DEFAULT-VALUE}).")
+  int seconds;
+
+  @ParentCommand PolystackCommand parent;
+
+  private final PluginLoader loader;
+  private final PluginGuard guard;
+  private final Console console;
+
+  @Inject
+  DemoCommand(PluginLoader loader, PluginGuard guard, Console console) {
+    this.loader = loader;
+    this.guard = guard;
+    this.console = console;
+  }
+
+  @Override
+  public void run() {
+    if (seconds < 1 || seconds > 600) {
+      throw new UsageException("--seconds " + seconds + ": give 1 to 600");
+    }
+    try {
+      RecordCommand.checkRunnable("luajit", System.getenv("PATH"));
+    } catch (CommandFailedException e) {
+      throw new CommandFailedException("the demo runs a Lua program with luajit, which is not"
+          + " installed: install it (apt-get install luajit) and run 'polystack demo' again");
+    }
+    Path dir = prepare(outputDir);
+    Path script = dir.resolve(SCRIPT);
+    copyScript(script);
+    PluginRegistry registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
+    ProbePlugin vdso = registry.probePlugins().stream()
+        .filter(p -> p.id().equals("vdso"))
+        .map(p -> (ProbePlugin) p.plugin())
+        .findFirst()
+        .orElseThrow(() -> new CommandFailedException("the vdso plug-in is not loaded; check"
+            + " 'polystack plugins' and --plugin-path"));
+
+    Path calls = dir.resolve(CALLS);
+    VdsoThread tracer = new VdsoThread(vdso, calls);
+    RecordSession session = new RecordSession(ProcFs.system(), registry, guard, console::warn);
+    SamplingOptions options = new SamplingOptions(99, 0, false, Set.of(), 512,
+        SamplingOptions.DEFAULT_STACK_BYTES);
+    console.err().println("polystack: running 'luajit " + script + " " + seconds + "' with"
+        + " sampling (ptrace) and vDSO tracing (perf) ...");
+    console.err().flush();
+    RecordSession.Result result;
+    StatusLine status = new StatusLine(console);
+    try (StopSignals signals = new StopSignals()) {
+      result = session.launch(List.of("luajit", script.toString(), Integer.toString(seconds)),
+          options, signals::stopRequested, status::update, tracer::start);
+    } catch (SamplingException e) {
+      tracer.stopAndJoin();
+      throw new CommandFailedException(e.getMessage());
+    } finally {
+      status.clear();
+    }
+    // The target is gone (or detached) now; the tracer sees that and ends on its own.
+    tracer.stopAndJoin();
+
+    Path html = dir.resolve(FLAME_GRAPH);
+    Path pprof = dir.resolve(PPROF);
+    write(result, ProfileFormat.HTML, html);
+    write(result, ProfileFormat.PPROF, pprof);
+    Summaries.print(console, result, null);
+    if (tracer.failure.get() != null) {
+      throw new CommandFailedException("vDSO tracing failed: " + tracer.failure.get()
+          + "; the profile was written to " + html + " and " + pprof);
+    }
+    var out = console.out();
+    out.println("flame graph:  " + html + "   (open it in a browser)");
+    out.println("pprof:        " + pprof + "   (go tool pprof -top " + pprof + ")");
+    out.println("vDSO calls:   " + calls + "   (" + tracer.summary() + ")");
+    out.flush();
+  }
+
+  private static Path prepare(Path dir) {
+    try {
+      Files.createDirectories(dir);
+    } catch (IOException e) {
+      throw new CommandFailedException("cannot create " + dir + ": " + e.getMessage()
+          + "; choose another --output-dir");
+    }
+    return dir.toAbsolutePath().normalize();
+  }
+
+  private static void copyScript(Path target) {
+    try (InputStream in = DemoCommand.class.getResourceAsStream(SCRIPT)) {
+      if (in == null) {
+        throw new CommandFailedException("the distribution lacks " + SCRIPT + ": rebuild it"
+            + " (mvn -B -DskipTests package)");
+      }
+      Files.write(target, in.readAllBytes());
+    } catch (IOException e) {
+      throw new CommandFailedException("cannot write " + target + ": " + e.getMessage()
+          + "; choose another --output-dir");
+    }
+  }
+
+  private static void write(RecordSession.Result result, ProfileFormat format, Path file) {
+    try (OutputStream stream = new BufferedOutputStream(Files.newOutputStream(file))) {
+      format.writer().write(result.recording(), stream);
+    } catch (IOException e) {
+      throw new CommandFailedException("cannot write " + file + ": " + e.getMessage()
+          + "; choose another --output-dir");
+    }
+  }
+
+  /**
+   * The vDSO session, on its own platform thread: it starts when the program stands in its exec
+   * (its memory map is final then) and ends by itself when the program exits. The perf backend
+   * never stops or traces the target, so it coexists with the ptrace sampler's tracer.
+   */
+  private final class VdsoThread {
+    private final ProbePlugin plugin;
+    private final Path output;
+    private final AtomicBoolean stop = new AtomicBoolean();
+    private final AtomicReference<String> failure = new AtomicReference<>();
+    private final AtomicReference<TraceSession.Result> result = new AtomicReference<>();
+    private Thread thread;
+
+    VdsoThread(ProbePlugin plugin, Path output) {
+      this.plugin = plugin;
+      this.output = output;
+    }
+
+    void start(int pid) {
+      thread = new Thread(() -> trace(pid), "polystack-demo-vdso");
+      thread.setDaemon(true);
+      thread.start();
+    }
+
+    private void trace(int pid) {
+      TraceSession.Options options = new TraceSession.Options(TRACED, false, Set.of(), false,
+          0, 0, false, 0);
+      try (Writer out = new BufferedWriter(Files.newBufferedWriter(output,
+          StandardCharsets.UTF_8))) {
+        CallFormat format = new CallFormat(out, true, false, "demo-" + pid, console::warn);
+        TraceSession.Result r = new TraceSession(ProcFs.system(), plugin, options, format)
+            .attach(pid, stop::get);
+        format.summary(r, Map.of("backend", "perf"));
+        result.set(r);
+        if (r.outputFailure() != null) {
+          failure.set("cannot write " + output + ": " + r.outputFailure().getMessage());
+        }
+      } catch (ProbeException e) {
+        failure.set(e.getMessage());
+      } catch (IOException e) {
+        failure.set("cannot write " + output + ": " + e.getMessage());
+      } catch (RuntimeException e) {
+        failure.set(e.toString());
+      }
+    }
+
+    /** Ends the session if it still runs and waits for its file to be complete. */
+    void stopAndJoin() {
+      if (thread == null) {
+        if (failure.get() == null) {
+          failure.set("the program did not start");
+        }
+        return;
+      }
+      try {
+        // Normally it has already seen the target exit; the flag only ends a stuck session.
+        thread.join(10_000);
+        if (thread.isAlive()) {
+          stop.set(true);
+          thread.join(10_000);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      if (thread.isAlive()) {
+        failure.compareAndSet(null, "the vDSO session did not end within 20 s");
+      }
+    }
+
+    String summary() {
+      TraceSession.Result r = result.get();
+      return r == null ? "no session" : r.stats().session().calls() + " calls";
+    }
+  }
+}

@@ -1,0 +1,579 @@
+package dev.polystack.plugin.api.kit;
+
+import dev.polystack.plugin.api.ApiVersion;
+import dev.polystack.plugin.api.AttachException;
+import dev.polystack.plugin.api.Capability;
+import dev.polystack.plugin.api.CodeRange;
+import dev.polystack.plugin.api.Frame;
+import dev.polystack.plugin.api.ImageReadException;
+import dev.polystack.plugin.api.Inspection;
+import dev.polystack.plugin.api.Mapping;
+import dev.polystack.plugin.api.ModuleImage;
+import dev.polystack.plugin.api.Plugin;
+import dev.polystack.plugin.api.PluginDescriptor;
+import dev.polystack.plugin.api.ProbePlan;
+import dev.polystack.plugin.api.ProbePlanException;
+import dev.polystack.plugin.api.ProbePlugin;
+import dev.polystack.plugin.api.ProbeRequest;
+import dev.polystack.plugin.api.ProcessContext;
+import dev.polystack.plugin.api.Registers;
+import dev.polystack.plugin.api.RemoteMemory;
+import dev.polystack.plugin.api.RuntimeBinary;
+import dev.polystack.plugin.api.RuntimeInstance;
+import dev.polystack.plugin.api.RuntimePlugin;
+import dev.polystack.plugin.api.ThreadContext;
+import dev.polystack.plugin.api.WalkRequest;
+import dev.polystack.plugin.api.WalkResult;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
+import java.util.regex.Pattern;
+
+/**
+ * The plug-in author kit: conformance checks a plug-in runs in its own tests, on its own
+ * recorded cases, without the host, root or the runtime at hand.
+ *
+ * <p>{@link #checkDescriptor()} checks identity and API compatibility. {@link #checkCase}
+ * replays one {@link SnapshotCase}: it inspects the case's module files with a fresh plug-in,
+ * attaches to the replayed process and walks every thread whose leaf PC lies in the plug-in's
+ * code (the leaf segment; deeper segments need the host's native unwinder and are covered by the
+ * host's corpus test), then proves, for every walk:
+ * <ul>
+ *   <li>no exception escapes, with every single read failing in turn and truncated in turn
+ *       (the first 2 000 thread reads of a walk, and process reads during attach);
+ *   <li>reads, bytes and frames stay within {@link Bounds}, and every walk ends in time;
+ *   <li>the same input gives the same frames (fresh instances, and the same instance again);
+ *   <li>concurrent walks on one per-process instance give the frames of a single walk;
+ *   <li>a fault that changes the frames says so (a failed walk or an error frame);
+ *   <li>the named runtime frames are those the live walk printed when the case was recorded.
+ * </ul>
+ * Each check throws {@link AssertionError} naming the case, thread and injected fault.
+ */
+public final class Conformance {
+  private static final Pattern ID = Pattern.compile("[a-z0-9][a-z0-9._-]{0,63}");
+
+  /**
+   * Limits one walk must stay within.
+   *
+   * @param maxReads reads through the thread's memory
+   * @param maxBytes bytes asked for by those reads
+   * @param maxFrames frames returned
+   * @param timeoutMillis wall time
+   */
+  public record Bounds(long maxReads, long maxBytes, int maxFrames, long timeoutMillis) {
+    /** Generous for an interpreter walk (LuaJIT reads a few hundred times at depth 100). */
+    public static final Bounds DEFAULT = new Bounds(20_000, 16L << 20, 4096, 10_000);
+
+    public Bounds {
+      if (maxReads <= 0 || maxBytes <= 0 || maxFrames <= 0 || timeoutMillis <= 0) {
+        throw new IllegalArgumentException("bounds must be positive");
+      }
+    }
+  }
+
+  /**
+   * What one case exercised, for the test's own assertions and its log.
+   *
+   * @param walks leaf walks in the baseline replay
+   * @param runtimeFrames frames of the plug-in's frame type in the baseline
+   * @param maxReads most reads one baseline walk made
+   * @param faultsInjected replays with one injected fault
+   */
+  public record CaseReport(String name, int walks, int runtimeFrames, long maxReads,
+      int faultsInjected) {}
+
+  private final Supplier<? extends Plugin> factory;
+  private final Bounds bounds;
+  private final int maxFaultsPerMemory;
+  private final int concurrency;
+
+  private Conformance(Supplier<? extends Plugin> factory, Bounds bounds, int maxFaults,
+      int concurrency) {
+    this.factory = Objects.requireNonNull(factory, "factory");
+    this.bounds = bounds;
+    this.maxFaultsPerMemory = maxFaults;
+    this.concurrency = concurrency;
+  }
+
+  /**
+   * The kit for a plug-in; {@code factory} makes a fresh plug-in, as ServiceLoader does (usually
+   * the no-argument constructor, e.g. {@code MyPlugin::new}).
+   */
+  public static Conformance of(Supplier<? extends Plugin> factory) {
+    return new Conformance(factory, Bounds.DEFAULT, 2_000, 4);
+  }
+
+  public Conformance withBounds(Bounds b) {
+    return new Conformance(factory, Objects.requireNonNull(b, "bounds"), maxFaultsPerMemory,
+        concurrency);
+  }
+
+  /** Descriptor sanity and API compatibility with the plugin-api this kit was built with. */
+  public PluginDescriptor checkDescriptor() {
+    Plugin plugin = factory.get();
+    try {
+      plugin.getClass().getConstructor();
+    } catch (NoSuchMethodException e) {
+      fail(plugin.getClass().getName() + " has no public no-argument constructor;"
+          + " ServiceLoader needs one");
+    }
+    PluginDescriptor d = plugin.descriptor();
+    check(d != null, "descriptor() returned null");
+    check(d.equals(plugin.descriptor()), "descriptor() changes between calls");
+    check(ID.matcher(d.id()).matches(), "id '" + d.id() + "' must match " + ID.pattern());
+    check(!d.version().isBlank() && !d.version().equals("unknown"),
+        "version '" + d.version() + "': stamp it (PluginVersions reads plugin.properties)");
+    check(!d.description().isBlank(), "description is empty; 'polystack plugins' shows it");
+    check(ApiVersion.CURRENT.canLoad(d.apiVersion()), "built against plug-in API "
+        + d.apiVersion() + ", which a host at API " + ApiVersion.CURRENT + " refuses");
+    check(plugin instanceof RuntimePlugin || plugin instanceof ProbePlugin,
+        "implements neither RuntimePlugin nor ProbePlugin: the host would never call it");
+    if (plugin instanceof RuntimePlugin) {
+      check(d.has(Capability.DETECT), "a RuntimePlugin must declare DETECT");
+    }
+    if (plugin instanceof ProbePlugin) {
+      check(d.has(Capability.PLAN_PROBES), "a ProbePlugin must declare PLAN_PROBES");
+    }
+    if (d.has(Capability.WALK_FRAMES)) {
+      check(plugin instanceof RuntimePlugin && !d.frameType().isEmpty(),
+          "WALK_FRAMES needs a RuntimePlugin with a frame type");
+    }
+    return d;
+  }
+
+  /**
+   * Checks a probe plug-in on one module image it plans probes in (an ELF file's bytes, e.g.
+   * the vDSO as read from a live process): it accepts the image, plans deterministically within
+   * the per-thread slot budget, refuses an unknown function with {@link ProbePlanException}, and
+   * never lets an unchecked exception escape on any truncated copy of the image.
+   *
+   * @return the number of sites the default plan arms
+   */
+  public int checkProbePlugin(String name, byte[] elf, int slotsPerThread) {
+    check(factory.get() instanceof ProbePlugin, "checkProbePlugin needs a ProbePlugin");
+    ProbePlugin plugin = (ProbePlugin) factory.get();
+    ElfImage image;
+    try {
+      image = ElfImage.parse(name, elf);
+    } catch (ImageReadException e) {
+      throw new AssertionError("the kit cannot read " + name + ": " + e.getMessage(), e);
+    }
+    check(probeGuard(name, () -> plugin.accepts(image)), plugin.descriptor().id()
+        + " does not accept " + name);
+    ProbeRequest all = new ProbeRequest(List.of(), slotsPerThread);
+    ProbePlan plan = probeGuard(name, () -> plan(plugin, image, all));
+    check(plan != null && !plan.sites().isEmpty(), "the default plan for " + name
+        + " arms nothing");
+    check(plan.sites().size() <= slotsPerThread, "the plan arms " + plan.sites().size()
+        + " sites with " + slotsPerThread + " slots per thread");
+    check(plan.equals(probeGuard(name, () -> plan(plugin, image, all))),
+        "planning twice gave two plans");
+    check(probeGuard(name, () -> plugin.monitor(plan)) != null, "monitor(plan) returned null");
+    try {
+      plugin.plan(image, new ProbeRequest(List.of("no_such_function_in_the_kit"),
+          slotsPerThread));
+      fail("an unknown function was planned instead of refused with ProbePlanException");
+    } catch (ProbePlanException expected) {
+      check(!expected.getMessage().isBlank(), "ProbePlanException without a message");
+    } catch (RuntimeException e) {
+      throw new AssertionError("plan() threw " + e + " for an unknown function; throw"
+          + " ProbePlanException with what exists", e);
+    }
+    int step = Math.max(1, elf.length / 256);
+    for (int cut = 0; cut < elf.length; cut += step) {
+      ElfImage part;
+      try {
+        part = ElfImage.parse(name + "[0.." + cut + ")", java.util.Arrays.copyOf(elf, cut));
+      } catch (ImageReadException e) {
+        continue;
+      }
+      if (probeGuard(part.name(), () -> plugin.accepts(part))) {
+        probeGuard(part.name(), () -> plan(plugin, part, all));
+      }
+    }
+    return plan.sites().size();
+  }
+
+  private static ProbePlan plan(ProbePlugin plugin, ModuleImage image, ProbeRequest request) {
+    try {
+      return plugin.plan(image, request);
+    } catch (ProbePlanException e) {
+      return null; // a refusal with a reason is a correct answer for a damaged image
+    }
+  }
+
+  private static <T> T probeGuard(String image, Supplier<T> body) {
+    try {
+      return body.get();
+    } catch (RuntimeException | StackOverflowError e) {
+      throw new AssertionError(image + ": the plug-in threw " + e
+          + "; a damaged image must be refused, never an exception", e);
+    }
+  }
+
+  /** Replays one case with every check; see the class comment. */
+  public CaseReport checkCase(SnapshotCase c) {
+    check(factory.get() instanceof RuntimePlugin, "checkCase needs a RuntimePlugin");
+    List<Supported> binaries = inspect(c);
+    Replay base = replay(c, binaries, null, null, "baseline");
+    check(!base.walks().isEmpty(), c + ": no thread's leaf PC lies in the code of "
+        + descriptorId() + " (bound modules: " + base.bound() + "); record the case while the"
+        + " runtime runs, and make sure the module files are found (embed them or pass the"
+        + " module store)");
+    String frameType = factory.get().descriptor().frameType();
+    int runtimeFrames = 0;
+    long maxReads = 0;
+    for (Walk w : base.walks()) {
+      maxReads = Math.max(maxReads, w.reads());
+      for (Frame f : w.frames()) {
+        if (f.type().equals(frameType)) {
+          runtimeFrames++;
+          if (!f.function().isEmpty() && !c.liveStacks().isEmpty()) {
+            check(c.liveStacks().contains(f.function()), c + " thread " + w.tid() + ": frame '"
+                + f.function() + "' is not in the stacks the live walk printed");
+          }
+        }
+      }
+    }
+    check(runtimeFrames > 0, c + ": the walks returned no " + frameType + " frames");
+
+    Replay again = replay(c, inspect(c), null, null, "determinism");
+    check(again.outcomes().equals(base.outcomes()), c + ": the same snapshot gave other frames"
+        + " on a fresh instance:\n" + base.outcomes() + "\n" + again.outcomes());
+    check(again.rewalk().equals(base.outcomes()), c + ": a second walk on the same instance"
+        + " gave other frames:\n" + base.outcomes() + "\n" + again.rewalk());
+
+    concurrent(c, binaries, base);
+
+    int injected = 0;
+    for (Walk w : base.walks()) {
+      int n = (int) Math.min(w.reads(), maxFaultsPerMemory);
+      for (int i = 0; i < n; i++) {
+        for (ReadFault f : List.of(ReadFault.fail(i), ReadFault.truncate(i, 3))) {
+          Replay r = replay(c, binaries, new ThreadFault(w.tid(), f), null,
+              "thread " + w.tid() + " " + f);
+          injected++;
+          check(r.faultHit(), c + " thread " + w.tid() + ": " + f + " was never reached");
+          Walk got = r.walk(w.tid());
+          if (got != null && f.fails() && !got.outcome().equals(w.outcome())) {
+            check(got.failedOrErrorFrame(), c + " thread " + w.tid() + ": with " + f
+                + " the frames changed without an error frame or failed walk:\n" + w.outcome()
+                + "\n" + got.outcome());
+          }
+        }
+      }
+    }
+    int processReads = (int) Math.min(base.processReads(), maxFaultsPerMemory);
+    for (int i = 0; i < processReads; i++) {
+      for (ReadFault f : List.of(ReadFault.fail(i), ReadFault.truncate(i, 3))) {
+        Replay r = replay(c, binaries, null, f, "process memory " + f);
+        check(r.faultHit(), c + ": process memory " + f + " was never reached");
+        injected++;
+      }
+    }
+    return new CaseReport(c.name(), base.walks().size(), runtimeFrames, maxReads, injected);
+  }
+
+  private String descriptorId() {
+    return factory.get().descriptor().id();
+  }
+
+  /** Many walks of the baseline's threads at once on one instance: each as in the baseline. */
+  private void concurrent(SnapshotCase c, List<Supported> binaries, Replay base) {
+    List<Bound> bound = bind(c, binaries, new ReplayedMemory(c.processMemory(), null,
+        Long.MAX_VALUE, Long.MAX_VALUE), "concurrency");
+    ExecutorService pool = Executors.newFixedThreadPool(concurrency);
+    try {
+      List<Future<Walk>> futures = new ArrayList<>();
+      for (int round = 0; round < 8; round++) {
+        for (Walk w : base.walks()) {
+          SnapshotCase.ThreadRecord t = thread(c, w.tid());
+          Bound owner = owner(c, bound, t);
+          check(owner != null, c + ": thread " + t.tid() + " left the plug-in's code on a"
+              + " second attach");
+          futures.add(pool.submit(() -> walkOnce(c, owner, t, null)));
+        }
+      }
+      for (Future<Walk> f : futures) {
+        Walk got = f.get(bounds.timeoutMillis(), TimeUnit.MILLISECONDS);
+        String expected = base.walk(got.tid()).outcome();
+        check(got.outcome().equals(expected), c + " thread " + got.tid() + ": concurrent walks"
+            + " on one instance gave other frames (per-process state is not thread safe):\n"
+            + expected + "\n" + got.outcome());
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      fail("interrupted");
+    } catch (ExecutionException e) {
+      throw new AssertionError(c + ": a concurrent walk threw " + e.getCause(), e.getCause());
+    } catch (TimeoutException e) {
+      fail(c + ": a concurrent walk did not end within " + bounds.timeoutMillis() + " ms");
+    } finally {
+      pool.shutdownNow();
+      bound.forEach(b -> b.instance().detach());
+    }
+  }
+
+  private record ThreadFault(int tid, ReadFault fault) {}
+
+  private record Bound(RuntimeBinary binary, RuntimeInstance instance, long bias) {
+    boolean owns(long pc) {
+      for (CodeRange r : binary.codeRanges()) {
+        if (r.contains(pc - bias)) {
+          return true;
+        }
+      }
+      for (CodeRange r : instance.dynamicCodeRanges()) {
+        if (r.contains(pc)) {
+          return true;
+        }
+      }
+      return false;
+    }
+  }
+
+  record Walk(int tid, List<Frame> frames, String outcome, long reads, boolean faultHit,
+      boolean failedOrErrorFrame) {}
+
+  private record Replay(List<Walk> walks, List<String> bound, String outcomes, String rewalk,
+      long processReads, boolean faultHit) {
+    Walk walk(int tid) {
+      return walks.stream().filter(w -> w.tid() == tid).findFirst().orElse(null);
+    }
+  }
+
+  /** One pass over the case with a fresh plug-in: inspect, attach, walk each leaf, detach. */
+  private Replay replay(SnapshotCase c, List<Supported> binaries, ThreadFault threadFault,
+      ReadFault processFault, String label) {
+    ReplayedMemory process = new ReplayedMemory(c.processMemory(), processFault,
+        Long.MAX_VALUE, Long.MAX_VALUE);
+    List<Bound> bound = bind(c, binaries, process, label);
+    List<Walk> walks = new ArrayList<>();
+    boolean hit = false;
+    StringBuilder outcomes = new StringBuilder();
+    StringBuilder rewalk = new StringBuilder();
+    for (SnapshotCase.ThreadRecord t : c.threads()) {
+      Bound b = owner(c, bound, t);
+      if (b != null) {
+        ReadFault f = threadFault != null && threadFault.tid() == t.tid() ? threadFault.fault()
+            : null;
+        Walk w = timed(c, label, () -> walkOnce(c, b, t, f));
+        hit |= w.faultHit();
+        walks.add(w);
+        outcomes.append(w.outcome()).append('\n');
+        if (threadFault == null && processFault == null) {
+          rewalk.append(timed(c, label, () -> walkOnce(c, b, t, null)).outcome()).append('\n');
+        }
+      }
+    }
+    for (Bound b : bound) {
+      b.instance().getAndResetCounters();
+      b.instance().detach();
+    }
+    hit |= processFault != null && process.faultHit();
+    return new Replay(walks, bound.stream().map(b -> b.binary().runtime()).toList(),
+        outcomes.toString(), rewalk.toString(), process.reads(), hit);
+  }
+
+  /**
+   * The instance that owns a thread's leaf, as the host decides it: the PC lies in its code
+   * ranges, or (JIT code in no file mapping) its {@code unwindCaller} claims the frame.
+   */
+  private static Bound owner(SnapshotCase c, List<Bound> bound, SnapshotCase.ThreadRecord t) {
+    long pc = t.registers().pc();
+    for (Bound b : bound) {
+      if (b.owns(pc)) {
+        return b;
+      }
+    }
+    boolean inFile = c.mappings().stream()
+        .anyMatch(m -> m.contains(pc) && !m.isAnonymous() && !m.isPseudo());
+    if (inFile) {
+      return null;
+    }
+    for (Bound b : bound) {
+      // A throwaway memory: this only asks who claims the frame; walkOnce asks again, counted.
+      ThreadContext probe = new KitThread(c.pid(), t.tid(), t.registers(),
+          new ReplayedMemory(t.memory(), null, Long.MAX_VALUE, Long.MAX_VALUE));
+      Registers caller = guard(c, "thread " + t.tid(), "unwindCaller",
+          () -> b.instance().unwindCaller(probe, t.registers()));
+      if (caller != null) {
+        return b;
+      }
+    }
+    return null;
+  }
+
+  private record Supported(RuntimeBinary binary, long bias) {}
+
+  /**
+   * Inspects every module file found for the case with a fresh plug-in. A binary is immutable
+   * and shared by every process that maps it, so replays attach to these, as the host's cache
+   * does.
+   */
+  private List<Supported> inspect(SnapshotCase c) {
+    RuntimePlugin plugin = (RuntimePlugin) factory.get();
+    List<Supported> out = new ArrayList<>();
+    for (SnapshotCase.Module m : c.modules()) {
+      if (m.bytes() == null) {
+        continue;
+      }
+      ElfImage image;
+      try {
+        image = ElfImage.parse(m.path(), m.bytes());
+      } catch (ImageReadException e) {
+        continue;
+      }
+      Inspection inspection = guard(c, "inspect", "inspect(" + m.path() + ")",
+          () -> plugin.inspect(image));
+      check(inspection != null, c + ": inspect(" + m.path() + ") returned null");
+      Inspection twice = guard(c, "inspect", "inspect(" + m.path() + ")",
+          () -> plugin.inspect(image));
+      check(twice.getClass() == inspection.getClass(), c + ": inspect(" + m.path()
+          + ") answered " + inspection + " and then " + twice);
+      if (inspection instanceof Inspection.Supported s) {
+        image.loadBias(c.mappings()).ifPresent(bias -> out.add(new Supported(s.binary(), bias)));
+      }
+    }
+    return out;
+  }
+
+  /** Attaches to the replayed process for every supported binary. */
+  private List<Bound> bind(SnapshotCase c, List<Supported> binaries, ReplayedMemory memory,
+      String label) {
+    ProcessContext process = new ProcessContext() {
+      @Override
+      public int pid() {
+        return c.pid();
+      }
+
+      @Override
+      public List<Mapping> mappings() {
+        return c.mappings();
+      }
+
+      @Override
+      public RemoteMemory memory() {
+        return memory;
+      }
+    };
+    List<Bound> out = new ArrayList<>();
+    for (Supported s : binaries) {
+      long bias = s.bias();
+      RuntimeInstance instance;
+      try {
+        instance = s.binary().attach(process, bias);
+      } catch (AttachException e) {
+        continue; // a refusal with a reason is a correct answer to a faulty process read
+      } catch (RuntimeException e) {
+        throw new AssertionError(c + " [" + label + "]: attach threw " + e, e);
+      }
+      guard(c, label, "mappingsChanged", () -> {
+        instance.mappingsChanged(process);
+        return null;
+      });
+      out.add(new Bound(s.binary(), instance, bias));
+    }
+    return out;
+  }
+
+  private Walk walkOnce(SnapshotCase c, Bound b, SnapshotCase.ThreadRecord t, ReadFault fault) {
+    ReplayedMemory memory = new ReplayedMemory(t.memory(), fault, bounds.maxReads(),
+        bounds.maxBytes());
+    ThreadContext thread = new KitThread(c.pid(), t.tid(), t.registers(), memory);
+    String where = "thread " + t.tid() + (fault == null ? "" : " with " + fault);
+    guard(c, where, "unwindCaller", () -> b.instance().unwindCaller(thread, t.registers()));
+    WalkResult result = guard(c, where, "walk",
+        () -> b.instance().walk(new WalkRequest(thread, t.registers(), true, 0)));
+    check(result != null, c + " " + where + ": walk returned null");
+    check(!memory.boundExceeded(), c + " " + where + ": the walk read more than "
+        + bounds.maxReads() + " times or " + bounds.maxBytes() + " bytes; bound its loops");
+    List<Frame> frames;
+    String outcome;
+    boolean failed;
+    if (result instanceof WalkResult.Frames f) {
+      frames = f.frames();
+      outcome = "frames " + frames;
+      failed = frames.stream().anyMatch(Frame::isError);
+    } else if (result instanceof WalkResult.Failed f) {
+      frames = f.partial();
+      outcome = "failed " + f.reason() + " after " + frames;
+      failed = true;
+    } else {
+      frames = List.of();
+      outcome = "not mine";
+      failed = false;
+    }
+    check(frames.size() <= bounds.maxFrames(), c + " " + where + ": " + frames.size()
+        + " frames, more than " + bounds.maxFrames());
+    return new Walk(t.tid(), frames, t.tid() + ": " + outcome, memory.reads(), memory.faultHit(),
+        failed);
+  }
+
+  private Walk timed(SnapshotCase c, String label, Supplier<Walk> walk) {
+    ExecutorService one = Executors.newSingleThreadExecutor(r -> {
+      Thread th = new Thread(r, "conformance-walk");
+      th.setDaemon(true);
+      return th;
+    });
+    try {
+      return one.submit(walk::get).get(bounds.timeoutMillis(), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      throw new AssertionError(c + " [" + label + "]: a walk did not end within "
+          + bounds.timeoutMillis() + " ms; bound its loops");
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof AssertionError a) {
+        throw a;
+      }
+      throw new AssertionError(c + " [" + label + "]: " + e.getCause(), e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError("interrupted", e);
+    } finally {
+      one.shutdownNow();
+    }
+  }
+
+  private static <T> T guard(SnapshotCase c, String where, String call, Supplier<T> body) {
+    try {
+      return body.get();
+    } catch (RuntimeException | StackOverflowError e) {
+      throw new AssertionError(c + " [" + where + "]: " + call + " threw " + e
+          + "; bad target data must give an error frame, never an exception", e);
+    }
+  }
+
+  private static SnapshotCase.ThreadRecord thread(SnapshotCase c, int tid) {
+    return c.threads().stream().filter(t -> t.tid() == tid).findFirst().orElseThrow();
+  }
+
+  private static void check(boolean ok, String message) {
+    if (!ok) {
+      fail(message);
+    }
+  }
+
+  private static void fail(String message) {
+    throw new AssertionError(message);
+  }
+
+  private record KitThread(int pid, int tid, Registers registers, RemoteMemory memory)
+      implements ThreadContext {
+    @Override
+    public long stackStart() {
+      return registers.sp();
+    }
+
+    @Override
+    public int stackLength() {
+      return 0;
+    }
+  }
+}

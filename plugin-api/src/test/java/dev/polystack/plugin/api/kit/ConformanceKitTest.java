@@ -1,0 +1,203 @@
+package dev.polystack.plugin.api.kit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.polystack.plugin.api.ApiVersion;
+import dev.polystack.plugin.api.Capability;
+import dev.polystack.plugin.api.CodeRange;
+import dev.polystack.plugin.api.Frame;
+import dev.polystack.plugin.api.ImageReadException;
+import dev.polystack.plugin.api.Inspection;
+import dev.polystack.plugin.api.MemoryReadException;
+import dev.polystack.plugin.api.ModuleImage;
+import dev.polystack.plugin.api.PluginDescriptor;
+import dev.polystack.plugin.api.ProcessContext;
+import dev.polystack.plugin.api.RuntimeBinary;
+import dev.polystack.plugin.api.RuntimeInstance;
+import dev.polystack.plugin.api.RuntimePlugin;
+import dev.polystack.plugin.api.WalkRequest;
+import dev.polystack.plugin.api.WalkResult;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The kit must catch what it promises to catch: a toy plug-in that reads the recorded stack of a
+ * real LuaJIT snapshot passes, and each of its broken variants fails with the matching message.
+ * The case is the host's corpus (recorded from a live luajit), read by the kit alone.
+ */
+class ConformanceKitTest {
+  private static SnapshotCase luajit;
+
+  @BeforeAll
+  static void load() throws IOException {
+    Path corpus = Path.of(System.getProperty("basedir", "."), "..", "host", "src", "test",
+        "resources", "snapshots").normalize();
+    luajit = SnapshotCase.read(corpus.resolve("luajit-interpreter.psnap"),
+        List.of(corpus.resolve("modules")));
+  }
+
+  enum Flaw { NONE, THROWS_ON_FAULT, UNBOUNDED, STATEFUL, NEWER_API, UNSTAMPED }
+
+  /**
+   * Claims every executable range of the luajit binary and reads the top stack slot four times
+   * (the one slot the recorded walk is sure to have read).
+   */
+  static final class Toy implements RuntimePlugin {
+    private final Flaw flaw;
+
+    Toy(Flaw flaw) {
+      this.flaw = flaw;
+    }
+
+    public Toy() {
+      this(Flaw.NONE);
+    }
+
+    @Override
+    public PluginDescriptor descriptor() {
+      return new PluginDescriptor("toy", flaw == Flaw.UNSTAMPED ? "unknown" : "1.0",
+          flaw == Flaw.NEWER_API ? new ApiVersion(ApiVersion.CURRENT.major() + 1, 0)
+              : ApiVersion.CURRENT, "toy",
+          Set.of(Capability.DETECT, Capability.WALK_FRAMES), "kit self-test");
+    }
+
+    @Override
+    public Inspection inspect(ModuleImage image) {
+      try {
+        if (image.symbol("lua_pcall").isEmpty()) {
+          return Inspection.notMine();
+        }
+        List<CodeRange> code = image.executableRanges();
+        return new Inspection.Supported(new RuntimeBinary() {
+          @Override
+          public String runtime() {
+            return "toy";
+          }
+
+          @Override
+          public List<String> evidence() {
+            return List.of("lua_pcall");
+          }
+
+          @Override
+          public List<CodeRange> codeRanges() {
+            return code;
+          }
+
+          @Override
+          public RuntimeInstance attach(ProcessContext process, long bias) {
+            return new ToyInstance(flaw);
+          }
+        });
+      } catch (ImageReadException e) {
+        return Inspection.notMine();
+      }
+    }
+  }
+
+  static final class ToyInstance implements RuntimeInstance {
+    private final Flaw flaw;
+    private int walks;
+
+    ToyInstance(Flaw flaw) {
+      this.flaw = flaw;
+    }
+
+    @Override
+    public WalkResult walk(WalkRequest request) {
+      long sp = request.frameRegisters().sp();
+      List<Frame> frames = new java.util.ArrayList<>();
+      int slots = flaw == Flaw.UNBOUNDED ? Integer.MAX_VALUE : 4;
+      for (int i = 0; i < slots; i++) {
+        long slot;
+        try {
+          slot = request.thread().memory().readLong(sp);
+        } catch (MemoryReadException e) {
+          if (flaw == Flaw.THROWS_ON_FAULT) {
+            throw new IllegalStateException(e);
+          }
+          return new WalkResult.Failed("stack_unreadable", frames);
+        }
+        String name = "slot" + i + (flaw == Flaw.STATEFUL ? "#" + walks : "");
+        frames.add(new Frame("toy", slot, name, "", 0, 0, "", Map.of()));
+      }
+      walks++;
+      return new WalkResult.Frames(frames);
+    }
+  }
+
+  @Test
+  void aCarefulPluginPasses() {
+    // Toy frames are named slot0..3, which the live walk never printed: checked separately.
+    var report = Conformance.of(Toy::new).checkDescriptor();
+    assertEquals("toy", report.id());
+    AssertionError e = assertThrows(AssertionError.class,
+        () -> Conformance.of(Toy::new).checkCase(luajit));
+    assertTrue(e.getMessage().contains("frame 'slot0' is not in the stacks the live walk"
+        + " printed"), e.getMessage());
+  }
+
+  @Test
+  void aCarefulPluginPassesEveryWalkCheck() {
+    var report = Conformance.of(Toy::new).checkCase(withoutLiveText(luajit));
+    assertEquals(1, report.walks());
+    assertEquals(4, report.runtimeFrames());
+    assertEquals(4, report.maxReads());
+    assertTrue(report.faultsInjected() >= 8, report.toString());
+  }
+
+  @Test
+  void anExceptionOnAFailedReadIsCaught() {
+    AssertionError e = assertThrows(AssertionError.class,
+        () -> Conformance.of(() -> new Toy(Flaw.THROWS_ON_FAULT))
+            .checkCase(withoutLiveText(luajit)));
+    assertTrue(e.getMessage().contains("read #0 fails]: walk threw java.lang.IllegalStateException"),
+        e.getMessage());
+  }
+
+  @Test
+  void anUnboundedLoopIsCaught() {
+    AssertionError e = assertThrows(AssertionError.class,
+        () -> Conformance.of(() -> new Toy(Flaw.UNBOUNDED)).checkCase(withoutLiveText(luajit)));
+    assertTrue(e.getMessage().contains("the walk read more than 20000 times"), e.getMessage());
+  }
+
+  @Test
+  void stateThatChangesFramesIsCaught() {
+    AssertionError e = assertThrows(AssertionError.class,
+        () -> Conformance.of(() -> new Toy(Flaw.STATEFUL)).checkCase(withoutLiveText(luajit)));
+    assertTrue(e.getMessage().contains("a second walk on the same instance gave other frames"),
+        e.getMessage());
+  }
+
+  @Test
+  void descriptorFlawsAreCaught() {
+    AssertionError api = assertThrows(AssertionError.class,
+        () -> Conformance.of(() -> new Toy(Flaw.NEWER_API)).checkDescriptor());
+    assertTrue(api.getMessage().contains("which a host at API " + ApiVersion.CURRENT
+        + " refuses"), api.getMessage());
+    AssertionError version = assertThrows(AssertionError.class,
+        () -> Conformance.of(() -> new Toy(Flaw.UNSTAMPED)).checkDescriptor());
+    assertTrue(version.getMessage().contains("stamp it"), version.getMessage());
+  }
+
+  @Test
+  void theKitReadsTheSnapshotAndFindsTheModulesByDigest() {
+    assertEquals(630, luajit.pid());
+    assertEquals(1, luajit.threads().size());
+    assertTrue(luajit.modules().stream().anyMatch(m -> m.path().equals("/usr/bin/luajit")
+        && m.bytes() != null), "luajit not found in the module store");
+    assertTrue(luajit.liveStacks().contains("fib (/tmp/polystack-corpus/account.lua:7)"));
+  }
+
+  private static SnapshotCase withoutLiveText(SnapshotCase c) {
+    return c.withoutLiveStacks();
+  }
+}
