@@ -108,6 +108,7 @@ class VdsoKillTest {
     try (Target target = Target.start(Workloads.binary("vdso_survivor"))) {
       target.awaitOutput("ready", 20_000);
       boolean attached;
+      boolean warned;
       int exit;
       try (Distribution.Running polystack = Distribution.start(LAUNCHER_JVM, "vdso", "--pid",
           Integer.toString(target.pid()), "--backend", backend, "--summary-only", "-o",
@@ -127,9 +128,17 @@ class VdsoKillTest {
         }
         attached = armed(backend, target, polystack);
         polystack.signal(signal);
-        exit = polystack.await(60).exitCode();
+        Distribution.Result result = polystack.await(60);
+        exit = result.exitCode();
+        warned = result.stderr().contains("polystack: warning: --backend ptrace: if polystack"
+            + " is killed with SIGKILL");
       }
-      return check(target, attached, exit, signal);
+      Trial t = check(target, attached, exit, signal);
+      if (t.survived() && attached && backend.equals("ptrace") && !warned) {
+        return new Trial(false, true, exit, false, "armed with --backend ptrace but no warning"
+            + " about SIGKILL was printed");
+      }
+      return t;
     }
   }
 
