@@ -47,7 +47,7 @@ final class OpenedFile implements AutoCloseable {
     this.fd = fd;
   }
 
-  /** Opens {@code path} as given (e.g. a /proc/PID/map_files link, which is meant to be followed). */
+  /** Opens {@code path} as given (e.g. a /proc/PID/map_files link, meant to be followed). */
   static OpenedFile open(Path path) throws SyscallException {
     Pointer name = cString(path.toString());
     long fd = Syscalls.check(Native.libc().syscall(SYS_OPENAT, AT_FDCWD, name.address(),

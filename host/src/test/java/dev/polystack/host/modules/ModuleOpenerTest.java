@@ -37,7 +37,8 @@ class ModuleOpenerTest {
   }
 
   private static Path libc() {
-    for (String p : List.of("/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6")) {
+    for (String p : List.of("/lib/x86_64-linux-gnu/libc.so.6",
+        "/usr/lib/x86_64-linux-gnu/libc.so.6")) {
       if (Files.isRegularFile(Path.of(p))) {
         return Path.of(p);
       }

@@ -31,7 +31,8 @@ import org.junit.jupiter.api.Test;
  * the plug-in made in a clean replay), pointers into unmapped memory and back at structures
  * already read (cycles), frame links that point at themselves or nearby, and reads cut short or
  * failing. Per case the threads with corrupted memory are walked and the process is refreshed
- * (the plug-in reports its JIT traces' code ranges there, as read by the walk); one case in {@link #FRESH_EVERY} starts from a fresh plug-in instance so
+ * (the plug-in reports its JIT traces' code ranges there, as read by the walk); one case in
+ * {@link #FRESH_EVERY} starts from a fresh plug-in instance so
  * its caches (names, lines, prototypes) do not hide corrupted strings and tables.
  *
  * <p>Asserted per case: nothing escapes (the walk returns, no plug-in call throws into its
@@ -250,7 +251,8 @@ class LuaJitCorruptionTest {
     double cpu = (mx.getCurrentThreadCpuTime() - cpuStarted) / 1e9;
     System.out.printf("[reliability] luajit-corruption: seed=%d cases=%d seconds=%.1f cpu=%.1f"
         + " outcomes=%s max_reads_per_case=%d max_read_bytes=%d max_allocated_per_case=%d"
-        + " top_reasons=%s%n", seed, cases, seconds, cpu, outcomes, maxReads, maxLength, maxAllocated,
+        + " top_reasons=%s%n", seed, cases, seconds, cpu, outcomes, maxReads, maxLength,
+        maxAllocated,
         top(reasons, 12));
     for (Subject s : subjects) {
       s.target.close();
