@@ -195,6 +195,10 @@ class ChurnTest {
       assertEquals(List.of(), Reliability.stoppedTasks(target.pid()));
       assertTrue(stillInD, "the vfork ended early: " + Reliability.tasks(target.pid()));
       assertTrue(seconds < 90, "record --duration 1s took " + seconds + " s");
+      // A thread that cannot be detached is reported in one "polystack:" line, never as a
+      // java.util.logging record (a date line naming the class, then "WARNING: ...").
+      assertTrue(result.stderrLines().stream().noneMatch(l -> l.startsWith("WARNING")
+          || l.contains("dev.polystack.host")), result.stderr());
       Reliability.report("dstate-" + mode, String.format(
           "record_seconds=%.1f still_in_D_after=%s threads=%d exit=%d stderr=%s", seconds,
           stillInD, RecordLaunchTest.threads(result), result.exitCode(), result.stderrLines()));

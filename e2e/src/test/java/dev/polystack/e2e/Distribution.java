@@ -88,8 +88,15 @@ final class Distribution {
    * non-interactive shell ignores SIGINT, and the JVM then never installs a handler for it).
    */
   static Running start(String... args) throws IOException {
+    return start(List.of(), args);
+  }
+
+  /** {@link #start(String...)} with JVM options before {@code -jar} (e.g. the launcher's). */
+  static Running start(List<String> jvmOptions, String... args) throws IOException {
     List<String> command = new ArrayList<>(List.of("env", "--default-signal=INT,TERM,HUP"));
-    command.addAll(command(args));
+    List<String> java = command(args);
+    java.addAll(1, jvmOptions);
+    command.addAll(java);
     Path out = Files.createTempFile("polystack-out", ".txt");
     Path err = Files.createTempFile("polystack-err", ".txt");
     Process p = new ProcessBuilder(command)

@@ -62,13 +62,15 @@ final class Names {
 
   static Name slot(TargetReader r, Protos.Proto pt, int pos, int slot) throws WalkException {
     int ip = pos;
+    // One window below the call in all, not per restart: a MOV chain (or hostile bytecode
+    // with a self-MOV every few thousand instructions) would otherwise scan 256 windows.
+    int floor = Math.max(0, pos - WINDOW);
     for (int restarts = 0; restarts < 256; restarts++) {
       String local = varName(r, pt, ip, slot);
       if (local != null) {
         return new Name("local", local);
       }
       boolean restart = false;
-      int floor = Math.max(0, ip - WINDOW);
       while (--ip > floor && !restart) {
         int ins = instruction(r, pt, ip);
         int op = Bytecode.op(ins);

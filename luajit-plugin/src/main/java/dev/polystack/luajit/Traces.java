@@ -13,6 +13,11 @@ import java.util.Map;
  */
 final class Traces {
   static final int MAX_TRACES = 1 << 16;
+  /**
+   * Machine code of one trace: it lies in one mcode area, at most -Omaxmcode (KB, 512 by
+   * default; 256 MiB is far beyond any real setting).
+   */
+  static final long MAX_MCODE = 256L << 20;
 
   /** One trace's machine code and what unwinding and labelling need. */
   record Trace(int number, long address, long mcode, long size, long startPc, long startProto,
@@ -104,6 +109,14 @@ final class Traces {
       }
       long mcode = r.u64(t + Layout.T_MCODE, "trace");
       long szmcode = r.u32(t + Layout.T_SZMCODE, "trace") & 0xffffffffL;
+      // Machine code lies in user space like everything else; a range past its top (or
+      // wrapping at 2^64) could not even be a CodeRange, and would claim foreign code.
+      if (szmcode > 0 && (mcode <= 4096 || szmcode > MAX_MCODE
+          || Long.compareUnsigned(mcode + szmcode, TargetReader.USER_MAX) > 0
+          || Long.compareUnsigned(mcode, TargetReader.USER_MAX) >= 0)) {
+        throw new WalkException("bad_trace", "trace " + i + " mcode 0x"
+            + Long.toHexString(mcode) + "+" + szmcode);
+      }
       long startPc = r.u64(t + Layout.T_STARTPC, "trace");
       long startPt = r.u64(t + Layout.T_STARTPT, "trace") & Layout.GCVMASK;
       int spAdjust = r.u16(t + Layout.T_SPADJUST, "trace");

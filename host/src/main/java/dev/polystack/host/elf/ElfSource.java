@@ -32,17 +32,27 @@ public interface ElfSource {
 
   /** Maps a file read-only. Files larger than {@link #MAX_SIZE} are refused. */
   static ElfSource ofFile(Path path) throws ElfParseException {
+    return ofFile(path, Objects.requireNonNull(path, "path").toString());
+  }
+
+  /**
+   * Maps a file read-only and names it {@code description} in messages (for a file reached
+   * through a descriptor path such as /proc/self/fd/N, whose name says nothing to the user).
+   */
+  static ElfSource ofFile(Path path, String description) throws ElfParseException {
     Objects.requireNonNull(path, "path");
+    Objects.requireNonNull(description, "description");
     try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
       long size = ch.size();
       if (size > MAX_SIZE) {
-        throw new ElfParseException(path + ": file of " + size + " bytes exceeds 2 GiB limit");
+        throw new ElfParseException(description + ": file of " + size
+            + " bytes exceeds 2 GiB limit");
       }
       // The mapping outlives the channel; no close is needed by callers.
       ByteBuffer map = ch.map(FileChannel.MapMode.READ_ONLY, 0, size);
-      return new BufferSource(path.toString(), map, false, 0);
+      return new BufferSource(description, map, false, 0);
     } catch (IOException e) {
-      throw new ElfParseException(path + ": cannot read: " + e.getMessage(), e);
+      throw new ElfParseException(description + ": cannot read: " + e.getMessage(), e);
     }
   }
 

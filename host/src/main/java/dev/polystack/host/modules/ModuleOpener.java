@@ -8,8 +8,8 @@ import dev.polystack.host.memory.RemoteReadException;
 import dev.polystack.host.proc.DeviceNumber;
 import dev.polystack.host.proc.MappedModule;
 import dev.polystack.host.proc.MemoryMapping;
+import dev.polystack.host.sys.SyscallException;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -17,8 +17,10 @@ import java.util.Map;
 /**
  * Opens the ELF file behind a mapping the way the target sees it and proves it is the mapped
  * file: through /proc/PID/map_files (the mapped inode itself, even when deleted or replaced on
- * disk), else through /proc/PID/root (the target's mount namespace, not ours), and in both cases
- * checks device and inode against the mapping. Parsed files are cached by identity, bounded.
+ * disk), else through /proc/PID/root (the target's mount namespace, not ours; resolved inside
+ * that root, see {@link OpenedFile}), and in both cases checks device and inode of the open
+ * descriptor against the mapping before reading through that same descriptor. Parsed files are
+ * cached by identity, bounded.
  */
 public final class ModuleOpener implements ModuleSource {
   static final int MAX_CACHED_FILES = 512;
@@ -54,27 +56,51 @@ public final class ModuleOpener implements ModuleSource {
       return cached;
     }
     MemoryMapping first = module.mappings().get(0);
-    Path viaMapFiles = procRoot.resolve(Integer.toString(pid)).resolve("map_files")
+    Path pidDir = procRoot.resolve(Integer.toString(pid));
+    Path viaMapFiles = pidDir.resolve("map_files")
         .resolve(Long.toHexString(first.start()) + "-" + Long.toHexString(first.end()));
-    Path viaRoot = procRoot.resolve(Integer.toString(pid)).resolve("root")
-        .resolve(module.path().replaceFirst("^/+", ""));
-    ModuleOpenException last = null;
-    for (Path candidate : new Path[] {viaMapFiles, viaRoot}) {
-      try {
-        verifyIdentity(candidate, module);
-        ElfFile elf = ElfFile.open(ElfSource.ofFile(candidate));
-        cache.put(id, elf);
-        return elf;
-      } catch (ModuleOpenException e) {
-        last = e;
-        if (e.reason().equals("not_elf") || e.reason().equals("replaced")) {
-          break;
-        }
-      } catch (ElfParseException e) {
-        throw new ModuleOpenException("not_elf", module.path() + ": " + e.getMessage());
+    ModuleOpenException last;
+    try {
+      ElfFile elf = parse(() -> OpenedFile.open(viaMapFiles), viaMapFiles.toString(), module);
+      cache.put(id, elf);
+      return elf;
+    } catch (ModuleOpenException e) {
+      if (e.reason().equals("not_elf") || e.reason().equals("replaced")) {
+        throw e;
       }
+      last = e;
     }
-    throw last;
+    // map_files needs CAP_SYS_ADMIN on some kernels; the path as the target sees it, resolved
+    // by the kernel inside the target's root so no symlink can lead out of it.
+    Path root = pidDir.resolve("root");
+    String inRoot = module.path().replaceFirst("^/+", "");
+    if (inRoot.isEmpty()) {
+      throw last;
+    }
+    ElfFile elf = parse(() -> OpenedFile.openInRoot(root, inRoot), root + "/" + inRoot, module);
+    cache.put(id, elf);
+    return elf;
+  }
+
+  private interface Opener {
+    OpenedFile open() throws SyscallException;
+  }
+
+  /**
+   * Opens once, checks the open descriptor's identity against the mapping and parses through
+   * the same descriptor: a file swapped in after the check is never read.
+   */
+  private static ElfFile parse(Opener opener, String where, MappedModule module)
+      throws ModuleOpenException {
+    try (OpenedFile file = opener.open()) {
+      verifyIdentity(file, where, module);
+      return ElfFile.open(ElfSource.ofFile(file.path(), module.path()));
+    } catch (SyscallException e) {
+      throw new ModuleOpenException("unreadable", module.path() + ": cannot open " + where
+          + " (" + e.getMessage() + ")");
+    } catch (ElfParseException e) {
+      throw new ModuleOpenException("not_elf", module.path() + ": " + e.getMessage());
+    }
   }
 
   /** Reads and parses the vDSO of {@code pid} from its memory (it has no file). */
@@ -103,23 +129,21 @@ public final class ModuleOpener implements ModuleSource {
     }
   }
 
-  private static void verifyIdentity(Path file, MappedModule module) throws ModuleOpenException {
-    Map<String, Object> attrs;
+  private static void verifyIdentity(OpenedFile file, String where, MappedModule module)
+      throws ModuleOpenException {
+    OpenedFile.Identity id;
     try {
-      // map_files entries are magic links to the mapped inode itself; stat through them. Any
-      // other path is only trusted if it leads to the mapped device and inode.
-      attrs = Files.readAttributes(file, "unix:dev,ino");
+      id = file.identity();
     } catch (IOException | UnsupportedOperationException | SecurityException e) {
-      throw new ModuleOpenException("unreadable", module.path() + ": cannot open " + file + " ("
-          + e.getMessage() + ")");
+      throw new ModuleOpenException("unreadable", module.path() + ": cannot stat " + where
+          + " (" + e.getMessage() + ")");
     }
-    long inode = (Long) attrs.get("ino");
-    long dev = (Long) attrs.get("dev");
-    DeviceNumber device = new DeviceNumber(major(dev), minor(dev));
-    if (inode != module.inode() || !device.equals(module.device())) {
+    DeviceNumber device = new DeviceNumber(major(id.dev()), minor(id.dev()));
+    if (!id.regular() || id.inode() != module.inode() || !device.equals(module.device())) {
       throw new ModuleOpenException("replaced", module.path() + " on disk (dev " + device
-          + ", inode " + inode + ") is not the mapped file (dev " + module.device() + ", inode "
-          + module.inode() + "): it was replaced after the process mapped it");
+          + ", inode " + id.inode() + (id.regular() ? "" : ", not a regular file")
+          + ") is not the mapped file (dev " + module.device() + ", inode " + module.inode()
+          + "): it was replaced after the process mapped it");
     }
   }
 

@@ -18,8 +18,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 
 /**
  * The single owner of all ptrace and waitpid traffic for one target process.
@@ -33,7 +31,6 @@ import java.util.logging.Logger;
  * target is never left stopped or killed.
  */
 public final class Tracer implements AutoCloseable {
-  private static final Logger LOG = Logger.getLogger(Tracer.class.getName());
   private static final Runnable POISON = () -> {};
   private static final long DETACH_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(2);
 
@@ -243,7 +240,9 @@ public final class Tracer implements AutoCloseable {
 
   /**
    * Detaches every seized thread (stopping each first if needed) and ends the tracer thread.
-   * Idempotent. Failures are logged, not thrown: close must always release the target.
+   * Idempotent. Failures are reported, not thrown: close must always release the target. A
+   * thread that cannot be stopped (uninterruptible sleep) cannot be detached; the kernel lets
+   * it go when polystack exits, and nothing is left stopped, so one warning line says so.
    */
   @Override
   public void close() {
@@ -254,10 +253,14 @@ public final class Tracer implements AutoCloseable {
       for (int tid : p.tracedThreads()) {
         try {
           if (!p.detachSafely(tid, DETACH_TIMEOUT_NANOS)) {
-            LOG.warning("could not detach thread " + tid + " of " + pid);
+            warn("could not detach thread " + tid + " of process " + pid + ": it did not stop"
+                + " within " + TimeUnit.NANOSECONDS.toSeconds(DETACH_TIMEOUT_NANOS)
+                + " s (uninterruptible sleep?); it is not stopped and the kernel detaches it"
+                + " when polystack exits, nothing to do");
           }
         } catch (SyscallException e) {
-          LOG.log(Level.WARNING, "detaching thread " + tid + " of " + pid, e);
+          warn("could not detach thread " + tid + " of process " + pid + ": "
+              + e.getMessage());
         }
       }
       return null;
@@ -270,8 +273,18 @@ public final class Tracer implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (ExecutionException | TimeoutException e) {
-      LOG.log(Level.WARNING, "closing tracer for " + pid, e);
+      warn("closing the tracer of process " + pid + " failed: " + e
+          + "; the kernel detaches its threads when polystack exits");
     }
+  }
+
+  /**
+   * One line on stderr, in the CLI's "polystack: warning:" form (this class has no console:
+   * it runs inside every command). Newlines are folded so a message can never span lines.
+   */
+  private static void warn(String message) {
+    System.err.println("polystack: warning: " + message.replace('\r', ' ').replace('\n', ' '));
+    System.err.flush();
   }
 
   private void loop() {

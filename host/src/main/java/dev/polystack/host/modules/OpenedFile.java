@@ -1,0 +1,111 @@
+package dev.polystack.host.modules;
+
+import dev.polystack.host.sys.Errno;
+import dev.polystack.host.sys.Native;
+import dev.polystack.host.sys.SyscallException;
+import dev.polystack.host.sys.Syscalls;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import jnr.ffi.Pointer;
+
+/**
+ * A file of a target opened exactly once: the descriptor is what gets checked (device, inode,
+ * type) and what gets read, so nothing can be swapped in between the check and the read. Paths
+ * inside the target's root are resolved by the kernel with openat2 RESOLVE_IN_ROOT (absolute
+ * symlinks and ".." stay inside that root) and RESOLVE_NO_MAGICLINKS (no /proc/.../fd or
+ * /proc/.../root jumps out of it). Opened with O_NONBLOCK so a FIFO planted in a file's place
+ * cannot block the open. Reading goes through /proc/self/fd/N, a link to this open file itself,
+ * not a path that is looked up again.
+ */
+final class OpenedFile implements AutoCloseable {
+  static final long SYS_OPENAT = 257;
+  static final long SYS_OPENAT2 = 437;
+  static final long AT_FDCWD = -100;
+  static final long O_RDONLY = 0;
+  static final long O_NOCTTY = 0400;
+  static final long O_NONBLOCK = 04000;
+  static final long O_DIRECTORY = 0200000;
+  static final long O_CLOEXEC = 02000000;
+  static final long O_PATH = 010000000;
+  static final long RESOLVE_NO_MAGICLINKS = 0x02;
+  static final long RESOLVE_IN_ROOT = 0x10;
+  /** sizeof(struct open_how): flags, mode, resolve. */
+  static final int OPEN_HOW_SIZE = 24;
+  /** PATH_MAX: longer names are refused rather than handed to the kernel. */
+  static final int MAX_PATH = 4096;
+  private static final long READ_FLAGS = O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC;
+
+  /** Device (kernel st_dev encoding), inode and whether it is a regular file. */
+  record Identity(long dev, long inode, boolean regular) {}
+
+  private final int fd;
+
+  private OpenedFile(int fd) {
+    this.fd = fd;
+  }
+
+  /** Opens {@code path} as given (e.g. a /proc/PID/map_files link, meant to be followed). */
+  static OpenedFile open(Path path) throws SyscallException {
+    Pointer name = cString(path.toString());
+    long fd = Syscalls.check(Native.libc().syscall(SYS_OPENAT, AT_FDCWD, name.address(),
+        READ_FLAGS, 0, 0, 0), "openat(" + path + ")", SyscallException.Area.OTHER);
+    return new OpenedFile((int) fd);
+  }
+
+  /**
+   * Opens {@code path} as the process whose root directory is {@code root} sees it, never
+   * leaving that root: a symlink to "/x" means root/x, ".." stops at root, magic links fail.
+   */
+  static OpenedFile openInRoot(Path root, String path) throws SyscallException {
+    Pointer rootName = cString(root.toString());
+    long dirFd = Syscalls.check(Native.libc().syscall(SYS_OPENAT, AT_FDCWD, rootName.address(),
+        O_PATH | O_DIRECTORY | O_CLOEXEC, 0, 0, 0), "openat(" + root + ")",
+        SyscallException.Area.OTHER);
+    try {
+      Pointer name = cString(path);
+      Pointer how = Native.allocate(OPEN_HOW_SIZE);
+      how.putLong(0, READ_FLAGS);
+      how.putLong(8, 0);
+      how.putLong(16, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+      long fd = Syscalls.check(Native.libc().syscall(SYS_OPENAT2, dirFd, name.address(),
+          how.address(), OPEN_HOW_SIZE, 0, 0), "openat2(" + root + ", " + path
+          + ", RESOLVE_IN_ROOT)", SyscallException.Area.OTHER);
+      return new OpenedFile((int) fd);
+    } finally {
+      Native.libc().close((int) dirFd);
+    }
+  }
+
+  /** A path naming this open file itself (valid while it is open). */
+  Path path() {
+    return Path.of("/proc/self/fd/" + fd);
+  }
+
+  /** fstat of the open descriptor (stat through /proc/self/fd/N reports the same inode). */
+  Identity identity() throws IOException {
+    Map<String, Object> attrs = Files.readAttributes(path(), "unix:dev,ino,mode");
+    int mode = (Integer) attrs.get("mode");
+    return new Identity((Long) attrs.get("dev"), (Long) attrs.get("ino"),
+        (mode & 0170000) == 0100000);
+  }
+
+  @Override
+  public void close() {
+    Native.libc().close(fd);
+  }
+
+  private static Pointer cString(String s) throws SyscallException {
+    byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
+    if (bytes.length >= MAX_PATH || s.indexOf('\0') >= 0) {
+      throw new SyscallException("open(" + s + ")", Errno.EINVAL,
+          SyscallException.Area.OTHER);
+    }
+    Pointer p = Native.allocate(bytes.length + 1);
+    p.put(0, bytes, 0, bytes.length);
+    p.putByte(bytes.length, (byte) 0);
+    return p;
+  }
+}

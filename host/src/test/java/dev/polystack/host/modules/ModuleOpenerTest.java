@@ -1,0 +1,132 @@
+package dev.polystack.host.modules;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.polystack.host.elf.ElfFile;
+import dev.polystack.host.proc.DeviceNumber;
+import dev.polystack.host.proc.MappedModule;
+import dev.polystack.host.proc.MemoryMapping;
+import dev.polystack.host.proc.Permissions;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The /proc/PID/root fallback of {@link ModuleOpener} against a chroot-like tree: a fake /proc
+ * whose PID/root is a directory the test builds, with no map_files (as when map_files is not
+ * readable), so every open goes through the target's root. The real ELF file used is the
+ * system's libc, copied, so the files are parseable and their dev/inode are real.
+ */
+class ModuleOpenerTest {
+  private static final int PID = 4242;
+
+  @TempDir Path dir;
+
+  private Path targetRoot() throws Exception {
+    return Files.createDirectories(dir.resolve("proc").resolve(Integer.toString(PID))
+        .resolve("root"));
+  }
+
+  private ModuleOpener opener() {
+    return new ModuleOpener(dir.resolve("proc"));
+  }
+
+  private static Path libc() {
+    for (String p : List.of("/lib/x86_64-linux-gnu/libc.so.6",
+        "/usr/lib/x86_64-linux-gnu/libc.so.6")) {
+      if (Files.isRegularFile(Path.of(p))) {
+        return Path.of(p);
+      }
+    }
+    throw new AssertionError("no libc.so.6 on this machine");
+  }
+
+  /** A mapping of {@code path} (as the target names it) claiming {@code file}'s dev/inode. */
+  private static MappedModule mappingOf(String path, Path file) throws Exception {
+    Map<String, Object> a = Files.readAttributes(file, "unix:dev,ino");
+    long dev = (Long) a.get("dev");
+    DeviceNumber device = new DeviceNumber(ModuleOpener.major(dev), ModuleOpener.minor(dev));
+    long inode = (Long) a.get("ino");
+    MemoryMapping m = new MemoryMapping(0x7f0000000000L, 0x7f0000001000L,
+        new Permissions("r-xp", true, false, true, false), 0, device, inode, path, false);
+    return new MappedModule(path, device, inode, false, List.of(m));
+  }
+
+  @Test
+  void aFileInsideTheRootWithTheMappedIdentityOpens() throws Exception {
+    Path lib = Files.createDirectories(targetRoot().resolve("lib")).resolve("libc.so.6");
+    Files.copy(libc(), lib);
+    ElfFile elf = opener().open(PID, mappingOf("/lib/libc.so.6", lib));
+    assertTrue(elf.toString().contains("/lib/libc.so.6"), elf.toString());
+  }
+
+  /**
+   * The target's root holds a symlink with an absolute target outside that root, and the mapping
+   * claims the outside file's identity (the strongest case for an attacker: the dev/inode check
+   * alone would pass). Resolved inside the target's root, "/outside/..." does not exist there.
+   */
+  @Test
+  void anAbsoluteSymlinkOutOfTheRootIsNotFollowedOut() throws Exception {
+    Path outside = Files.createDirectories(dir.resolve("outside")).resolve("secret.so");
+    Files.copy(libc(), outside);
+    Path lib = Files.createDirectories(targetRoot().resolve("lib"));
+    Files.createSymbolicLink(lib.resolve("libevil.so"), outside.toAbsolutePath());
+    ModuleOpenException e = assertThrows(ModuleOpenException.class,
+        () -> opener().open(PID, mappingOf("/lib/libevil.so", outside)));
+    assertEquals("unreadable", e.reason(), e.getMessage());
+  }
+
+  /** The same with ".." components: they stop at the target's root. */
+  @Test
+  void aRelativeSymlinkClimbingOutOfTheRootIsNotFollowedOut() throws Exception {
+    Path outside = Files.createDirectories(dir.resolve("outside")).resolve("secret.so");
+    Files.copy(libc(), outside);
+    Path lib = Files.createDirectories(targetRoot().resolve("usr/lib"));
+    Files.createSymbolicLink(lib.resolve("libevil.so"),
+        Path.of("../../../../../outside/secret.so"));
+    ModuleOpenException e = assertThrows(ModuleOpenException.class,
+        () -> opener().open(PID, mappingOf("/usr/lib/libevil.so", outside)));
+    assertEquals("unreadable", e.reason(), e.getMessage());
+  }
+
+  /** An absolute symlink is fine while it stays inside: it means the target's own "/". */
+  @Test
+  void anAbsoluteSymlinkIsResolvedInsideTheRoot() throws Exception {
+    Path root = targetRoot();
+    Path real = Files.createDirectories(root.resolve("opt/lib")).resolve("libc.so.6");
+    Files.copy(libc(), real);
+    Files.createDirectories(root.resolve("lib"));
+    Files.createSymbolicLink(root.resolve("lib/libc.so.6"), Path.of("/opt/lib/libc.so.6"));
+    ElfFile elf = opener().open(PID, mappingOf("/lib/libc.so.6", real));
+    assertTrue(elf.toString().contains("/lib/libc.so.6"), elf.toString());
+  }
+
+  /** A different file at the mapped path (replaced on disk) is refused, never parsed. */
+  @Test
+  void aFileWithAnotherIdentityIsRefused() throws Exception {
+    Path lib = Files.createDirectories(targetRoot().resolve("lib")).resolve("libc.so.6");
+    Files.copy(libc(), lib);
+    Path other = dir.resolve("other.so");
+    Files.copy(libc(), other);
+    ModuleOpenException e = assertThrows(ModuleOpenException.class,
+        () -> opener().open(PID, mappingOf("/lib/libc.so.6", other)));
+    assertEquals("replaced", e.reason(), e.getMessage());
+  }
+
+  /** A FIFO in the file's place neither blocks the open nor passes as the mapped file. */
+  @Test
+  void aFifoInTheFilesPlaceDoesNotBlock() throws Exception {
+    Path lib = Files.createDirectories(targetRoot().resolve("lib")).resolve("libc.so.6");
+    Process mkfifo = new ProcessBuilder("mkfifo", lib.toString()).inheritIO().start();
+    assertEquals(0, mkfifo.waitFor());
+    ModuleOpenException e = assertThrows(ModuleOpenException.class,
+        () -> opener().open(PID, mappingOf("/lib/libc.so.6", lib)));
+    assertEquals("replaced", e.reason(), e.getMessage());
+    assertTrue(e.getMessage().contains("not a regular file"), e.getMessage());
+  }
+}
