@@ -6,8 +6,8 @@
  *
  * -m perf (host/.../probes/PerfProbeBackend): per thread, a PERF_TYPE_BREAKPOINT (X, len 8)
  *   event at the entry with sample_period 1, IP|TID|TIME|REGS_USER (the 17 general registers)|
- *   STACK_USER (-b bytes, 512 as polystack), CLOCK_MONOTONIC time stamps, a 2^6-page ring woken
- *   at a quarter full, remove_on_exec. The return address is the first stack word of an entry
+ *   STACK_USER (-b bytes, 512 as polystack), CLOCK_MONOTONIC time stamps, a 2^8-page ring woken
+ *   at 64 KiB, remove_on_exec. The return address is the first stack word of an entry
  *   sample; a return event is opened there (up to 3 per thread: 4 debug registers minus the
  *   entry) and redirected into the entry's ring with SET_OUTPUT. Rings are drained after poll()
  *   (10 ms timeout); the target is never stopped and never signalled. A return pairs with its
@@ -62,7 +62,7 @@
 #define MAX_THREADS 256
 #define SLOTS 4           /* debug registers per thread */
 #define MAX_PENDING 64    /* as polystack's CallPairing */
-#define RING_LOG2 6
+#define RING_LOG2 8 /* as PerfProbeBackend.RING_LOG2 */
 #define PAGE 4096
 #define REGS_MASK (0x1ffULL | (0xffULL << 16)) /* AX..IP, R8..R15: 17 registers */
 #define NREGS 17
@@ -191,7 +191,7 @@ static int open_breakpoint(int tid, uint64_t address) {
     a.use_clockid = 1;
     a.clockid = CLOCK_MONOTONIC;
     a.watermark = 1;
-    a.wakeup_watermark = (PAGE << RING_LOG2) / 4;
+    a.wakeup_watermark = 64 << 10; /* as PerfProbeBackend.WAKEUP_BYTES */
   }
   return (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }

@@ -13,7 +13,7 @@ import jnr.ffi.annotations.SaveError;
  * whose handler is installed without SA_RESTART, so the wait returns EINTR and the loop looks at
  * its flags. Blocking matters for the target: a tracer that polls waitpid with WNOHANG keeps
  * taking the tracee's signal lock while the tracee needs it to stop, which on this machine made
- * every stop 1.6x as expensive as a tracer that sleeps (bench/vdso-floor.c -S).
+ * every call 1.6-1.9x as expensive as with a tracer that sleeps (bench/vdso-floor.c -S).
  *
  * <p>The handler does nothing; it only has to exist, since an ignored signal interrupts nothing.
  * It is libc's {@code abs}, a function of one int without side effects and async-signal-safe.

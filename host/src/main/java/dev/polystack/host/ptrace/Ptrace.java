@@ -286,9 +286,9 @@ public final class Ptrace {
   /**
    * Blocks until the kernel has a report for any tracee of this thread and queues it for {@link
    * #nextEvent()}. Sleeping in waitpid costs a tracee that stops nothing but the wake-up, where
-   * polling with WNOHANG takes the tracee's signal lock over and over, just while the tracee needs
-   * it to stop (measured: 1.6x the per-stop cost). A signal with a handler installed without
-   * SA_RESTART ends the wait early (see probes.TracerWakeup).
+   * polling with WNOHANG takes the tracee's signal lock over and over, just while the tracee
+   * needs it to stop (measured: 1.6-1.9x the cost per traced call). A signal with a handler
+   * installed without SA_RESTART ends the wait early (see probes.TracerWakeup).
    *
    * @return true if a report was queued; false if a signal interrupted the wait or there is no
    *     tracee left to wait for
