@@ -4,7 +4,11 @@ import dev.polystack.plugin.api.ProbeHit;
 
 /** Where a probe backend delivers what it sees. Called from the backend's one thread. */
 public interface HitListener {
-  /** A hit; for exact backends the thread is still stopped, so memory reads are consistent. */
+  /**
+   * A hit. When it carries memory the thread is still stopped and reads are consistent; the
+   * ptrace backend delivers return hits so, and entry hits (registers and the return address
+   * word) after the thread resumed, without memory.
+   */
   void hit(ProbeHit hit);
 
   /** The backend resumed the target after a batch of hits: a good time for slow work (I/O). */

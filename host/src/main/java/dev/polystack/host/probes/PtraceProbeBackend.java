@@ -22,6 +22,7 @@ import dev.polystack.plugin.api.Registers;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
@@ -40,8 +41,6 @@ public final class PtraceProbeBackend implements ProbeBackend {
   /** si_code of a SIGTRAP raised by a perf event with sigtrap set. */
   static final int TRAP_PERF = 6;
   static final long DETACH_TIMEOUT_NANOS = 1_000_000_000L;
-  /** How long to spin for the next stop before sleeping: back-to-back calls stop within it. */
-  static final long SPIN_NANOS = 300_000;
 
   private final VdsoResolver resolver;
   private final Tracer tracer;
@@ -107,12 +106,26 @@ public final class PtraceProbeBackend implements ProbeBackend {
     } else {
       seizeAll(p);
     }
+    Optional<TracerWakeup> wakeup = TracerWakeup.start();
+    try {
+      return serve(p, stop, deadline, wakeup.isPresent());
+    } finally {
+      wakeup.ifPresent(TracerWakeup::close);
+    }
+  }
+
+  /**
+   * Handles reports until the end. With {@code blocking}, sleeps in waitpid between reports (the
+   * wake-up timer bounds how late a stop request or the deadline is seen); otherwise polls, with
+   * pauses that grow while the target makes no call.
+   */
+  private End serve(Ptrace p, BooleanSupplier stop, long deadline, boolean blocking)
+      throws SyscallException {
     long idleSince = System.nanoTime();
     while (true) {
       if (stop.getAsBoolean()) {
         return End.STOPPED;
       }
-      p.reapAll();
       TraceEvent e = p.nextEvent();
       if (e != null) {
         handle(p, e);
@@ -126,10 +139,10 @@ public final class PtraceProbeBackend implements ProbeBackend {
       if (now >= deadline) {
         return End.DEADLINE;
       }
-      if (now - idleSince < SPIN_NANOS) {
-        Thread.onSpinWait();
-      } else {
-        LockSupport.parkNanos(Math.min(1_000_000, (now - idleSince) / 4));
+      if (blocking) {
+        p.awaitAny(); // returns at once if a report is already there: one waitpid per stop
+      } else if (p.reapAll() == 0) {
+        LockSupport.parkNanos(Math.max(20_000, Math.min(1_000_000, (now - idleSince) / 4)));
       }
     }
   }
@@ -225,8 +238,11 @@ public final class PtraceProbeBackend implements ProbeBackend {
     } else if (event != 0) {
       resume(p, tid, 0);
     } else if (st.stopSignal() == Syscalls.SIGTRAP && perfTrap(p, tid)) {
-      hit(p, tid);
+      ProbeHit entry = hit(p, tid);
       resume(p, tid, 0); // suppressed: the SIGTRAP was ours
+      if (entry != null) {
+        listener.hit(entry);
+      }
       listener.afterResume();
     } else {
       resume(p, tid, st.stopSignal()); // the target's own signal, unchanged
@@ -246,7 +262,16 @@ public final class PtraceProbeBackend implements ProbeBackend {
     return si.signo() == Syscalls.SIGTRAP && si.code() == TRAP_PERF;
   }
 
-  private void hit(Ptrace p, int tid) throws SyscallException {
+  /**
+   * Reads a stopped thread at a hit. The target waits for all of it, so it does only what needs
+   * the thread stopped: at an entry, the return address (and its breakpoint, before the call can
+   * return); at a return, the monitor, which reads the outputs. An entry's registers and return
+   * address are all a monitor needs of it, so the entry hit is returned to be delivered after
+   * the resume, without memory: the monitor's work then overlaps the target's run.
+   *
+   * @return the entry hit to deliver after the resume, or null
+   */
+  private ProbeHit hit(Ptrace p, int tid) throws SyscallException {
     long now = System.nanoTime();
     Registers regs = ApiRegisters.of(p.getRegs(tid));
     int process = processOf.getOrDefault(tid, pid);
@@ -263,9 +288,12 @@ public final class PtraceProbeBackend implements ProbeBackend {
         listener.count("unreadable_return_address", 1);
       }
     }
-    ProbeSite site = entry != null ? entry
-        : new ProbeSite("", "", regs.pc(), ProbeSite.Kind.RETURN);
+    if (entry != null) {
+      return new ProbeHit(entry, process, tid, now, regs, stack, null);
+    }
+    ProbeSite site = new ProbeSite("", "", regs.pc(), ProbeSite.Kind.RETURN);
     listener.hit(new ProbeHit(site, process, tid, now, regs, stack, memory));
+    return null;
   }
 
   private void place(Breakpoints b, long returnAddress) {

@@ -72,6 +72,7 @@ public final class TraceSession {
   private final Sink sink;
   private final CallStatistics stats = new CallStatistics();
   private final Map<String, Long> counters = new TreeMap<>();
+  private final List<CallRecord> unaccounted = new ArrayList<>();
   private final List<CallRecord> batch = new ArrayList<>();
   private final long epochOffset = monotonicToEpochOffset();
   private ProbeMonitor monitor;
@@ -223,7 +224,22 @@ public final class TraceSession {
     counters.merge(reason, n, Long::sum);
   }
 
+  /**
+   * A completed call, reported by the monitor while an exact backend holds the thread stopped:
+   * only queued here, and counted by {@link #account} once the thread runs again.
+   */
   private void completed(CallRecord r) {
+    unaccounted.add(r);
+  }
+
+  private void account() {
+    for (CallRecord r : unaccounted) {
+      account(r);
+    }
+    unaccounted.clear();
+  }
+
+  private void account(CallRecord r) {
     if (maxReached) {
       count("after_max_calls", 1);
       return;
@@ -249,6 +265,7 @@ public final class TraceSession {
   }
 
   private void flush() {
+    account();
     if (outputFailure != null) {
       batch.clear();
       batchSeq.clear();

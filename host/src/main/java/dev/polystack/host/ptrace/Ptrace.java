@@ -283,6 +283,36 @@ public final class Ptrace {
     }
   }
 
+  /**
+   * Blocks until the kernel has a report for any tracee of this thread and queues it for {@link
+   * #nextEvent()}. Sleeping in waitpid costs a tracee that stops nothing but the wake-up, where
+   * polling with WNOHANG takes the tracee's signal lock over and over, just while the tracee
+   * needs it to stop (measured: 1.6-1.9x the cost per traced call). A signal with a handler
+   * installed without SA_RESTART ends the wait early (see probes.TracerWakeup).
+   *
+   * @return true if a report was queued; false if a signal interrupted the wait or there is no
+   *     tracee left to wait for
+   */
+  public boolean awaitAny() throws SyscallException {
+    checkThread();
+    int r = libc.waitpid(-1, statusOut, PtraceConstants.WALL | PtraceConstants.WNOTHREAD);
+    if (r > 0) {
+      record(new TraceEvent(r, new WaitStatus(statusOut[0])));
+      return true;
+    }
+    int errno = Native.errno();
+    if (errno == Errno.ECHILD) {
+      // No tracee left for this thread (all exited and reaped): nothing is traced any more.
+      threads.clear();
+      lastStop.clear();
+      return false;
+    }
+    if (errno == Errno.EINTR) {
+      return false;
+    }
+    throw new SyscallException("waitpid(-1, __WALL|__WNOTHREAD)", errno, Area.PTRACE);
+  }
+
   /** The oldest queued report of any thread, or null; call {@link #reapAll()} to fill the queue. */
   public TraceEvent nextEvent() {
     checkThread();
