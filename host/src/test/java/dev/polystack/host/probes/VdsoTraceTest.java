@@ -229,7 +229,10 @@ class VdsoTraceTest {
       assertTrue(st.exited() && st.exitCode() == 0, st.toString());
       assertTrue(VdsoWorkload.done(out));
       assertEquals(20, VdsoWorkload.usr1(out));
-      assertTrue(sink.records.size() > 100, "" + result.counters());
+      // Relative to what the workload itself made: a loaded host makes fewer calls in 1.5 s.
+      int seen = VdsoWorkload.calls(out).size();
+      assertTrue(sink.records.size() >= seen / 2 && sink.records.size() <= seen,
+          sink.records.size() + " of " + seen + "; " + result.counters());
     }
   }
 

@@ -17,6 +17,8 @@ import java.util.concurrent.atomic.AtomicReference;
 final class ExportTally {
   private final AtomicLong batches = new AtomicLong();
   private final AtomicLong failures = new AtomicLong();
+  private final AtomicLong delivered = new AtomicLong();
+  private final AtomicLong failedItems = new AtomicLong();
   private final AtomicReference<String> lastFailure = new AtomicReference<>("");
 
   long batches() {
@@ -27,16 +29,28 @@ final class ExportTally {
     return failures.get();
   }
 
+  /** Items (spans, metric streams) in batches the receiver accepted. */
+  long delivered() {
+    return delivered.get();
+  }
+
+  /** Items in batches that failed. */
+  long failedItems() {
+    return failedItems.get();
+  }
+
   String lastFailure() {
     return lastFailure.get();
   }
 
-  private CompletableResultCode watch(CompletableResultCode code) {
+  private CompletableResultCode watch(CompletableResultCode code, int items) {
     code.whenComplete(() -> {
       if (code.isSuccess()) {
         batches.incrementAndGet();
+        delivered.addAndGet(items);
       } else {
         failures.incrementAndGet();
+        failedItems.addAndGet(items);
         Throwable t = code.getFailureThrowable();
         lastFailure.set(t == null ? "export failed"
             : t.getMessage() == null ? t.toString() : t.getMessage());
@@ -49,7 +63,7 @@ final class ExportTally {
     return new SpanExporter() {
       @Override
       public CompletableResultCode export(Collection<SpanData> spans) {
-        return watch(delegate.export(spans));
+        return watch(delegate.export(spans), spans.size());
       }
 
       @Override
@@ -68,7 +82,7 @@ final class ExportTally {
     return new MetricExporter() {
       @Override
       public CompletableResultCode export(Collection<MetricData> metrics) {
-        return watch(delegate.export(metrics));
+        return watch(delegate.export(metrics), metrics.size());
       }
 
       @Override

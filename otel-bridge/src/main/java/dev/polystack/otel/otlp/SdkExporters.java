@@ -10,6 +10,7 @@ import io.opentelemetry.exporter.otlp.trace.OtlpGrpcSpanExporter;
 import io.opentelemetry.exporter.otlp.trace.OtlpGrpcSpanExporterBuilder;
 import io.opentelemetry.sdk.metrics.export.MetricExporter;
 import io.opentelemetry.sdk.trace.export.SpanExporter;
+import java.util.function.Consumer;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -34,12 +35,14 @@ final class SdkExporters {
           .setEndpoint(config.baseUri().toString()).setTimeout(config.timeout())
           .setCompression(config.gzip() ? "gzip" : "none");
       config.headers().forEach(b::addHeader);
+      trust(config, "traces", b::setTrustedCertificates);
       return b.build();
     }
     OtlpHttpSpanExporterBuilder b = OtlpHttpSpanExporter.builder()
         .setEndpoint(config.signalUri("/v1/traces").toString()).setTimeout(config.timeout())
         .setCompression(config.gzip() ? "gzip" : "none");
     config.headers().forEach(b::addHeader);
+    trust(config, "traces", b::setTrustedCertificates);
     return b.build();
   }
 
@@ -49,12 +52,22 @@ final class SdkExporters {
           .setEndpoint(config.baseUri().toString()).setTimeout(config.timeout())
           .setCompression(config.gzip() ? "gzip" : "none");
       config.headers().forEach(b::addHeader);
+      trust(config, "metrics", b::setTrustedCertificates);
       return b.build();
     }
     OtlpHttpMetricExporterBuilder b = OtlpHttpMetricExporter.builder()
         .setEndpoint(config.signalUri("/v1/metrics").toString()).setTimeout(config.timeout())
         .setCompression(config.gzip() ? "gzip" : "none");
     config.headers().forEach(b::addHeader);
+    trust(config, "metrics", b::setTrustedCertificates);
     return b.build();
+  }
+
+  /** Hands the signal's CA file (if any) to an SDK builder, which then trusts only it. */
+  private static void trust(OtlpConfig config, String signal, Consumer<byte[]> setter) {
+    TrustedCertificates t = config.tls() ? config.trust(signal) : null;
+    if (t != null) {
+      setter.accept(t.pem());
+    }
   }
 }
