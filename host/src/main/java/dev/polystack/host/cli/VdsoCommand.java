@@ -119,8 +119,12 @@ final class VdsoCommand implements Runnable {
       throw new UsageException("--backend " + backend + ": expected perf or ptrace");
     }
     if (followForks && backend.equals("perf")) {
+      // Following a child without stopping it needs inherited breakpoints (attr.inherit); the
+      // kernel refuses a ring buffer on an inherited per-thread event (perf_mmap: EINVAL), and
+      // the /proc rescan finds a child only after its first calls.
       throw new UsageException("--follow-forks needs --backend ptrace: the perf backend cannot"
-          + " see a fork in time to arm the child");
+          + " arm a child before it runs (the kernel gives inherited per-thread breakpoints no"
+          + " ring buffer)");
     }
     if (maxCalls < 0) {
       throw new UsageException("--max-calls " + maxCalls + ": must be positive");
