@@ -61,6 +61,18 @@ class RecordOtlpOptionsTest {
   }
 
   @Test
+  void aCaFileNeedsAnEndpointAndMustExistForHttps() {
+    RecordCommand noEndpoint = command();
+    noEndpoint.otlp.caFile = java.nio.file.Path.of("/etc/ca.pem");
+    assertThrows(UsageException.class, () -> noEndpoint.otlpConfig(Map.of()));
+    RecordCommand missing = command();
+    missing.otlp.endpoint = "https://c:4317";
+    missing.otlp.caFile = java.nio.file.Path.of("/nonexistent/ca.pem");
+    assertEquals("CA file /nonexistent/ca.pem does not exist; check --otlp-ca-file",
+        assertThrows(UsageException.class, () -> missing.otlpConfig(Map.of())).getMessage());
+  }
+
+  @Test
   void theQueueHoldsAMinuteOfIntervals() {
     assertEquals(6, OtlpExport.queueFor(Duration.ofSeconds(10)));
     assertEquals(120, OtlpExport.queueFor(Duration.ofMillis(500)));
