@@ -233,6 +233,38 @@ class VdsoCommandTest {
     }
   }
 
+  @ParameterizedTest
+  @org.junit.jupiter.params.provider.CsvSource({"record,--mode,ptrace", "record,--mode,perf",
+      "vdso,--backend,ptrace", "vdso,--backend,perf"})
+  void aLaunchedTargetStillRunningAtTheEndIsKilledAndTheSummarySaysSo(String command,
+      String flag, String backend) throws Exception {
+    // A unique argument finds the process afterwards (sleep takes fractional seconds).
+    String seconds = "600." + System.nanoTime() % 1_000_000;
+    List<String> args = new ArrayList<>(List.of(command, flag, backend, "--duration", "1s",
+        "-o", tmp.resolve("out").toString()));
+    if (command.equals("record")) {
+      args.addAll(List.of("--format", "folded"));
+    }
+    args.addAll(List.of("--", "sleep", seconds));
+    Distribution.Result r = Distribution.run(args.toArray(String[]::new));
+    assertEquals(0, r.exitCode(), r.stderr());
+    assertTrue(r.stderr().contains("polystack: done; the launched target was still running and"
+        + " polystack killed it (SIGKILL)"), r.stderr());
+    assertFalse(r.stderr().contains("still running\n") || r.stderr().contains("detached and"),
+        r.stderr());
+    try (var procs = Files.list(Path.of("/proc"))) {
+      List<String> left = procs.filter(p -> p.getFileName().toString().matches("\\d+"))
+          .map(p -> {
+            try {
+              return Files.readString(p.resolve("cmdline")).replace('\0', ' ');
+            } catch (IOException e) {
+              return "";
+            }
+          }).filter(c -> c.contains(seconds)).toList();
+      assertEquals(List.of(), left, "the launched target is gone");
+    }
+  }
+
   private static int count(String text, String prefix) {
     return (int) text.lines().filter(l -> l.startsWith(prefix)).count();
   }
