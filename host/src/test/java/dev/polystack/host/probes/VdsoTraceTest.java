@@ -229,9 +229,11 @@ class VdsoTraceTest {
       assertTrue(st.exited() && st.exitCode() == 0, st.toString());
       assertTrue(VdsoWorkload.done(out));
       assertEquals(20, VdsoWorkload.usr1(out));
-      // Relative to what the workload itself made: a loaded host makes fewer calls in 1.5 s.
+      // Traced while attached, never more than the workload made; how many depends on how
+      // long the attach took (the workload calls untraced before it), so no fixed floor: a
+      // loaded host made fewer than the 100 once required.
       int seen = VdsoWorkload.calls(out).size();
-      assertTrue(sink.records.size() >= seen / 2 && sink.records.size() <= seen,
+      assertTrue(sink.records.size() > 0 && sink.records.size() <= seen,
           sink.records.size() + " of " + seen + "; " + result.counters());
     }
   }
