@@ -51,12 +51,23 @@ final class ExportTally {
       } else {
         failures.incrementAndGet();
         failedItems.addAndGet(items);
-        Throwable t = code.getFailureThrowable();
-        lastFailure.set(t == null ? "export failed"
-            : t.getMessage() == null ? t.toString() : t.getMessage());
+        lastFailure.set(describe(code.getFailureThrowable()));
       }
     });
     return code;
+  }
+
+  /** The first message along the cause chain (the SDK's export exceptions carry none). */
+  static String describe(Throwable t) {
+    if (t == null) {
+      return "export failed";
+    }
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c.getMessage() != null && !c.getMessage().isBlank()) {
+        return c == t ? c.getMessage() : t.getClass().getSimpleName() + ": " + c.getMessage();
+      }
+    }
+    return t.toString();
   }
 
   SpanExporter wrap(SpanExporter delegate) {
