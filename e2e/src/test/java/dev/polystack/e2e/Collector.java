@@ -66,8 +66,10 @@ final class Collector implements AutoCloseable {
   private final Process process;
   final int grpcPort;
   final int httpPort;
+  private final boolean tls;
 
-  private Collector(Path dir, Process process, int grpcPort, int httpPort) {
+  private Collector(Path dir, Process process, int grpcPort, int httpPort, boolean tls) {
+    this.tls = tls;
     this.dir = dir;
     this.process = process;
     this.grpcPort = grpcPort;
@@ -75,18 +77,34 @@ final class Collector implements AutoCloseable {
   }
 
   static Collector start() throws IOException, InterruptedException {
+    return start(null, null);
+  }
+
+  /**
+   * A Collector whose receivers speak TLS with this PEM certificate and key (endpoints
+   * {@code https://127.0.0.1:PORT}); both null for plain text.
+   */
+  static Collector start(Path certFile, Path keyFile) throws IOException, InterruptedException {
     Path binary = binary();
     Path dir = Files.createTempDirectory("polystack-otelcol");
     int grpc = freePort();
     int http = freePort();
     String d = dir.toString();
-    Files.writeString(dir.resolve("config.yaml"), CONFIG.formatted(grpc, http, d, d, d));
+    String config = CONFIG.formatted(grpc, http, d, d, d);
+    if (certFile != null) {
+      String tls = "\n        tls:\n          cert_file: " + certFile
+          + "\n          key_file: " + keyFile;
+      // The whole line: one port may be a prefix of the other.
+      config = config.replace("127.0.0.1:" + grpc + "\n", "127.0.0.1:" + grpc + tls + "\n")
+          .replace("127.0.0.1:" + http + "\n", "127.0.0.1:" + http + tls + "\n");
+    }
+    Files.writeString(dir.resolve("config.yaml"), config);
     Process p = new ProcessBuilder(binary.toString(), "--config", dir.resolve("config.yaml")
         .toString(), "--feature-gates=service.profilesSupport")
         .redirectErrorStream(true)
         .redirectOutput(dir.resolve("collector.log").toFile())
         .start();
-    Collector c = new Collector(dir, p, grpc, http);
+    Collector c = new Collector(dir, p, grpc, http, certFile != null);
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     while (!c.log().contains("Everything is ready")) {
       if (!p.isAlive() || System.nanoTime() > deadline) {
@@ -99,11 +117,11 @@ final class Collector implements AutoCloseable {
   }
 
   String grpcEndpoint() {
-    return "http://127.0.0.1:" + grpcPort;
+    return (tls ? "https" : "http") + "://127.0.0.1:" + grpcPort;
   }
 
   String httpEndpoint() {
-    return "http://127.0.0.1:" + httpPort;
+    return (tls ? "https" : "http") + "://127.0.0.1:" + httpPort;
   }
 
   String log() {

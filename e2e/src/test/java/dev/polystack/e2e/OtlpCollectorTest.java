@@ -293,7 +293,7 @@ class OtlpCollectorTest {
     return pid == null ? -1 : Long.parseLong(pid);
   }
 
-  private static long sampleCount(List<ExportProfilesServiceRequest> requests) {
+  static long sampleCount(List<ExportProfilesServiceRequest> requests) {
     return requests.stream().flatMap(r -> r.getResourceProfilesList().stream())
         .flatMap(rp -> rp.getScopeProfilesList().stream())
         .flatMap(sp -> sp.getProfilesList().stream())
@@ -301,13 +301,13 @@ class OtlpCollectorTest {
         .mapToLong(s -> s.getTimestampsUnixNanoCount()).sum();
   }
 
-  private static String attribute(List<KeyValue> attributes, String key) {
+  static String attribute(List<KeyValue> attributes, String key) {
     return attributes.stream().filter(kv -> kv.getKey().equals(key)).findFirst()
         .map(kv -> kv.getValue().hasIntValue() ? Long.toString(kv.getValue().getIntValue())
             : kv.getValue().getStringValue()).orElse(null);
   }
 
-  private static List<Span> spansOf(List<ExportTraceServiceRequest> requests, String service) {
+  static List<Span> spansOf(List<ExportTraceServiceRequest> requests, String service) {
     return requests.stream().flatMap(t -> t.getResourceSpansList().stream())
         .filter(rs -> service.equals(attribute(rs.getResource().getAttributesList(),
             "service.name")))
@@ -321,7 +321,7 @@ class OtlpCollectorTest {
    * The latest value of every counter of one process, by "name/reason" (the {@code reason} or
    * {@code error.type} attribute, else empty); points with equal keys are summed.
    */
-  private static Map<String, Long> counters(List<ExportMetricsServiceRequest> requests,
+  static Map<String, Long> counters(List<ExportMetricsServiceRequest> requests,
       long pid) {
     Map<String, Long> out = new HashMap<>();
     for (ExportMetricsServiceRequest req : requests) {

@@ -9,7 +9,6 @@ import dev.polystack.host.sampling.SamplingException;
 import dev.polystack.host.sampling.SamplingOptions;
 import dev.polystack.otel.local.ProfileFormat;
 import dev.polystack.otel.otlp.OtlpConfig;
-import dev.polystack.otel.otlp.OtlpProtocol;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -24,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
@@ -70,24 +70,7 @@ final class RecordCommand implements Runnable {
           + " no local file unless --format or --output is given.")
   String format;
 
-  @Option(names = "--otlp-endpoint", paramLabel = "URL",
-      description = "Stream profiles and metrics to this OTLP receiver (http[s]://HOST:PORT;"
-          + " default: OTEL_EXPORTER_OTLP_ENDPOINT, which also turns streaming on).")
-  String otlpEndpoint;
-
-  @Option(names = "--otlp-protocol", paramLabel = "PROTOCOL",
-      description = "grpc or http/protobuf (default: OTEL_EXPORTER_OTLP_PROTOCOL, else grpc).")
-  String otlpProtocol;
-
-  @Option(names = "--otlp-header", paramLabel = "K=V",
-      description = "A header for every OTLP request (repeatable; adds to"
-          + " OTEL_EXPORTER_OTLP_HEADERS).")
-  List<String> otlpHeaders = new ArrayList<>();
-
-  @Option(names = "--export-interval", paramLabel = "D", converter = Durations.class,
-      defaultValue = "10s",
-      description = "How often samples are sent while recording (default: ${DEFAULT-VALUE}).")
-  Duration exportInterval;
+  @Mixin OtlpOptions otlp = new OtlpOptions();
 
   @Option(names = {"--output", "-o"}, paramLabel = "FILE",
       description = "Where to write (default: NAME-PID-TIME.EXT in the current directory).")
@@ -119,8 +102,8 @@ final class RecordCommand implements Runnable {
   public void run() {
     ProfileFormat profileFormat = parseFormat();
     SamplingOptions options = options();
-    OtlpConfig otlp = otlpConfig(System.getenv());
-    boolean local = otlp == null || format != null || output != null;
+    OtlpConfig otlpConfig = otlpConfig(System.getenv());
+    boolean local = otlpConfig == null || format != null || output != null;
     if ((pid == null) == command.isEmpty()) {
       throw new UsageException("give either --pid PID or a command after --, not both or neither");
     }
@@ -160,10 +143,10 @@ final class RecordCommand implements Runnable {
     }
     var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
     RecordSession session = new RecordSession(ProcFs.system(), registry, guard, console::warn);
-    OtlpExport export = otlp == null ? null : new OtlpExport(otlp, exportInterval);
+    OtlpExport export = otlpConfig == null ? null : new OtlpExport(otlpConfig, otlp.interval);
     if (export != null) {
       // Samples are kept for the end only when a local file wants them all.
-      session.stream(exportInterval, export, local);
+      session.stream(otlp.interval, export, local);
     }
     StatusLine status = new StatusLine(console);
     RecordSession.Result result;
@@ -203,8 +186,9 @@ final class RecordCommand implements Runnable {
     if (report != null) {
       Summaries.printExport(console, report);
       if (!report.ok()) {
+        String problem = Summaries.exportProblem(report);
         throw new CommandFailedException("OTLP export to " + report.target() + " failed: "
-            + Summaries.exportProblem(report) + (report.profiles().requestsFailed() == 0 ? ""
+            + problem + OtlpOptions.advice(problem, report.profiles().requestsFailed() == 0 ? ""
             : "; check that the receiver runs and accepts profiles (Collector:"
             + " --feature-gates=service.profilesSupport and a profiles pipeline)"));
       }
@@ -216,37 +200,7 @@ final class RecordCommand implements Runnable {
 
   /** The OTLP configuration when streaming is on (a flag or the endpoint variable), else null. */
   OtlpConfig otlpConfig(Map<String, String> env) {
-    boolean on = otlpEndpoint != null
-        || !env.getOrDefault("OTEL_EXPORTER_OTLP_ENDPOINT", "").isBlank();
-    if (!on) {
-      if (otlpProtocol != null || !otlpHeaders.isEmpty()) {
-        throw new UsageException("--otlp-protocol and --otlp-header need --otlp-endpoint URL"
-            + " (or OTEL_EXPORTER_OTLP_ENDPOINT)");
-      }
-      return null;
-    }
-    if (exportInterval.isNegative() || exportInterval.isZero()) {
-      throw new UsageException("--export-interval must be positive");
-    }
-    try {
-      OtlpConfig c = OtlpConfig.fromEnvironment(env);
-      if (otlpProtocol != null) {
-        c = c.withProtocol(OtlpProtocol.parse(otlpProtocol));
-      }
-      if (otlpEndpoint != null) {
-        c = c.withEndpoint(otlpEndpoint);
-      }
-      for (String header : otlpHeaders) {
-        int eq = header.indexOf('=');
-        if (eq <= 0) {
-          throw new IllegalArgumentException("--otlp-header " + header + ": expected NAME=VALUE");
-        }
-        c = c.withHeader(header.substring(0, eq).trim(), header.substring(eq + 1).trim());
-      }
-      return c;
-    } catch (IllegalArgumentException e) {
-      throw new UsageException(e.getMessage());
-    }
+    return otlp.config(env);
   }
 
   /**

@@ -92,6 +92,9 @@ final class Summaries {
 
   static String describeExit(RecordSession.Result result) {
     WaitStatus exit = result.targetExit();
+    if (result.killedAtEnd()) {
+      return launchedTargetKilled(result.stoppedByUser());
+    }
     if (exit == null && result.targetGone()) {
       return "target exited (its exit status went to its parent)";
     }
@@ -107,6 +110,13 @@ final class Summaries {
     }
     return "target was killed by signal " + exit.termSignal() + " (" + signalName(exit.termSignal())
         + ")" + (exit.coreDumped() ? ", core dumped" : "");
+  }
+
+  /** What a launched target that outlived its session got: the same words for every command. */
+  static String launchedTargetKilled(boolean stoppedByUser) {
+    return (stoppedByUser ? "stopped" : "done") + "; the launched target was still running and"
+        + " polystack killed it (SIGKILL): a program started by polystack does not outlive the"
+        + " session (attach with --pid to leave a process running)";
   }
 
   static String signalName(int signal) {

@@ -6,6 +6,7 @@ import dev.polystack.host.probes.ProbeBackend;
 import dev.polystack.host.probes.ProbeException;
 import dev.polystack.host.probes.TraceSession;
 import dev.polystack.host.proc.ProcFs;
+import dev.polystack.otel.otlp.OtlpConfig;
 import dev.polystack.plugin.api.ProbePlugin;
 import java.io.BufferedWriter;
 import java.io.IOException;
@@ -26,6 +27,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
@@ -93,6 +95,8 @@ final class VdsoCommand implements Runnable {
       description = "End the session after this long (also when the target makes no calls).")
   Duration duration;
 
+  @Mixin OtlpOptions otlp = new OtlpOptions();
+
   @ParentCommand PolystackCommand parent;
 
   private final PluginLoader loader;
@@ -116,12 +120,17 @@ final class VdsoCommand implements Runnable {
       throw new UsageException("--backend " + backend + ": expected perf or ptrace");
     }
     if (followForks && backend.equals("perf")) {
+      // Following a child without stopping it needs inherited breakpoints (attr.inherit); the
+      // kernel refuses a ring buffer on an inherited per-thread event (perf_mmap: EINVAL), and
+      // the /proc rescan finds a child only after its first calls.
       throw new UsageException("--follow-forks needs --backend ptrace: the perf backend cannot"
-          + " see a fork in time to arm the child");
+          + " arm a child before it runs (the kernel gives inherited per-thread breakpoints no"
+          + " ring buffer)");
     }
     if (maxCalls < 0) {
       throw new UsageException("--max-calls " + maxCalls + ": must be positive");
     }
+    OtlpConfig otlpConfig = otlp.config(System.getenv());
     if (append && output == null) {
       throw new UsageException("--append needs --output FILE");
     }
@@ -148,25 +157,57 @@ final class VdsoCommand implements Runnable {
         minDuration == null ? 0 : minDuration.toNanos(), maxCalls, followForks,
         duration == null ? 0 : duration.toNanos());
     String session = sessionId();
+    VdsoOtlp export = null;
+    CommandFailedException failure = null;
     try (Writer out = open()) {
       CallFormat format = new CallFormat(out, json, summaryOnly, session, console::warn);
-      TraceSession.Result result;
+      TraceSession.Sink sink = format;
+      if (otlpConfig != null) {
+        export = new VdsoOtlp(format, otlpConfig, otlp.interval, ProcFs.system());
+        sink = export;
+      }
+      TraceSession.Result result = null;
       try (StopSignals signals = new StopSignals()) {
-        TraceSession trace = new TraceSession(ProcFs.system(), plugin, options, format);
+        TraceSession trace = new TraceSession(ProcFs.system(), plugin, options, sink);
         result = pid != null
             ? trace.attach(pid, signals::stopRequested)
             : trace.launch(command, signals::stopRequested);
       } catch (ProbeException e) {
-        throw new CommandFailedException(e.getMessage());
+        failure = new CommandFailedException(e.getMessage());
       }
-      if (result.outputFailure() != null) {
-        throw new CommandFailedException("cannot write the output: "
+      if (result != null && result.outputFailure() != null) {
+        failure = new CommandFailedException("cannot write the output: "
             + result.outputFailure().getMessage() + "; the target was detached unharmed");
+      } else if (result != null) {
+        try {
+          format.summary(result, extra(result));
+        } catch (IOException e) {
+          failure = new CommandFailedException("cannot write " + (output == null ? "the output"
+              : output) + ": " + e.getMessage());
+        }
       }
-      format.summary(result, extra(result));
+      // The local output first: a failing receiver must not cost the user the trace.
+      if (export != null) {
+        VdsoOtlp.Report report = export.finish(result == null ? Map.of() : result.counters(),
+            RecordCommand.FINISH_TIMEOUT);
+        if (report != null) {
+          console.err().printf("polystack: OTLP: sent %d span(s) to %s%n",
+              report.result().spans() - report.result().spansDropped(), report.target());
+          console.err().flush();
+          if (!report.result().ok() && failure == null) {
+            String problem = report.result().message();
+            failure = new CommandFailedException("OTLP export to " + report.target()
+                + " failed: " + problem + OtlpOptions.advice(problem, "; check that the"
+                + " receiver runs, is reachable and accepts traces and metrics"));
+          }
+        }
+      }
     } catch (IOException e) {
       throw new CommandFailedException("cannot write " + (output == null ? "the output" : output)
           + ": " + e.getMessage());
+    }
+    if (failure != null) {
+      throw failure;
     }
   }
 
@@ -176,7 +217,12 @@ final class VdsoCommand implements Runnable {
     m.put("end", r.maxCallsReached() ? "max_calls"
         : r.end() == ProbeBackend.End.STOPPED ? "stopped"
         : r.end() == ProbeBackend.End.DEADLINE ? "duration" : "target_exited");
-    if (r.targetExit() != null) {
+    if (r.killedAtEnd()) {
+      // Not "exited": the session ended first and the launched program went with it.
+      m.put("target_exit", "killed_by_polystack");
+      console.err().println("polystack: "
+          + Summaries.launchedTargetKilled(r.end() == ProbeBackend.End.STOPPED));
+    } else if (r.targetExit() != null) {
       m.put("target_exit", r.targetExit().toString());
     }
     m.put("omitted", r.omitted());

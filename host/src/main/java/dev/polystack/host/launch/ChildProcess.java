@@ -110,6 +110,34 @@ public final class ChildProcess implements AutoCloseable {
     }
   }
 
+  /**
+   * How a launched child ended when its session did.
+   *
+   * @param status its wait status, or null if it could not be collected
+   * @param killedByUs it was still running and we killed it (SIGKILL)
+   */
+  public record Ending(WaitStatus status, boolean killedByUs) {}
+
+  /**
+   * Ends a child that must not outlive its session: reaps it if it has exited, else kills it
+   * (SIGKILL) and reaps it. Never throws. For the summary, which must say which of the two
+   * happened.
+   */
+  public synchronized Ending end() {
+    boolean running;
+    try {
+      running = poll().isEmpty();
+    } catch (SyscallException e) {
+      return new Ending(null, false); // reaped elsewhere: gone, not by our hand
+    }
+    close();
+    try {
+      return new Ending(poll().orElse(null), running);
+    } catch (SyscallException e) {
+      return new Ending(null, running);
+    }
+  }
+
   /** Kills (SIGKILL) and reaps the child if it is still around. Never throws. */
   @Override
   public synchronized void close() {

@@ -207,7 +207,13 @@ public final class PtraceProbeBackend implements ProbeBackend {
       return;
     }
     if (!processOf.containsKey(tid)) {
-      arm(p, tid, processOfNew(tid));
+      int process = processOfNew(tid);
+      if (!plans.containsKey(process)) {
+        // A fork child's first stop can be reported before its parent's fork event; resumed
+        // unarmed, the child would make its calls untraced. It is a copy of its parent.
+        inherit(process, parentOf(process));
+      }
+      arm(p, tid, process);
     }
     int event = st.ptraceEvent();
     if (event == PtraceConstants.EVENT_STOP) {
@@ -224,13 +230,8 @@ public final class PtraceProbeBackend implements ProbeBackend {
       int child = (int) p.getEventMsg(tid);
       int parent = processOf.getOrDefault(tid, pid);
       int process = event == PtraceConstants.EVENT_CLONE ? processOfNew(child) : child;
-      if (process != parent) {
-        // A new process starts as a copy of its parent: the same vDSO at the same address.
-        ResolvedPlan pp = plans.get(parent);
-        if (pp != null) {
-          plans.put(process, new ResolvedPlan(process, pp.base(), pp.bias(), pp.plan(),
-              pp.entries()));
-        }
+      if (process != parent && !plans.containsKey(process)) {
+        inherit(process, parent);
       }
       processOf.put(child, process);
       arm(p, child, process);
@@ -246,6 +247,23 @@ public final class PtraceProbeBackend implements ProbeBackend {
       listener.afterResume();
     } else {
       resume(p, tid, st.stopSignal()); // the target's own signal, unchanged
+    }
+  }
+
+  /** A new process starts as a copy of its parent: the same vDSO at the same address. */
+  private void inherit(int process, int parent) {
+    ResolvedPlan pp = plans.get(parent);
+    if (pp != null) {
+      plans.put(process, new ResolvedPlan(process, pp.base(), pp.bias(), pp.plan(),
+          pp.entries()));
+    }
+  }
+
+  private int parentOf(int process) {
+    try {
+      return proc.forPid(process).status().ppid();
+    } catch (ProcReadException e) {
+      return -1;
     }
   }
 

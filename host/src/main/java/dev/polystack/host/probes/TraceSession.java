@@ -51,6 +51,12 @@ public final class TraceSession {
 
     void call(long seq, CallRecord record, long realtimeNanos) throws IOException;
 
+    /**
+     * Every completed call, emitted or not, before {@link #call} for the emitted ones: for
+     * statistics kept outside the session (OTLP metrics). Never slow: called after a resume.
+     */
+    default void counted(CallRecord record) {}
+
     void flush() throws IOException;
   }
 
@@ -61,10 +67,17 @@ public final class TraceSession {
    * @param maxCallsReached the session ended after --max-calls calls
    * @param targetExit the target's status when known (a launched child), else null
    * @param outputFailure the write that failed and ended the session, or null
+   * @param killedAtEnd a launched target was still running when the session ended, and was
+   *     killed (SIGKILL): a launched program does not outlive its session
    */
   public record Result(CallStatistics stats, Map<String, Long> counters, List<String> omitted,
       ProbeBackend.End end, boolean maxCallsReached, WaitStatus targetExit,
-      IOException outputFailure) {}
+      IOException outputFailure, boolean killedAtEnd) {
+    Result ended(ChildProcess.Ending ending) {
+      return new Result(stats, counters, omitted, end, maxCallsReached, ending.status(),
+          outputFailure, ending.killedByUs());
+    }
+  }
 
   private final ProcFs proc;
   private final ProbePlugin plugin;
@@ -134,7 +147,12 @@ public final class TraceSession {
         PtraceProbeBackend backend = new PtraceProbeBackend(resolver, tracer, proc, SLOTS,
             options.followForks(), true);
         ProbeBackend.End end = backend.run(plan, listener(), stop(userStop), deadline());
-        return finish(plan, end, backend.exit() != null ? backend.exit() : poll(child));
+        Result r = finish(plan, end, backend.exit() != null ? backend.exit() : poll(child));
+        if (r.targetExit() != null) {
+          return r;
+        }
+        tracer.close(); // detached already; the child's end is ours to collect now
+        return r.ended(child.end());
       }
       // perf: armed before the first instruction, then never traced again (see PerfSession).
       TargetExit exit = TargetExit.ofChild(child);
@@ -147,7 +165,8 @@ public final class TraceSession {
       }
       ProbeBackend.End end = backend.run(plan, listener(), stop(userStop), deadline());
       exit.gone();
-      return finish(plan, end, exit.status());
+      Result r = finish(plan, end, exit.status());
+      return r.targetExit() != null ? r : r.ended(child.end());
     }
   }
 
@@ -189,7 +208,7 @@ public final class TraceSession {
     flush();
     monitor.getAndResetCounters().forEach((k, v) -> counters.merge(k, v, Long::sum));
     return new Result(stats, Map.copyOf(counters), plan.plan().omitted(), end, maxReached,
-        exit, outputFailure);
+        exit, outputFailure, false);
   }
 
   private HitListener listener() {
@@ -246,11 +265,12 @@ public final class TraceSession {
     }
     stats.add(r);
     seq++;
-    if (selected(r)) {
+    boolean emit = selected(r);
+    if (emit) {
       stats.emitted(r);
-      batch.add(r);
-      batchSeq.add(seq);
     }
+    batch.add(r);
+    batchSeq.add(emit ? seq : -seq); // negative: counted, not emitted
     if (options.maxCalls() > 0 && stats.session().calls() >= options.maxCalls()) {
       maxReached = true;
     }
@@ -274,7 +294,10 @@ public final class TraceSession {
     try {
       for (int i = 0; i < batch.size(); i++) {
         CallRecord r = batch.get(i);
-        sink.call(batchSeq.get(i), r, r.exitNanos() + epochOffset);
+        sink.counted(r);
+        if (batchSeq.get(i) > 0) {
+          sink.call(batchSeq.get(i), r, r.exitNanos() + epochOffset);
+        }
       }
       if (!batch.isEmpty()) {
         sink.flush();

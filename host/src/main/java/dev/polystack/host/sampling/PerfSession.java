@@ -5,7 +5,6 @@ import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcReadException;
 import dev.polystack.host.ptrace.Tracer;
-import dev.polystack.host.ptrace.WaitStatus;
 import dev.polystack.host.sys.SyscallException;
 import java.util.List;
 import java.util.function.BooleanSupplier;
@@ -56,24 +55,8 @@ final class PerfSession {
       int pid = child.pid();
       RecordSession.Result result = sample(pid, options, stop, progress,
           () -> tracer.detach(pid, 0), TargetExit.ofChild(child));
-      return result.targetExit() != null ? result : endChild(child, result);
+      return result.targetExit() != null ? result : RecordSession.endChild(child, result);
     }
-  }
-
-  /**
-   * The run ended first (duration, Ctrl-C): as in ptrace mode the launched program does not
-   * outlive its recording; closing kills and reaps it, and the result says so.
-   */
-  private static RecordSession.Result endChild(ChildProcess child, RecordSession.Result r) {
-    child.close();
-    WaitStatus status;
-    try {
-      status = child.poll().orElse(null);
-    } catch (SyscallException e) {
-      status = null;
-    }
-    return new RecordSession.Result(r.recording(), r.summary(), status, r.stoppedByUser(),
-        status != null);
   }
 
   private RecordSession.Result sample(int pid, SamplingOptions options, BooleanSupplier stop,

@@ -56,9 +56,16 @@ public final class RecordSession {
    * @param targetExit the target's wait status when it could be collected, else null
    * @param targetGone the target exited during the run (its status may still be unknown: a
    *     process attached in perf mode is neither our child nor our tracee)
+   * @param killedAtEnd a launched target was still running when the run ended, and polystack
+   *     killed it (SIGKILL): a launched program does not outlive its recording
    */
   public record Result(Recording recording, Summary summary, WaitStatus targetExit,
-      boolean stoppedByUser, boolean targetGone) {}
+      boolean stoppedByUser, boolean targetGone, boolean killedAtEnd) {
+    public Result(Recording recording, Summary summary, WaitStatus targetExit,
+        boolean stoppedByUser, boolean targetGone) {
+      this(recording, summary, targetExit, stoppedByUser, targetGone, false);
+    }
+  }
 
   /**
    * Figures for the end-of-run summary. The target pause per sample runs from the interrupt to
@@ -162,8 +169,23 @@ public final class RecordSession {
       started.accept(child.pid());
       // The program stops in its exec: the sampling loop resumes it once everything is set up,
       // so that no part of it runs unsampled.
-      return ptrace(child.pid(), tracer, options, stop, progress, true);
+      Result r = ptrace(child.pid(), tracer, options, stop, progress, true);
+      if (r.targetExit() != null) {
+        return r;
+      }
+      tracer.close(); // every thread detached first: the child's end is ours to collect now
+      return endChild(child, r);
     }
+  }
+
+  /**
+   * The run ended first (duration, Ctrl-C): the launched program does not outlive its
+   * recording. It is killed and reaped, and the result says so.
+   */
+  static Result endChild(ChildProcess child, Result r) {
+    ChildProcess.Ending end = child.end();
+    return new Result(r.recording(), r.summary(), end.status(), r.stoppedByUser(),
+        end.status() != null || r.targetGone(), end.killedByUs());
   }
 
   /** Starts {@code command} stopped before its exec (see {@link Launcher#startStopped}). */

@@ -15,9 +15,7 @@ import org.junit.jupiter.api.Test;
 class RecordOtlpOptionsTest {
 
   private static RecordCommand command() {
-    RecordCommand c = new RecordCommand(null, null, null);
-    c.exportInterval = Duration.ofSeconds(10);
-    return c;
+    return new RecordCommand(null, null, null);
   }
 
   @Test
@@ -36,9 +34,9 @@ class RecordOtlpOptionsTest {
   @Test
   void flagsWinOverVariablesAndHeadersAdd() {
     RecordCommand cmd = command();
-    cmd.otlpEndpoint = "https://otlp.example.com:4317";
-    cmd.otlpProtocol = "grpc";
-    cmd.otlpHeaders = List.of("authorization=Bearer a=b");
+    cmd.otlp.endpoint = "https://otlp.example.com:4317";
+    cmd.otlp.protocol = "grpc";
+    cmd.otlp.headers = List.of("authorization=Bearer a=b");
     OtlpConfig c = cmd.otlpConfig(Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", "http://other:4318",
         "OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf", "OTEL_EXPORTER_OTLP_HEADERS", "x=1"));
     assertEquals(OtlpProtocol.GRPC, c.protocol());
@@ -49,17 +47,29 @@ class RecordOtlpOptionsTest {
   @Test
   void mistakesAreUsageErrors() {
     RecordCommand cmd = command();
-    cmd.otlpProtocol = "grpc";
+    cmd.otlp.protocol = "grpc";
     assertThrows(UsageException.class, () -> cmd.otlpConfig(Map.of()));
     RecordCommand bad = command();
-    bad.otlpEndpoint = "http://c:4317";
-    bad.otlpHeaders = List.of("novalue");
+    bad.otlp.endpoint = "http://c:4317";
+    bad.otlp.headers = List.of("novalue");
     assertEquals("--otlp-header novalue: expected NAME=VALUE",
         assertThrows(UsageException.class, () -> bad.otlpConfig(Map.of())).getMessage());
     RecordCommand proto = command();
-    proto.otlpEndpoint = "http://c:4317";
-    proto.otlpProtocol = "http/json";
+    proto.otlp.endpoint = "http://c:4317";
+    proto.otlp.protocol = "http/json";
     assertThrows(UsageException.class, () -> proto.otlpConfig(Map.of()));
+  }
+
+  @Test
+  void aCaFileNeedsAnEndpointAndMustExistForHttps() {
+    RecordCommand noEndpoint = command();
+    noEndpoint.otlp.caFile = java.nio.file.Path.of("/etc/ca.pem");
+    assertThrows(UsageException.class, () -> noEndpoint.otlpConfig(Map.of()));
+    RecordCommand missing = command();
+    missing.otlp.endpoint = "https://c:4317";
+    missing.otlp.caFile = java.nio.file.Path.of("/nonexistent/ca.pem");
+    assertEquals("CA file /nonexistent/ca.pem does not exist; check --otlp-ca-file",
+        assertThrows(UsageException.class, () -> missing.otlpConfig(Map.of())).getMessage());
   }
 
   @Test

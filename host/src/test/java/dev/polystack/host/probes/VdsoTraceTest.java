@@ -193,7 +193,9 @@ class VdsoTraceTest {
   @Test
   void jobControlStillWorksUnderPtrace() throws Exception {
     Path out = Files.createTempFile("vdso-wl", ".out");
-    ChildProcess target = Launcher.command(VdsoWorkload.binary().toString(), "0", "1500")
+    // 3 s of calls: the attach (slow on a loaded host) and the ~1 s stopped by SIGSTOP must
+    // leave time for traced calls; with 1.5 s a slow attach once saw none at all.
+    ChildProcess target = Launcher.command(VdsoWorkload.binary().toString(), "0", "3000")
         .stdout(out).start();
     try (target) {
       AtomicBoolean stoppedSeen = new AtomicBoolean();
@@ -229,7 +231,10 @@ class VdsoTraceTest {
       assertTrue(st.exited() && st.exitCode() == 0, st.toString());
       assertTrue(VdsoWorkload.done(out));
       assertEquals(20, VdsoWorkload.usr1(out));
-      assertTrue(sink.records.size() > 100, "" + result.counters());
+      // Calls were traced around the stop; how many depends on how long the attach took (the
+      // workload calls untraced before it), so no fixed floor. (Its CALL lines are capped by a
+      // 64 KiB buffer on a long run, so they give no upper bound either.)
+      assertTrue(sink.records.size() > 0, "nothing traced; " + result.counters());
     }
   }
 

@@ -19,6 +19,7 @@ import io.opentelemetry.sdk.trace.export.BatchSpanProcessor;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -32,17 +33,24 @@ import java.util.concurrent.TimeUnit;
  *       {@code vdso.entry_rsp} (hex);
  *   <li>a negative result: status ERROR and {@code error.type} = the errno name.
  * </ul>
- * Metrics: {@code polystack.vdso.calls} (by {@code code.function.name} and {@code error.type}),
- * {@code polystack.vdso.call.duration} (seconds, by function) and
- * {@code polystack.vdso.records.lost} (by {@code reason}, from {@link #lost}).
+ * A call of another process than the resource's (a followed fork child) also carries
+ * {@code process.pid}.
+ *
+ * <p>Metrics: {@code polystack.vdso.calls} (by {@code code.function.name} and {@code error.type}),
+ * {@code polystack.vdso.call.duration} (seconds, by function), {@code polystack.vdso.records.lost}
+ * (by {@code reason}, from {@link #lost}) and {@code polystack.export.spans.dropped} (spans that
+ * did not reach the receiver: failed batches while running; after the final flush, every span
+ * made and not delivered, queue overflow included).
  *
  * <p>Usage: {@code create(config, resource, CallExporter.monotonicToEpochOffsetNanos())}, then
- * {@link #export} per record from any one thread, {@link #lost} per loss counter, and
+ * {@link #export} per record from any one thread (or {@link #count} for every call and
+ * {@link #span} for those a filter lets through), {@link #lost} per loss counter, and
  * {@link #close} once; {@code close} returns what went wrong, for the summary and exit code.
  */
 public final class CallExporter implements AutoCloseable {
   static final AttributeKey<String> FUNCTION = AttributeKey.stringKey("code.function.name");
   static final AttributeKey<String> ERROR_TYPE = AttributeKey.stringKey("error.type");
+  static final AttributeKey<Long> PID = AttributeKey.longKey("process.pid");
   static final int MAX_QUEUED_SPANS = 1 << 16;
 
   private final long offsetNanos;
@@ -54,20 +62,26 @@ public final class CallExporter implements AutoCloseable {
   private final LongCounter lost;
   private final ExportTally spanTally = new ExportTally();
   private final ExportTally metricTally = new ExportTally();
-  private long exported;
+  private final Long resourcePid;
+  private final AtomicLong exported = new AtomicLong();
+  private volatile boolean spansClosed;
 
   private CallExporter(OtlpConfig config, OtlpResource resource, long offsetNanos,
-      Duration metricInterval) {
+      Duration interval) {
     this.offsetNanos = offsetNanos;
+    this.resourcePid = (Long) resource.attributes().get("process.pid");
+    // Spans leave at least as often as metrics, so a streaming session shows its calls live.
+    Duration spanDelay = interval.compareTo(Duration.ofSeconds(5)) < 0 ? interval
+        : Duration.ofSeconds(5);
     this.tracerProvider = SdkTracerProvider.builder()
         .setResource(resource.toSdk())
         .addSpanProcessor(BatchSpanProcessor.builder(spanTally.wrap(SdkExporters.spans(config)))
-            .setMaxQueueSize(MAX_QUEUED_SPANS).build())
+            .setMaxQueueSize(MAX_QUEUED_SPANS).setScheduleDelay(spanDelay).build())
         .build();
     this.meterProvider = SdkMeterProvider.builder()
         .setResource(resource.toSdk())
         .registerMetricReader(PeriodicMetricReader.builder(
-            metricTally.wrap(SdkExporters.metrics(config))).setInterval(metricInterval).build())
+            metricTally.wrap(SdkExporters.metrics(config))).setInterval(interval).build())
         .build();
     this.tracer = tracerProvider.tracerBuilder(OtlpResource.SCOPE_NAME)
         .setInstrumentationVersion(OtlpResource.version()).build();
@@ -80,6 +94,15 @@ public final class CallExporter implements AutoCloseable {
     this.lost = meter.counterBuilder("polystack.vdso.records.lost").setUnit("{record}")
         .setDescription("Call records lost, by reason (ring overflow, unpaired entry, ...)")
         .build();
+    meter.counterBuilder("polystack.export.spans.dropped").setUnit("{span}")
+        .setDescription("Spans that did not reach the OTLP receiver")
+        .buildWithCallback(m -> m.record(spansDropped()));
+  }
+
+  /** Failed batches while spans flow; once the span side is shut down, all not delivered. */
+  private long spansDropped() {
+    return spansClosed ? Math.max(0, exported.get() - spanTally.delivered())
+        : spanTally.failedItems();
   }
 
   /**
@@ -88,8 +111,16 @@ public final class CallExporter implements AutoCloseable {
    */
   public static CallExporter create(OtlpConfig config, OtlpResource resource,
       long monotonicToEpochOffsetNanos) {
-    return new CallExporter(config, resource, monotonicToEpochOffsetNanos,
-        Duration.ofSeconds(10));
+    return create(config, resource, monotonicToEpochOffsetNanos, Duration.ofSeconds(10));
+  }
+
+  /** As {@link #create(OtlpConfig, OtlpResource, long)}, exporting every {@code interval}. */
+  public static CallExporter create(OtlpConfig config, OtlpResource resource,
+      long monotonicToEpochOffsetNanos, Duration interval) {
+    if (interval.isNegative() || interval.isZero()) {
+      throw new IllegalArgumentException("export interval must be positive, got " + interval);
+    }
+    return new CallExporter(config, resource, monotonicToEpochOffsetNanos, interval);
   }
 
   /**
@@ -106,6 +137,12 @@ public final class CallExporter implements AutoCloseable {
 
   /** One span and its metrics for {@code call}. */
   public void export(CallRecord call) {
+    span(call);
+    count(call);
+  }
+
+  /** The span of {@code call} only (its metrics come from {@link #count}). */
+  public void span(CallRecord call) {
     Span span = tracer.spanBuilder(call.function())
         .setSpanKind(SpanKind.INTERNAL)
         .setParent(Context.root())
@@ -115,19 +152,32 @@ public final class CallExporter implements AutoCloseable {
     if (call.errno() != null) {
       span.setStatus(StatusCode.ERROR, call.errno());
     }
+    if (resourcePid == null || resourcePid != call.pid()) {
+      span.setAttribute(PID, call.pid());
+    }
     span.end(call.exitNanos() + offsetNanos, TimeUnit.NANOSECONDS);
+    exported.incrementAndGet();
+  }
+
+  /**
+   * The call and duration metrics of {@code call}: statistics count every completed call, also
+   * those a filter keeps out of the spans.
+   */
+  public void count(CallRecord call) {
     AttributesBuilder metricAttributes = Attributes.builder().put(FUNCTION, call.function());
     if (call.errno() != null) {
       metricAttributes.put(ERROR_TYPE, call.errno());
     }
     calls.add(1, metricAttributes.build());
     duration.record(call.durationNanos() / 1e9, Attributes.of(FUNCTION, call.function()));
-    exported++;
   }
 
-  /** Counts {@code count} call records lost for {@code reason} (e.g. lost ring records). */
+  /**
+   * Counts {@code count} call records lost for {@code reason} (e.g. lost ring records); zero
+   * makes the series exist, so a dashboard sees "none lost" rather than "not reported".
+   */
   public void lost(String reason, long count) {
-    if (count > 0) {
+    if (count >= 0) {
       lost.add(count, Attributes.of(SessionMetrics.REASON, reason));
     }
   }
@@ -167,11 +217,17 @@ public final class CallExporter implements AutoCloseable {
     });
   }
 
-  /** What the exporter sent and what failed. */
-  public record Result(long spans, long spanBatchFailures, long metricBatchFailures,
-      String message) {
+  /**
+   * What the exporter sent and what failed.
+   *
+   * @param spans spans made
+   * @param spansDropped of those, the ones the receiver did not accept (failed or never sent)
+   */
+  public record Result(long spans, long spansDropped, long spanBatchFailures,
+      long metricBatchFailures, String message) {
     public boolean ok() {
-      return spanBatchFailures == 0 && metricBatchFailures == 0 && message.isEmpty();
+      return spansDropped == 0 && spanBatchFailures == 0 && metricBatchFailures == 0
+          && message.isEmpty();
     }
   }
 
@@ -180,18 +236,24 @@ public final class CallExporter implements AutoCloseable {
     long ms = timeout.toMillis();
     tracerProvider.forceFlush().join(ms, TimeUnit.MILLISECONDS);
     tracerProvider.shutdown().join(ms, TimeUnit.MILLISECONDS);
+    spansClosed = true; // the final metrics carry the exact number of spans lost
     meterProvider.forceFlush().join(ms, TimeUnit.MILLISECONDS);
     meterProvider.shutdown().join(ms, TimeUnit.MILLISECONDS);
+    long made = exported.get();
+    long dropped = spansDropped();
     String message = "";
     if (spanTally.failures() > 0) {
-      message = spanTally.failures() + " span export(s) failed: " + spanTally.lastFailure();
+      message = dropped + " of " + made + " spans dropped, " + spanTally.failures()
+          + " span export(s) failed: " + spanTally.lastFailure();
     } else if (metricTally.failures() > 0) {
       message = metricTally.failures() + " metrics export(s) failed: "
           + metricTally.lastFailure();
-    } else if (exported > 0 && spanTally.batches() == 0) {
+    } else if (made > 0 && spanTally.batches() == 0) {
       message = "no span export completed within " + timeout;
+    } else if (dropped > 0) {
+      message = dropped + " of " + made + " spans dropped (export queue full)";
     }
-    return new Result(exported, spanTally.failures(), metricTally.failures(), message);
+    return new Result(made, dropped, spanTally.failures(), metricTally.failures(), message);
   }
 
   @Override

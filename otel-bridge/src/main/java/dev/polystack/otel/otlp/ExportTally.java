@@ -17,6 +17,8 @@ import java.util.concurrent.atomic.AtomicReference;
 final class ExportTally {
   private final AtomicLong batches = new AtomicLong();
   private final AtomicLong failures = new AtomicLong();
+  private final AtomicLong delivered = new AtomicLong();
+  private final AtomicLong failedItems = new AtomicLong();
   private final AtomicReference<String> lastFailure = new AtomicReference<>("");
 
   long batches() {
@@ -27,29 +29,52 @@ final class ExportTally {
     return failures.get();
   }
 
+  /** Items (spans, metric streams) in batches the receiver accepted. */
+  long delivered() {
+    return delivered.get();
+  }
+
+  /** Items in batches that failed. */
+  long failedItems() {
+    return failedItems.get();
+  }
+
   String lastFailure() {
     return lastFailure.get();
   }
 
-  private CompletableResultCode watch(CompletableResultCode code) {
+  private CompletableResultCode watch(CompletableResultCode code, int items) {
     code.whenComplete(() -> {
       if (code.isSuccess()) {
         batches.incrementAndGet();
+        delivered.addAndGet(items);
       } else {
         failures.incrementAndGet();
-        Throwable t = code.getFailureThrowable();
-        lastFailure.set(t == null ? "export failed"
-            : t.getMessage() == null ? t.toString() : t.getMessage());
+        failedItems.addAndGet(items);
+        lastFailure.set(describe(code.getFailureThrowable()));
       }
     });
     return code;
+  }
+
+  /** The first message along the cause chain (the SDK's export exceptions carry none). */
+  static String describe(Throwable t) {
+    if (t == null) {
+      return "export failed";
+    }
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c.getMessage() != null && !c.getMessage().isBlank()) {
+        return c == t ? c.getMessage() : t.getClass().getSimpleName() + ": " + c.getMessage();
+      }
+    }
+    return t.toString();
   }
 
   SpanExporter wrap(SpanExporter delegate) {
     return new SpanExporter() {
       @Override
       public CompletableResultCode export(Collection<SpanData> spans) {
-        return watch(delegate.export(spans));
+        return watch(delegate.export(spans), spans.size());
       }
 
       @Override
@@ -68,7 +93,7 @@ final class ExportTally {
     return new MetricExporter() {
       @Override
       public CompletableResultCode export(Collection<MetricData> metrics) {
-        return watch(delegate.export(metrics));
+        return watch(delegate.export(metrics), metrics.size());
       }
 
       @Override

@@ -33,7 +33,7 @@ final class GrpcProfilesSender implements ProfilesSender {
     URI uri = config.baseUri();
     int port = uri.getPort() > 0 ? uri.getPort() : config.tls() ? 443 : 4317;
     this.target = uri.getHost() + ":" + port;
-    ChannelCredentials credentials = config.tls() ? TlsChannelCredentials.create()
+    ChannelCredentials credentials = config.tls() ? tls(config.trust("profiles"))
         : InsecureChannelCredentials.create();
     this.channel = Grpc.newChannelBuilderForAddress(uri.getHost(), port, credentials)
         .maxInboundMessageSize(4 << 20)
@@ -47,6 +47,19 @@ final class GrpcProfilesSender implements ProfilesSender {
     this.stub = config.gzip() ? s.withCompression("gzip") : s;
   }
 
+  private static ChannelCredentials tls(TrustedCertificates trust) {
+    if (trust == null) {
+      return TlsChannelCredentials.create();
+    }
+    try {
+      return TlsChannelCredentials.newBuilder()
+          .trustManager(new java.io.ByteArrayInputStream(trust.pem())).build();
+    } catch (java.io.IOException e) {
+      throw new IllegalArgumentException("cannot use CA file " + trust.file() + ": "
+          + e.getMessage());
+    }
+  }
+
   @Override
   public ExportResult export(ExportProfilesServiceRequest request) {
     return Retrier.run(config.retry(), attempt -> {
@@ -57,6 +70,11 @@ final class GrpcProfilesSender implements ProfilesSender {
         return new Retrier.Done(Responses.of(response, attempt));
       } catch (StatusRuntimeException e) {
         Status status = e.getStatus();
+        String tls = TrustedCertificates.handshakeFailure(status.getCause());
+        if (tls != null) {
+          return new Retrier.Done(ExportResult.failure("gRPC " + status.getCode() + ": " + tls,
+              attempt));
+        }
         String message = "gRPC " + status.getCode()
             + (status.getDescription() == null ? "" : ": " + status.getDescription());
         if (status.getCause() != null && status.getDescription() == null) {

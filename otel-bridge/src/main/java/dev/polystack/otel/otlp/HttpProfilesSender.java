@@ -30,10 +30,14 @@ final class HttpProfilesSender implements ProfilesSender {
   HttpProfilesSender(OtlpConfig config) {
     this.config = config;
     this.uri = config.signalUri(PATH);
-    this.client = HttpClient.newBuilder()
+    HttpClient.Builder b = HttpClient.newBuilder()
         .connectTimeout(config.timeout())
-        .version(HttpClient.Version.HTTP_1_1)
-        .build();
+        .version(HttpClient.Version.HTTP_1_1);
+    TrustedCertificates trust = config.tls() ? config.trust("profiles") : null;
+    if (trust != null) {
+      b.sslContext(trust.sslContext());
+    }
+    this.client = b.build();
   }
 
   @Override
@@ -59,6 +63,10 @@ final class HttpProfilesSender implements ProfilesSender {
       return new Retrier.Retryable("no answer from " + uri + " within " + config.timeout(),
           null);
     } catch (IOException e) {
+      String tls = TrustedCertificates.handshakeFailure(e);
+      if (tls != null) {
+        return new Retrier.Done(ExportResult.failure(uri + ": " + tls, attempt));
+      }
       return new Retrier.Retryable("cannot reach " + uri + ": " + describe(e), null);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

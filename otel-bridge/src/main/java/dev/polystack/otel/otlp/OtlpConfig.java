@@ -4,11 +4,15 @@ import java.net.URI;
 import java.net.URISyntaxException;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * Where and how to send OTLP: the standard OTEL_* variables, overridden by command-line flags.
@@ -23,10 +27,16 @@ import java.util.Objects;
  * @param serviceName OTEL_SERVICE_NAME, or empty
  * @param resourceAttributes OTEL_RESOURCE_ATTRIBUTES
  * @param retry retries on retryable answers
+ * @param caFiles PEM files of the certificate authorities to trust over https instead of the
+ *     JDK's trust store, by signal ({@code traces}, {@code metrics}, {@code profiles}) and for
+ *     every signal (key {@code ""}): OTEL_EXPORTER_OTLP[_SIGNAL]_CERTIFICATE
  */
 public record OtlpConfig(OtlpProtocol protocol, String endpoint, Map<String, String> headers,
     Duration timeout, boolean gzip, String serviceName, Map<String, String> resourceAttributes,
-    RetryPolicy retry) {
+    RetryPolicy retry, Map<String, Path> caFiles) {
+
+  /** The signals that may have their own CA file. */
+  public static final List<String> SIGNALS = List.of("traces", "metrics", "profiles");
 
   public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
 
@@ -40,6 +50,12 @@ public record OtlpConfig(OtlpProtocol protocol, String endpoint, Map<String, Str
     }
     headers = Collections.unmodifiableMap(new LinkedHashMap<>(headers));
     resourceAttributes = Collections.unmodifiableMap(new LinkedHashMap<>(resourceAttributes));
+    for (String signal : caFiles.keySet()) {
+      if (!signal.isEmpty() && !SIGNALS.contains(signal)) {
+        throw new IllegalArgumentException("no OTLP signal '" + signal + "'");
+      }
+    }
+    caFiles = Map.copyOf(caFiles);
     if (!endpoint.isEmpty()) {
       parseEndpoint(endpoint);
     }
@@ -48,12 +64,13 @@ public record OtlpConfig(OtlpProtocol protocol, String endpoint, Map<String, Str
   /** The defaults: grpc to localhost:4317, gzip, 10 s, no headers. */
   public static OtlpConfig defaults() {
     return new OtlpConfig(OtlpProtocol.GRPC, "", Map.of(), DEFAULT_TIMEOUT, true, "", Map.of(),
-        RetryPolicy.DEFAULT);
+        RetryPolicy.DEFAULT, Map.of());
   }
 
   /**
-   * The configuration the OTEL_EXPORTER_OTLP_{ENDPOINT,PROTOCOL,HEADERS,TIMEOUT,COMPRESSION},
-   * OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES variables of {@code env} describe.
+   * The configuration the OTEL_EXPORTER_OTLP_{ENDPOINT,PROTOCOL,HEADERS,TIMEOUT,COMPRESSION,
+   * CERTIFICATE}, OTEL_EXPORTER_OTLP_{TRACES,METRICS,PROFILES}_CERTIFICATE, OTEL_SERVICE_NAME
+   * and OTEL_RESOURCE_ATTRIBUTES variables of {@code env} describe.
    *
    * @throws IllegalArgumentException naming the variable that is wrong
    */
@@ -84,37 +101,60 @@ public record OtlpConfig(OtlpProtocol protocol, String endpoint, Map<String, Str
       throw new IllegalArgumentException("OTEL_EXPORTER_OTLP_COMPRESSION=" + compression
           + " is not supported, expected gzip or none");
     }
+    Map<String, Path> caFiles = new LinkedHashMap<>();
+    String all = env.getOrDefault("OTEL_EXPORTER_OTLP_CERTIFICATE", "").trim();
+    if (!all.isEmpty()) {
+      caFiles.put("", Path.of(all));
+    }
+    for (String signal : SIGNALS) {
+      String v = env.getOrDefault("OTEL_EXPORTER_OTLP_" + signal.toUpperCase(Locale.ROOT)
+          + "_CERTIFICATE", "").trim();
+      if (!v.isEmpty()) {
+        caFiles.put(signal, Path.of(v));
+      }
+    }
     return new OtlpConfig(c.protocol(), c.endpoint(), headers, timeout,
         compression.equals("gzip"), env.getOrDefault("OTEL_SERVICE_NAME", "").trim(),
         parseList("OTEL_RESOURCE_ATTRIBUTES", env.getOrDefault("OTEL_RESOURCE_ATTRIBUTES", "")),
-        c.retry());
+        c.retry(), caFiles);
   }
 
   public OtlpConfig withProtocol(OtlpProtocol p) {
     return new OtlpConfig(p, endpoint, headers, timeout, gzip, serviceName, resourceAttributes,
-        retry);
+        retry, caFiles);
   }
 
   public OtlpConfig withEndpoint(String e) {
     return new OtlpConfig(protocol, e, headers, timeout, gzip, serviceName, resourceAttributes,
-        retry);
+        retry, caFiles);
   }
 
   public OtlpConfig withHeader(String name, String value) {
     Map<String, String> h = new LinkedHashMap<>(headers);
     h.put(name, value);
     return new OtlpConfig(protocol, endpoint, h, timeout, gzip, serviceName, resourceAttributes,
-        retry);
+        retry, caFiles);
   }
 
   public OtlpConfig withTimeout(Duration t) {
     return new OtlpConfig(protocol, endpoint, headers, t, gzip, serviceName, resourceAttributes,
-        retry);
+        retry, caFiles);
   }
 
   public OtlpConfig withRetry(RetryPolicy r) {
     return new OtlpConfig(protocol, endpoint, headers, timeout, gzip, serviceName,
-        resourceAttributes, r);
+        resourceAttributes, r, caFiles);
+  }
+
+  /** Trusts the CAs in {@code pemFile} for every signal (what a command-line flag says). */
+  public OtlpConfig withCaFile(Path pemFile) {
+    return new OtlpConfig(protocol, endpoint, headers, timeout, gzip, serviceName,
+        resourceAttributes, retry, Map.of("", pemFile));
+  }
+
+  /** The CA file for {@code signal}: its own, else the one for every signal. */
+  public Optional<Path> caFile(String signal) {
+    return Optional.ofNullable(caFiles.getOrDefault(signal, caFiles.get("")));
   }
 
   /** The base URL: the endpoint, or the protocol's default. */
@@ -129,6 +169,20 @@ public record OtlpConfig(OtlpProtocol protocol, String endpoint, Map<String, Str
       base = base.substring(0, base.length() - 1);
     }
     return URI.create(base + path);
+  }
+
+  /**
+   * Reads every CA file once, so that a missing or malformed one fails before any export.
+   *
+   * @throws IllegalArgumentException naming the file and the problem
+   */
+  public void checkCaFiles() {
+    caFiles.values().forEach(TrustedCertificates::load);
+  }
+
+  /** The trusted CAs of {@code signal}, or null for the JDK's trust store. */
+  TrustedCertificates trust(String signal) {
+    return caFile(signal).map(TrustedCertificates::load).orElse(null);
   }
 
   /** TLS is on when the endpoint says https. */

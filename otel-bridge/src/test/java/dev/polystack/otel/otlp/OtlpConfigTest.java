@@ -5,9 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class OtlpConfigTest {
 
@@ -49,5 +52,30 @@ class OtlpConfigTest {
     assertTrue(assertThrows(IllegalArgumentException.class,
         () -> OtlpConfig.defaults().withEndpoint("localhost:4317")).getMessage()
         .contains("expected http://HOST:PORT"));
+  }
+
+  @Test
+  void caFilesComeFromTheVariablesPerSignalAndTheFlagWinsOverAll() {
+    OtlpConfig c = OtlpConfig.fromEnvironment(Map.of(
+        "OTEL_EXPORTER_OTLP_CERTIFICATE", "/etc/all.pem",
+        "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", "/etc/traces.pem"));
+    assertEquals(Path.of("/etc/traces.pem"), c.caFile("traces").orElseThrow());
+    assertEquals(Path.of("/etc/all.pem"), c.caFile("profiles").orElseThrow());
+    OtlpConfig flag = c.withCaFile(Path.of("/tmp/flag.pem"));
+    for (String signal : OtlpConfig.SIGNALS) {
+      assertEquals(Path.of("/tmp/flag.pem"), flag.caFile(signal).orElseThrow());
+    }
+    assertTrue(OtlpConfig.defaults().caFile("metrics").isEmpty());
+  }
+
+  @Test
+  void aCaFileIsCheckedBeforeUse(@TempDir Path dir) throws Exception {
+    Path missing = dir.resolve("missing.pem");
+    assertEquals("CA file " + missing + " does not exist", assertThrows(
+        IllegalArgumentException.class,
+        () -> OtlpConfig.defaults().withCaFile(missing).checkCaFiles()).getMessage());
+    Path junk = Files.writeString(dir.resolve("junk.pem"), "not a certificate\n");
+    assertThrows(IllegalArgumentException.class,
+        () -> OtlpConfig.defaults().withCaFile(junk).checkCaFiles());
   }
 }
