@@ -296,11 +296,8 @@ public final class Ptrace {
     return takePending(tid);
   }
 
-  /** Spin before the first sleep while waiting for a stop (see {@link #awaitStop}). */
-  static final long STOP_SPIN_NANOS = Long.getLong("polystack.stopSpinNanos", 0);
-
-  /** First and largest sleep between two polls for a stop. */
-  static final long STOP_POLL_FIRST_NANOS = Long.getLong("polystack.stopPollNanos", 10_000);
+  /** First and largest sleep between two polls for a stop (see {@link #awaitStop}). */
+  static final long STOP_POLL_FIRST_NANOS = 10_000;
   static final long STOP_POLL_MAX_NANOS = 100_000;
 
   /**
@@ -316,9 +313,7 @@ public final class Ptrace {
    */
   public WaitStatus awaitStop(int tid, long timeoutNanos) throws SyscallException {
     checkThread();
-    long start = System.nanoTime();
-    long spinUntil = start + STOP_SPIN_NANOS;
-    long deadline = start + timeoutNanos;
+    long deadline = System.nanoTime() + timeoutNanos;
     long sleep = STOP_POLL_FIRST_NANOS;
     while (true) {
       State s = threads.get(tid);
@@ -336,12 +331,8 @@ public final class Ptrace {
       if (now >= deadline) {
         return null;
       }
-      if (now < spinUntil) {
-        Thread.onSpinWait();
-      } else {
-        LockSupport.parkNanos(Math.min(sleep, deadline - now));
-        sleep = Math.min(sleep * 2, STOP_POLL_MAX_NANOS);
-      }
+      LockSupport.parkNanos(Math.min(sleep, deadline - now));
+      sleep = Math.min(sleep * 2, STOP_POLL_MAX_NANOS);
     }
   }
 
