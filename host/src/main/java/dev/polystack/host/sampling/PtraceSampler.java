@@ -146,6 +146,11 @@ final class PtraceSampler {
   }
 
   private void tick(Ptrace p) throws SyscallException {
+    // More threads wanting a CPU than there are CPUs: an R thread is then likely runnable but
+    // not running, and reaches its stop only when the scheduler gets to it; blocking for that
+    // would hold up the rest of the tick, so such ticks use the bounded, polling wait.
+    boolean block = !options.idle() && BLOCKING_WAIT && onCpuLastTick <= CPUS;
+    int onCpu = 0;
     for (int tid : p.tracedThreads()) {
       if (!options.threads().isEmpty() && !options.threads().contains(tid)) {
         continue;
@@ -153,9 +158,12 @@ final class PtraceSampler {
       if (!options.idle() && !onCpu(tid)) {
         continue;
       }
-      sampleOne(p, tid, !options.idle() && BLOCKING_WAIT);
+      onCpu++;
+      sampleOne(p, tid, block);
     }
+    onCpuLastTick = onCpu;
   }
+
 
   /** Thread state from /proc, read before stopping anything: a stopped thread looks idle. */
   private boolean onCpu(int tid) {
@@ -174,8 +182,16 @@ final class PtraceSampler {
   static final boolean BLOCKING_WAIT =
       !"false".equals(System.getProperty("polystack.blockingStopWait"));
 
-  /** @param running the thread was seen on a CPU just now, so its stop is imminent */
-  private void sampleOne(Ptrace p, int tid, boolean running) throws SyscallException {
+  private static final int CPUS = Runtime.getRuntime().availableProcessors();
+
+  /** Threads found on a CPU in the previous tick (see {@link #tick}). */
+  private int onCpuLastTick;
+
+  /**
+   * @param block wait for the stop in a blocking waitpid: the thread was just seen on a CPU and
+   *     few enough threads want one that it is most likely running, so its stop is imminent
+   */
+  private void sampleOne(Ptrace p, int tid, boolean block) throws SyscallException {
     long t0 = System.nanoTime();
     if (PauseBreakdown.ENABLED) {
       breakdown.start(t0);
@@ -192,7 +208,7 @@ final class PtraceSampler {
     if (PauseBreakdown.ENABLED) {
       breakdown.mark(PauseBreakdown.INTERRUPT);
     }
-    WaitStatus stopped = running ? p.awaitStopBlocking(tid)
+    WaitStatus stopped = block ? p.awaitStopBlocking(tid)
         : p.awaitStop(tid, STOP_TIMEOUT_NANOS);
     if (stopped == null) {
       // Still running (uninterruptible sleep) or gone; the stop, if it comes, is passed on later.
