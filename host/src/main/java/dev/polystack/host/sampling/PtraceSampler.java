@@ -287,14 +287,16 @@ final class PtraceSampler {
   private RawStack walkCopy(int tid, Registers regs, ModuleTable table) {
     SampleMemory memory = capture.memory(target.hostMemory());
     RawStack stack = walker.walk(thread(tid, regs, memory), table);
+    long lateReads = memory.liveReads();
     if (stack.errors().contains("no_module") && refreshNow()) {
       ModuleTable fresh = target.table();
       if (fresh.bindings().isEmpty()) {
         memory = capture.memory(target.hostMemory());
         stack = walker.walk(thread(tid, regs, memory), fresh);
+        lateReads += memory.liveReads();
       }
     }
-    sink.lost("read_after_resume", memory.liveReads());
+    sink.lost("read_after_resume", lateReads);
     return stack;
   }
 
