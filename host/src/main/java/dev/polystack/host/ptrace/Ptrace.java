@@ -373,17 +373,20 @@ public final class Ptrace {
       if (s == State.STOPPED) {
         return lastStop.get(tid);
       }
-      int r = libc.waitpid(tid, statusOut, PtraceConstants.WALL);
+      // Any tracee's report, not only tid's: a leader that exits with its thread group reports
+      // only once the other threads' exits have been reaped, so waiting for the leader alone
+      // would wait forever. Other threads' reports are queued for nextEvent() as usual.
+      int r = libc.waitpid(-1, statusOut, PtraceConstants.WALL | PtraceConstants.WNOTHREAD);
       if (r < 0) {
         int errno = Native.errno();
         if (errno == Errno.EINTR) {
           continue;
         }
         if (errno == Errno.ECHILD) {
-          forget(tid);
+          forget(tid); // nothing left to wait for: tid is not ours any more
           return null;
         }
-        throw new SyscallException("waitpid(" + tid + ", __WALL)", errno, Area.PTRACE);
+        throw new SyscallException("waitpid(-1, __WALL|__WNOTHREAD)", errno, Area.PTRACE);
       }
       record(new TraceEvent(r, new WaitStatus(statusOut[0])));
     }
