@@ -326,16 +326,25 @@ public final class Ptrace {
     return takePending(tid);
   }
 
+  /** First and largest sleep between two polls for a stop (see {@link #awaitStop}). */
+  static final long STOP_POLL_FIRST_NANOS = 10_000;
+  static final long STOP_POLL_MAX_NANOS = 100_000;
+
   /**
-   * Waits for the stop an INTERRUPT just asked for, spinning briefly first: the stop normally
-   * arrives within microseconds, and a sleep of the scheduler's granularity would multiply the
-   * target's pause. Returns the stop, or null if the thread exited or the timeout passed.
+   * Waits for the stop an INTERRUPT just asked for. It does not block in waitpid, which has no
+   * timeout: a thread in uninterruptible sleep may not stop for a long time, and meanwhile every
+   * other thread's events (signals, clones) would wait for us. It does not spin either: on a
+   * loaded machine the target needs the CPU time a spinning tracer takes (the scheduler groups
+   * the tracer with the target it launched) to reach its stop at all, which measured as
+   * millisecond waits against the C floor's blocking waitpid. So it polls with short sleeps,
+   * growing from {@link #STOP_POLL_FIRST_NANOS}; the tracer thread runs with a fine timer slack
+   * (see {@link Tracer}) so a short sleep is not rounded up to the default 50 us. Returns the
+   * stop, or null if the thread exited or the timeout passed.
    */
   public WaitStatus awaitStop(int tid, long timeoutNanos) throws SyscallException {
     checkThread();
-    long start = System.nanoTime();
-    long spinUntil = start + 200_000;
-    long deadline = start + timeoutNanos;
+    long deadline = System.nanoTime() + timeoutNanos;
+    long sleep = STOP_POLL_FIRST_NANOS;
     while (true) {
       State s = threads.get(tid);
       if (s == null) {
@@ -352,11 +361,64 @@ public final class Ptrace {
       if (now >= deadline) {
         return null;
       }
-      if (now < spinUntil) {
-        Thread.onSpinWait();
-      } else {
-        LockSupport.parkNanos(Math.min(50_000, deadline - now));
+      LockSupport.parkNanos(Math.min(sleep, deadline - now));
+      sleep = Math.min(sleep * 2, STOP_POLL_MAX_NANOS);
+    }
+  }
+
+  /**
+   * Runs the native call paths a sample takes (the ptrace and waitpid entry points, the register
+   * copy) on {@code tid} without affecting it, so that the JIT has compiled them before the first
+   * sample instead of during the first samples' pauses. GETREGS on a running tracee fails with
+   * ESRCH and changes nothing; on one that is held stopped it just reads its registers; a report
+   * that waitpid finds is queued as usual.
+   */
+  public void warmUp(int tid, int rounds) throws SyscallException {
+    checkThread();
+    for (int i = 0; i < rounds; i++) {
+      if (libc.ptrace(PtraceConstants.GETREGS, tid, 0, scratch.address()) != -1) {
+        Registers.read(scratch);
       }
+      reap(tid);
+    }
+  }
+
+  /**
+   * Waits for the stop an INTERRUPT just asked for by blocking in waitpid, as the C floor does:
+   * the kernel wakes this thread the moment the tracee stops (a synchronous wake-up on the CPU
+   * the tracee just left), where a sleeping poll may wait for a scheduler slice on a busy
+   * machine. waitpid has no timeout, so use this only for a thread that was seen running just
+   * before the interrupt: such a thread reaches its stop on its way back to user space, unless
+   * it entered uninterruptible sleep in between, which then delays this call (and every other
+   * thread's events) by that sleep. Returns the report (a stop, possibly for another reason than
+   * the interrupt), or null if the thread is gone.
+   */
+  public WaitStatus awaitStopBlocking(int tid) throws SyscallException {
+    checkThread();
+    while (true) {
+      State s = threads.get(tid);
+      if (s == null) {
+        return null;
+      }
+      if (s == State.STOPPED) {
+        return lastStop.get(tid);
+      }
+      // Any tracee's report, not only tid's: a leader that exits with its thread group reports
+      // only once the other threads' exits have been reaped, so waiting for the leader alone
+      // would wait forever. Other threads' reports are queued for nextEvent() as usual.
+      int r = libc.waitpid(-1, statusOut, PtraceConstants.WALL | PtraceConstants.WNOTHREAD);
+      if (r < 0) {
+        int errno = Native.errno();
+        if (errno == Errno.EINTR) {
+          continue;
+        }
+        if (errno == Errno.ECHILD) {
+          forget(tid); // nothing left to wait for: tid is not ours any more
+          return null;
+        }
+        throw new SyscallException("waitpid(-1, __WALL|__WNOTHREAD)", errno, Area.PTRACE);
+      }
+      record(new TraceEvent(r, new WaitStatus(statusOut[0])));
     }
   }
 

@@ -147,7 +147,7 @@ public final class DumpSession {
     try (Tracer tracer = Tracer.start(pid)) {
       tracer.call(p -> {
         snapshot(p, pid, target, (tid, t) -> PtraceSampler.walkStopped(p, tid, t, live,
-            walker, SamplingOptions.DEFAULT_STACK_BYTES, hook, null), raw, states, losses);
+            walker, SamplingOptions.DEFAULT_STACK_BYTES, hook), raw, states, losses);
         return null;
       });
     } catch (SyscallException e) {

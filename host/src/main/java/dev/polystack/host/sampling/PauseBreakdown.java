@@ -4,7 +4,9 @@ import java.util.Arrays;
 
 /**
  * Optional diagnostics: where the target's pause per sample goes (interrupt, wait for the stop,
- * GETREGS, stack read, walk, CONT). Off unless the JVM runs with
+ * GETREGS, stack copy, walk while stopped, CONT), what the walk after the resume costs (not part
+ * of the pause), and how many reads of target memory each sample made while the thread was
+ * stopped beyond the stack copy (system calls the pause paid for). Off unless the JVM runs with
  * {@code -Dpolystack.pauseBreakdown=true} (e.g. through POLYSTACK_JAVA_OPTS); when off, every
  * call site is behind the constant {@link #ENABLED} and compiles away. Printed on stderr at the
  * end of a sampling loop.
@@ -18,7 +20,12 @@ final class PauseBreakdown {
   static final int READ = 3;
   static final int WALK = 4;
   static final int CONT = 5;
-  private static final String[] NAMES = {"interrupt", "wait", "getregs", "read", "walk", "cont"};
+  /** The walk after CONT, on the stack copy: host time, not target pause. */
+  static final int WALK_AFTER = 6;
+  /** A count, not a time: page reads of target memory while stopped, beyond the copy. */
+  static final int STOPPED_READS = 7;
+  private static final String[] NAMES = {"interrupt", "wait", "getregs", "read", "walk", "cont",
+      "walk after resume", "reads while stopped"};
   private static final int LIMIT = 1 << 16;
 
   private final long[][] values = new long[NAMES.length][LIMIT];
@@ -37,6 +44,16 @@ final class PauseBreakdown {
     last = now;
   }
 
+  /** Records a count (not a time) for the current sample. */
+  void count(int phase, long n) {
+    current[phase] += n;
+  }
+
+  /** Restarts the clock without charging the time since the last mark to any phase. */
+  void skip() {
+    last = System.nanoTime();
+  }
+
   /** Keeps the phases of a completed sample (one that was stopped, read and resumed). */
   void commit() {
     if (count < LIMIT) {
@@ -49,13 +66,14 @@ final class PauseBreakdown {
 
   String report() {
     StringBuilder sb = new StringBuilder("pause breakdown over ").append(count)
-        .append(" samples (median/p99 us):");
+        .append(" samples (median/p99 us; reads: median/p99 count):");
     for (int i = 0; i < NAMES.length; i++) {
       long[] sorted = Arrays.copyOf(values[i], count);
       Arrays.sort(sorted);
+      double unit = i == STOPPED_READS ? 1 : 1e3;
       sb.append(i == 0 ? " " : ", ").append(NAMES[i]).append(' ')
-          .append(String.format(java.util.Locale.ROOT, "%.1f/%.1f", at(sorted, 0.5) / 1e3,
-              at(sorted, 0.99) / 1e3));
+          .append(String.format(java.util.Locale.ROOT, "%.1f/%.1f", at(sorted, 0.5) / unit,
+              at(sorted, 0.99) / unit));
     }
     return sb.toString();
   }

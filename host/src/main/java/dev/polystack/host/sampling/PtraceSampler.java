@@ -3,6 +3,7 @@ package dev.polystack.host.sampling;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcReadException;
 import dev.polystack.host.proc.ThreadState;
+import dev.polystack.host.process.ModuleTable;
 import dev.polystack.host.process.TargetProcess;
 import dev.polystack.host.ptrace.Ptrace;
 import dev.polystack.host.ptrace.TraceEvent;
@@ -10,6 +11,7 @@ import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.ptrace.WaitStatus;
 import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.SyscallException;
+import dev.polystack.plugin.api.Registers;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
@@ -33,6 +35,7 @@ final class PtraceSampler {
   private final ProcFs proc;
   private final Runnable refreshRequest;
   private final TraceeControl control;
+  private final StackCapture capture;
   private long lastRefresh = Long.MIN_VALUE / 2;
   private final PauseBreakdown breakdown = PauseBreakdown.ENABLED ? new PauseBreakdown() : null;
 
@@ -51,6 +54,7 @@ final class PtraceSampler {
     this.proc = proc;
     this.refreshRequest = refreshRequest;
     this.control = new TraceeControl(target.pid(), refreshRequest);
+    this.capture = new StackCapture(target.hostMemory(), options.stackBytes());
   }
 
   /**
@@ -72,6 +76,7 @@ final class PtraceSampler {
       } else {
         control.seizeAll(p);
       }
+      warmUp(p);
       long period = options.periodNanos();
       long start = System.nanoTime();
       long end = options.durationNanos() == 0 ? Long.MAX_VALUE : start + options.durationNanos();
@@ -117,7 +122,35 @@ final class PtraceSampler {
     return new SamplerOutcome(control.exit(), byUser, control.exit() != null);
   }
 
+  /** Rounds of {@link #warmUp}: enough for C1 (at the launcher's thresholds) to compile. */
+  static final int WARM_UP_ROUNDS = 300;
+
+  /**
+   * Before the first tick, runs the calls of the stopped section (ptrace, waitpid, the stack
+   * copy) a few hundred times without stopping anything, so that the first samples' pauses are
+   * not paid in interpreted Java: in a short run they made the whole p99. The copy reads the
+   * start of the first mapped module, which a running target does not notice. A few
+   * milliseconds, once.
+   */
+  private void warmUp(Ptrace p) throws SyscallException {
+    int pid = target.pid();
+    long address = 0;
+    for (var m : target.table().modules()) {
+      address = m.start();
+      break;
+    }
+    p.warmUp(pid, WARM_UP_ROUNDS);
+    for (int i = 0; i < WARM_UP_ROUNDS && address != 0; i++) {
+      capture.copy(address);
+    }
+  }
+
   private void tick(Ptrace p) throws SyscallException {
+    // More threads wanting a CPU than there are CPUs: an R thread is then likely runnable but
+    // not running, and reaches its stop only when the scheduler gets to it; blocking for that
+    // would hold up the rest of the tick, so such ticks use the bounded, polling wait.
+    boolean block = !options.idle() && BLOCKING_WAIT && onCpuLastTick <= CPUS;
+    int onCpu = 0;
     for (int tid : p.tracedThreads()) {
       if (!options.threads().isEmpty() && !options.threads().contains(tid)) {
         continue;
@@ -125,9 +158,12 @@ final class PtraceSampler {
       if (!options.idle() && !onCpu(tid)) {
         continue;
       }
-      sampleOne(p, tid);
+      onCpu++;
+      sampleOne(p, tid, block);
     }
+    onCpuLastTick = onCpu;
   }
+
 
   /** Thread state from /proc, read before stopping anything: a stopped thread looks idle. */
   private boolean onCpu(int tid) {
@@ -139,7 +175,23 @@ final class PtraceSampler {
     }
   }
 
-  private void sampleOne(Ptrace p, int tid) throws SyscallException {
+  /**
+   * Whether the wait for a stop may block (see {@link Ptrace#awaitStopBlocking}); only for
+   * threads just seen on a CPU. A diagnostic switch for comparing with the polling wait.
+   */
+  static final boolean BLOCKING_WAIT =
+      !"false".equals(System.getProperty("polystack.blockingStopWait"));
+
+  private static final int CPUS = Runtime.getRuntime().availableProcessors();
+
+  /** Threads found on a CPU in the previous tick (see {@link #tick}). */
+  private int onCpuLastTick;
+
+  /**
+   * @param block wait for the stop in a blocking waitpid: the thread was just seen on a CPU and
+   *     few enough threads want one that it is most likely running, so its stop is imminent
+   */
+  private void sampleOne(Ptrace p, int tid, boolean block) throws SyscallException {
     long t0 = System.nanoTime();
     if (PauseBreakdown.ENABLED) {
       breakdown.start(t0);
@@ -156,7 +208,8 @@ final class PtraceSampler {
     if (PauseBreakdown.ENABLED) {
       breakdown.mark(PauseBreakdown.INTERRUPT);
     }
-    WaitStatus stopped = p.awaitStop(tid, STOP_TIMEOUT_NANOS);
+    WaitStatus stopped = block ? p.awaitStopBlocking(tid)
+        : p.awaitStop(tid, STOP_TIMEOUT_NANOS);
     if (stopped == null) {
       // Still running (uninterruptible sleep) or gone; the stop, if it comes, is passed on later.
       sink.lost(p.tracedThreads().contains(tid) ? "stop_timeout" : "thread_gone");
@@ -175,25 +228,80 @@ final class PtraceSampler {
       sink.lost("raced_event");
       return;
     }
-    ThreadSample sample;
+    // One module table for the decision and the walk: a refresh meanwhile must not hand a
+    // plug-in a thread that is already running again.
+    ModuleTable table = target.table();
+    boolean walkStopped = !table.bindings().isEmpty();
+    Registers regs;
+    RawStack stack = null;
     try {
-      sample = capture(p, tid);
+      regs = ApiRegisters.of(p.getRegs(tid));
+      if (PauseBreakdown.ENABLED) {
+        breakdown.mark(PauseBreakdown.GETREGS);
+      }
+      if (!capture.copy(regs.sp())) {
+        sink.lost("stack_copy_failed");
+      }
+      if (PauseBreakdown.ENABLED) {
+        breakdown.mark(PauseBreakdown.READ);
+      }
+      if (walkStopped) {
+        // A runtime plug-in reads its own structures (Lua stack, prototypes, traces), which must
+        // be one consistent instant: its walk stays inside the stop, the copy serving the stack.
+        SampleMemory memory = capture.memory(target.hostMemory());
+        stack = walker.walk(thread(tid, regs, memory), table);
+        if (PauseBreakdown.ENABLED) {
+          breakdown.count(PauseBreakdown.STOPPED_READS, memory.liveReads());
+          breakdown.mark(PauseBreakdown.WALK);
+        }
+      }
     } finally {
       control.resume(p, tid, 0);
     }
     long t1 = System.nanoTime();
     if (PauseBreakdown.ENABLED) {
       breakdown.mark(PauseBreakdown.CONT);
+    }
+    long epochNanos = System.currentTimeMillis() * 1_000_000L;
+    if (stack == null) {
+      stack = walkCopy(tid, regs, table);
+      if (PauseBreakdown.ENABLED) {
+        breakdown.mark(PauseBreakdown.WALK_AFTER);
+      }
+    } else {
+      refreshIfStale(stack);
+    }
+    if (PauseBreakdown.ENABLED) {
       breakdown.commit();
     }
-    refreshIfStale(sample.stack());
-    sink.accept(new ThreadSample(sample.tid(), sample.epochNanos(), sample.stack(), t1 - t0));
+    sink.accept(new ThreadSample(tid, epochNanos, stack, t1 - t0));
   }
 
-  private ThreadSample capture(Ptrace p, int tid) throws SyscallException {
-    RawStack stack = walkStopped(p, tid, target, target.hostMemory(), walker,
-        options.stackBytes(), DumpSession.Hook.NONE, breakdown);
-    return new ThreadSample(tid, System.currentTimeMillis() * 1_000_000L, stack, 0);
+  /**
+   * The native walk of a thread that is running again, from its registers and the stack copy.
+   * Everything a native unwind reads normally lies in the copy; a read beyond it (a stack deeper
+   * than the copy) goes to the live target, which is racy as in perf mode (the unwinder validates
+   * every frame it derives), and is counted. The copy stays ours, so a walk that met code in no
+   * known module is repeated once the memory map has been re-read.
+   */
+  private RawStack walkCopy(int tid, Registers regs, ModuleTable table) {
+    SampleMemory memory = capture.memory(target.hostMemory());
+    RawStack stack = walker.walk(thread(tid, regs, memory), table);
+    long lateReads = memory.liveReads();
+    if (stack.errors().contains("no_module") && refreshNow()) {
+      ModuleTable fresh = target.table();
+      if (fresh.bindings().isEmpty()) {
+        memory = capture.memory(target.hostMemory());
+        stack = walker.walk(thread(tid, regs, memory), fresh);
+        lateReads += memory.liveReads();
+      }
+    }
+    sink.lost("read_after_resume", lateReads);
+    return stack;
+  }
+
+  private CapturedThread thread(int tid, Registers regs, SampleMemory memory) {
+    return new CapturedThread(target.pid(), tid, regs, memory, capture.start(), capture.length());
   }
 
   /**
@@ -202,54 +310,52 @@ final class PtraceSampler {
    * thread would do it too, but on a busy host it may not run for a long time. Rate-limited.
    */
   private void refreshIfStale(RawStack stack) {
-    if (!stack.errors().contains("no_module")) {
-      return;
+    if (stack.errors().contains("no_module")) {
+      refreshNow();
     }
+  }
+
+  /** Re-reads the memory map now unless that was done very recently; true if it was re-read. */
+  private boolean refreshNow() {
     long now = System.nanoTime();
     if (now - lastRefresh < REFRESH_INTERVAL_NANOS) {
       refreshRequest.run();
-      return;
+      return false;
     }
     lastRefresh = now;
     try {
       target.refresh();
+      return true;
     } catch (dev.polystack.host.proc.ProcReadException e) {
       // The process is going away; the event loop notices.
     } catch (RuntimeException e) {
       sink.lost("refresh_failed");
     }
+    return false;
   }
 
   /** Reads registers and walks the stack of a thread that is in a ptrace-stop. */
   static RawStack walkStopped(Ptrace p, int tid, TargetProcess target, StackWalker walker,
       int stackBytes) throws SyscallException {
     return walkStopped(p, tid, target, target.hostMemory(), walker, stackBytes,
-        DumpSession.Hook.NONE, null);
+        DumpSession.Hook.NONE);
   }
 
   /**
    * As above, reading through {@code live} and letting {@code hook} wrap the thread's memory
-   * (snapshots record what the walk reads); {@code breakdown} times the steps when enabled.
+   * (snapshots record what the walk reads). Everything happens while the thread is stopped: dump
+   * and snapshot stop all threads together and want one instant for all of them.
    */
   static RawStack walkStopped(Ptrace p, int tid, TargetProcess target,
       dev.polystack.host.memory.RemoteMemory live, StackWalker walker, int stackBytes,
-      DumpSession.Hook hook, PauseBreakdown breakdown) throws SyscallException {
+      DumpSession.Hook hook) throws SyscallException {
     var regs = ApiRegisters.of(p.getRegs(tid));
-    if (PauseBreakdown.ENABLED && breakdown != null) {
-      breakdown.mark(PauseBreakdown.GETREGS);
-    }
-    SampleMemory memory = SampleMemory.live(live);
-    memory.prefetch(regs.sp(), stackBytes);
-    if (PauseBreakdown.ENABLED && breakdown != null) {
-      breakdown.mark(PauseBreakdown.READ);
-    }
+    StackCapture copy = new StackCapture(live, stackBytes);
+    copy.copy(regs.sp());
+    SampleMemory memory = copy.memory(live);
     CapturedThread thread = new CapturedThread(target.pid(), tid, regs,
-        hook.thread(tid, regs, memory), regs.sp(), 0);
-    RawStack stack = walker.walk(thread, target.table());
-    if (PauseBreakdown.ENABLED && breakdown != null) {
-      breakdown.mark(PauseBreakdown.WALK);
-    }
-    return stack;
+        hook.thread(tid, regs, memory), copy.start(), copy.length());
+    return walker.walk(thread, target.table());
   }
 
   private static boolean isInterruptStop(WaitStatus st) {

@@ -2,15 +2,16 @@ package dev.polystack.host.sampling;
 
 import dev.polystack.host.memory.RemoteMemory;
 import dev.polystack.host.memory.RemoteReadException;
+import dev.polystack.plugin.api.Bytes;
 import dev.polystack.plugin.api.MemoryReadException;
 import java.util.HashMap;
 import java.util.Map;
 
 /**
- * Target memory as one sample sees it: reads go through a per-sample page cache, filled with one
- * process_vm_readv per page, so an unwinder that reads the stack word by word costs a handful of
- * system calls. With a stack copy from perf_event the copy is served first and nothing else is
- * read from the (running) target unless the walk leaves the copy.
+ * Target memory as one sample sees it: the stack copy (taken while the thread was stopped, or by
+ * perf_event) is served first; anything outside it goes through a per-sample page cache, filled
+ * with one process_vm_readv per page, so a walk that reads word by word costs a handful of system
+ * calls. Once the thread runs again such reads are racy; callers count them.
  */
 final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
   static final int PAGE = 4096;
@@ -25,6 +26,9 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
   private final byte[] copy;
   private final int copyLength;
   private final Map<Long, byte[]> pages = new HashMap<>();
+  /** The page read last: walks read neighbouring words, and a map lookup boxes its key. */
+  private long lastPage = -1;
+  private byte[] lastBytes;
   private int liveReads;
 
   /** @param live the target's memory, or null when nothing but the copy may be read */
@@ -35,38 +39,53 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
     this.copyLength = copyLength;
   }
 
-  static SampleMemory live(RemoteMemory live) {
-    return new SampleMemory(live, 0, new byte[0], 0);
-  }
-
-  /** Reads a range of pages at once, e.g. the top of the stack right after a thread stops. */
-  void prefetch(long address, int length) {
-    if (live == null || length <= 0) {
-      return;
-    }
-    long first = address & -PAGE;
-    long end = address + length;
-    int count = (int) Math.min(MAX_PAGES, ((end - first) + PAGE - 1) / PAGE);
-    byte[] buffer = new byte[count * PAGE];
-    int n;
-    try {
-      n = live.read(first, buffer, 0, buffer.length);
-      liveReads++;
-    } catch (RemoteReadException e) {
-      return;
-    }
-    for (int i = 0; i < count && pages.size() < MAX_PAGES; i++) {
-      long page = first + (long) i * PAGE;
-      if ((long) (i + 1) * PAGE <= n) {
-        byte[] p = new byte[PAGE];
-        System.arraycopy(buffer, i * PAGE, p, 0, PAGE);
-        pages.put(page, p);
-      }
-    }
-  }
-
+  /** System calls made for reads outside the copy (each fills one page of the cache). */
   int liveReads() {
     return liveReads;
+  }
+
+  /**
+   * A word without the array the default method allocates: plug-in walks read hundreds of words
+   * per sample while the thread is stopped, nearly all from the copy or a page already cached.
+   */
+  @Override
+  public long readLong(long address) throws MemoryReadException {
+    long index = address - copyStart;
+    if (index >= 0 && index <= copyLength - 8L) {
+      return Bytes.getLong(copy, (int) index);
+    }
+    byte[] page = cachedPage(address);
+    int at = (int) (address & (PAGE - 1));
+    if (page != null && at <= PAGE - 8) {
+      return Bytes.getLong(page, at);
+    }
+    return dev.polystack.plugin.api.RemoteMemory.super.readLong(address);
+  }
+
+  @Override
+  public int readInt(long address) throws MemoryReadException {
+    long index = address - copyStart;
+    if (index >= 0 && index <= copyLength - 4L) {
+      return Bytes.getInt(copy, (int) index);
+    }
+    byte[] page = cachedPage(address);
+    int at = (int) (address & (PAGE - 1));
+    if (page != null && at <= PAGE - 4) {
+      return Bytes.getInt(page, at);
+    }
+    return dev.polystack.plugin.api.RemoteMemory.super.readInt(address);
+  }
+
+  /** The cached, readable page holding {@code address}, or null (not read yet, or unreadable). */
+  private byte[] cachedPage(long address) {
+    long page = address & -PAGE;
+    byte[] bytes = page == lastPage ? lastBytes : pages.get(page);
+    if (bytes == null || bytes == UNREADABLE) {
+      return null;
+    }
+    lastPage = page;
+    lastBytes = bytes;
+    return bytes;
   }
 
   @Override
@@ -107,7 +126,7 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
       return 0;
     }
     long page = at & -PAGE;
-    byte[] bytes = pages.get(page);
+    byte[] bytes = page == lastPage ? lastBytes : pages.get(page);
     if (bytes == null) {
       if (pages.size() >= MAX_PAGES) {
         return 0;
@@ -128,6 +147,8 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
     if (bytes == UNREADABLE) {
       return 0;
     }
+    lastPage = page;
+    lastBytes = bytes;
     int index = (int) (at - page);
     int n = Math.min(length, PAGE - index);
     System.arraycopy(bytes, index, dst, offset, n);

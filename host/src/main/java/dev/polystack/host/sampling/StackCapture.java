@@ -1,0 +1,57 @@
+package dev.polystack.host.sampling;
+
+import dev.polystack.host.memory.RemoteMemory;
+import dev.polystack.host.memory.RemoteReadException;
+
+/**
+ * The top of a stopped thread's stack, copied with one read from the stack pointer up: the only
+ * memory a native unwind needs in the common case, so the thread can be resumed right after it
+ * and walked from the copy. The buffer is reused from sample to sample (one owner thread, one
+ * walk at a time), so the stopped section allocates nothing for it.
+ */
+final class StackCapture {
+  private final RemoteMemory live;
+  private final byte[] buffer;
+  private long start;
+  private int length;
+
+  /** @param bytes how much stack to copy per sample (bounded by the sampling options) */
+  StackCapture(RemoteMemory live, int bytes) {
+    this.live = live;
+    this.buffer = new byte[bytes];
+  }
+
+  /**
+   * Copies up to the buffer's size from {@code sp}; a stack mapping that ends sooner gives a
+   * shorter copy. Returns false when nothing could be read (the copy is then empty).
+   */
+  boolean copy(long sp) {
+    start = sp;
+    length = 0;
+    if (buffer.length == 0) {
+      return true;
+    }
+    try {
+      length = Math.max(0, live.read(sp, buffer, 0, buffer.length));
+    } catch (RemoteReadException e) {
+      length = 0;
+    }
+    return length > 0;
+  }
+
+  long start() {
+    return start;
+  }
+
+  int length() {
+    return length;
+  }
+
+  /**
+   * The thread's memory for one walk: the copy first, {@code fallback} (page by page, bounded)
+   * for anything outside it, or nothing else when {@code fallback} is null.
+   */
+  SampleMemory memory(RemoteMemory fallback) {
+    return new SampleMemory(fallback, start, buffer, length);
+  }
+}
