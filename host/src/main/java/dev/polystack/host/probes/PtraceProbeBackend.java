@@ -9,6 +9,7 @@ import dev.polystack.host.ptrace.PtraceConstants;
 import dev.polystack.host.ptrace.SigInfo;
 import dev.polystack.host.ptrace.TraceEvent;
 import dev.polystack.host.ptrace.Tracer;
+import dev.polystack.host.ptrace.TracerWakeup;
 import dev.polystack.host.ptrace.WaitStatus;
 import dev.polystack.host.sampling.ApiRegisters;
 import dev.polystack.host.sys.Errno;

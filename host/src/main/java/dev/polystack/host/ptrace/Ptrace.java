@@ -288,7 +288,7 @@ public final class Ptrace {
    * #nextEvent()}. Sleeping in waitpid costs a tracee that stops nothing but the wake-up, where
    * polling with WNOHANG takes the tracee's signal lock over and over, just while the tracee
    * needs it to stop (measured: 1.6-1.9x the cost per traced call). A signal with a handler
-   * installed without SA_RESTART ends the wait early (see probes.TracerWakeup).
+   * installed without SA_RESTART ends the wait early (see {@link TracerWakeup}).
    *
    * @return true if a report was queued; false if a signal interrupted the wait or there is no
    *     tracee left to wait for
@@ -387,14 +387,17 @@ public final class Ptrace {
    * Waits for the stop an INTERRUPT just asked for by blocking in waitpid, as the C floor does:
    * the kernel wakes this thread the moment the tracee stops (a synchronous wake-up on the CPU
    * the tracee just left), where a sleeping poll may wait for a scheduler slice on a busy
-   * machine. waitpid has no timeout, so use this only for a thread that was seen running just
-   * before the interrupt: such a thread reaches its stop on its way back to user space, unless
-   * it entered uninterruptible sleep in between, which then delays this call (and every other
-   * thread's events) by that sleep. Returns the report (a stop, possibly for another reason than
-   * the interrupt), or null if the thread is gone.
+   * machine. Use it only for a thread that was seen running just before the interrupt, and only
+   * on a thread that a {@link TracerWakeup} interrupts: waitpid has no timeout, and a thread that
+   * entered uninterruptible sleep in between would otherwise hold up this call (and every other
+   * thread's events) for as long as it sleeps. The wake-up's signal ends the wait with EINTR and
+   * the deadline is checked then, so the wait lasts at most {@code timeoutNanos} plus one wake-up
+   * period. Returns the report (a stop, possibly for another reason than the interrupt), or null
+   * if the thread is gone or the timeout passed.
    */
-  public WaitStatus awaitStopBlocking(int tid) throws SyscallException {
+  public WaitStatus awaitStopBlocking(int tid, long timeoutNanos) throws SyscallException {
     checkThread();
+    long deadline = System.nanoTime() + timeoutNanos;
     while (true) {
       State s = threads.get(tid);
       if (s == null) {
@@ -410,6 +413,9 @@ public final class Ptrace {
       if (r < 0) {
         int errno = Native.errno();
         if (errno == Errno.EINTR) {
+          if (System.nanoTime() >= deadline) {
+            return null;
+          }
           continue;
         }
         if (errno == Errno.ECHILD) {

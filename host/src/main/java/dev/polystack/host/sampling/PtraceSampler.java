@@ -8,10 +8,12 @@ import dev.polystack.host.process.TargetProcess;
 import dev.polystack.host.ptrace.Ptrace;
 import dev.polystack.host.ptrace.TraceEvent;
 import dev.polystack.host.ptrace.Tracer;
+import dev.polystack.host.ptrace.TracerWakeup;
 import dev.polystack.host.ptrace.WaitStatus;
 import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.SyscallException;
 import dev.polystack.plugin.api.Registers;
+import java.util.Optional;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
@@ -77,6 +79,8 @@ final class PtraceSampler {
         control.seizeAll(p);
       }
       warmUp(p);
+      // The blocking wait for a stop is only safe while this timer can cut it short.
+      wakeup = TracerWakeup.start();
       long period = options.periodNanos();
       long start = System.nanoTime();
       long end = options.durationNanos() == 0 ? Long.MAX_VALUE : start + options.durationNanos();
@@ -112,6 +116,8 @@ final class PtraceSampler {
         }
       }
     } finally {
+      wakeup.ifPresent(TracerWakeup::close);
+      wakeup = Optional.empty();
       for (int i = control.detachAll(p); i > 0; i--) {
         sink.lost("detach_failed");
       }
@@ -149,7 +155,8 @@ final class PtraceSampler {
     // More threads wanting a CPU than there are CPUs: an R thread is then likely runnable but
     // not running, and reaches its stop only when the scheduler gets to it; blocking for that
     // would hold up the rest of the tick, so such ticks use the bounded, polling wait.
-    boolean block = !options.idle() && BLOCKING_WAIT && onCpuLastTick <= CPUS;
+    boolean block = !options.idle() && BLOCKING_WAIT && wakeup.isPresent()
+        && onCpuLastTick <= CPUS;
     int onCpu = 0;
     for (int tid : p.tracedThreads()) {
       if (!options.threads().isEmpty() && !options.threads().contains(tid)) {
@@ -184,6 +191,9 @@ final class PtraceSampler {
 
   private static final int CPUS = Runtime.getRuntime().availableProcessors();
 
+  /** Ends a blocking wait for a stop with EINTR so its timeout holds; empty: poll instead. */
+  private Optional<TracerWakeup> wakeup = Optional.empty();
+
   /** Threads found on a CPU in the previous tick (see {@link #tick}). */
   private int onCpuLastTick;
 
@@ -208,7 +218,7 @@ final class PtraceSampler {
     if (PauseBreakdown.ENABLED) {
       breakdown.mark(PauseBreakdown.INTERRUPT);
     }
-    WaitStatus stopped = block ? p.awaitStopBlocking(tid)
+    WaitStatus stopped = block ? p.awaitStopBlocking(tid, STOP_TIMEOUT_NANOS)
         : p.awaitStop(tid, STOP_TIMEOUT_NANOS);
     if (stopped == null) {
       // Still running (uninterruptible sleep) or gone; the stop, if it comes, is passed on later.

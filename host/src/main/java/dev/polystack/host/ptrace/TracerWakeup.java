@@ -1,4 +1,4 @@
-package dev.polystack.host.probes;
+package dev.polystack.host.ptrace;
 
 import dev.polystack.host.sys.Native;
 import java.lang.ref.Reference;
@@ -19,8 +19,11 @@ import jnr.ffi.annotations.SaveError;
  * It is libc's {@code abs}, a function of one int without side effects and async-signal-safe.
  * The signal is a real-time one that neither the JVM nor glibc uses, and the timer targets the
  * tracer thread alone (SIGEV_THREAD_ID), so no other thread and never the target sees it.
+ *
+ * <p>Both tracers use it: the vDSO ptrace backend sleeps between breakpoint reports, and the
+ * ptrace sampler sleeps until an interrupted thread stops, bounded by its stop timeout.
  */
-final class TracerWakeup implements AutoCloseable {
+public final class TracerWakeup implements AutoCloseable {
   /** SIGRTMIN + 6 with glibc's SIGRTMIN of 34 (32 and 33 are glibc's own). */
   static final int SIGNAL = 40;
   /** How late a stop request or the deadline may be noticed while the target makes no call. */
@@ -76,7 +79,7 @@ final class TracerWakeup implements AutoCloseable {
    * Starts waking the calling thread. Empty if the signal or the timer cannot be set up; the
    * caller then has to poll.
    */
-  static Optional<TracerWakeup> start() {
+  public static Optional<TracerWakeup> start() {
     if (Holder.FAILURE != null) {
       return Optional.empty();
     }
