@@ -315,7 +315,7 @@ public final class Tracer implements AutoCloseable {
     try {
       Native.libc().syscall(SYS_PRCTL, PR_SET_TIMERSLACK, TIMER_SLACK_NANOS, 0, 0, 0, 0);
     } catch (RuntimeException | LinkageError e) {
-      LOG.log(Level.FINE, "prctl(PR_SET_TIMERSLACK) unavailable", e);
+      // Nothing to tell the user: the only cost is longer sleeps, which the pause figures show.
     }
   }
 
