@@ -7,19 +7,22 @@
 #      polystack (ptrace), luajit -jp (in-process), perf record -F 99 -g.
 # The benchmark times itself (CLOCK_MONOTONIC via FFI), so profiler start-up is not counted.
 # Usage: bench/run-luajit.sh [ROUNDS (default 5)] [N (benchmark rounds, default 600 ~ 3.5 s)]
+#        bench/run-luajit.sh --help
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"
+bench_name=run-luajit
+. "$root/bench/lib.sh"
+case "${1:-}" in
+  -h|--help) usage "$0"; exit 0 ;;
+esac
 rounds=${1:-5}
 n=${2:-600}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+make_work /tmp/polystack-luajit-bench.XXXXXX
 bench="$root/bench/lua/cpu.lua"
-for tool in gcc luajit perf python3; do
-  command -v "$tool" >/dev/null || { echo "run-luajit: $tool not found" >&2; exit 1; }
-done
+require_tools gcc luajit perf python3
 gcc -O2 -fomit-frame-pointer -pthread -o "$work/workload" "$root/bench/workload.c"
 gcc -O2 -Wall -o "$work/ptrace_floor" "$root/bench/ptrace_floor.c"
-"$root/polystack" --version >/dev/null   # builds the distribution before anything is timed
+build_polystack   # before anything is timed
 
 echo "## pause per sample at 99 Hz (us)"
 "$root/polystack" record --rate 99 --format folded -o "$work/lj.folded" \

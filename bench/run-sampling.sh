@@ -29,26 +29,13 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"
+bench_name=run-sampling
+. "$root/bench/lib.sh"
 args=("$@")
-mode=full
-nice_level=""
-rounds=""
-out=""
-keep=0
-wait_quiet=1
 while [ $# -gt 0 ]; do
-  case "$1" in
-    --quick) mode=quick ;;
-    --full) mode=full ;;
-    --rounds) rounds="$2"; shift ;;
-    --out) out="$2"; shift ;;
-    --keep) keep=1 ;;
-    --no-wait) wait_quiet=0 ;;
-    --nice) nice_level="$2"; shift ;;
-    -h|--help) awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0"; exit 0 ;;
-    *) echo "run-sampling.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
-  esac
-  shift
+  common_option "$@"
+  [ "$consumed" -gt 0 ] || { echo "run-sampling.sh: unknown argument $1 (try --help)" >&2; exit 2; }
+  shift "$consumed"
 done
 
 if [ -n "$nice_level" ] && [ "${RUN_SAMPLING_NICED:-}" != 1 ]; then
@@ -69,31 +56,15 @@ fi
 host_threads=16
 : "${out:=$root/bench/results/sampling-$mode.md}"
 
-log() { echo "run-sampling: $*" >&2; }
-die() { echo "run-sampling: $*" >&2; exit 1; }
-
-for tool in gcc java perf /usr/bin/time awk; do
-  command -v "$tool" >/dev/null 2>&1 || die "$tool not found"
-done
-
-work="$(mktemp -d /tmp/polystack-bench.XXXXXX)"
-cleanup() {
-  if [ "$keep" = 1 ]; then
-    log "scratch kept in $work"
-  else
-    rm -rf "$work"
-  fi
-}
-trap cleanup EXIT
+require_tools gcc java perf /usr/bin/time awk
+make_work /tmp/polystack-bench.XXXXXX
 
 # ---------------------------------------------------------------------------------------------
 # Build
 log "building bench/workload.c and bench/ptrace_floor.c"
 gcc -O2 -fomit-frame-pointer -pthread -o "$work/workload" "$root/bench/workload.c"
 gcc -O2 -Wall -o "$work/ptrace_floor" "$root/bench/ptrace_floor.c"
-log "building polystack (first use or sources changed)"
-"$root/polystack" --help >/dev/null
-ps=("$root/polystack")
+build_polystack
 wl="$work/workload"
 pf="$work/ptrace_floor"
 
@@ -141,24 +112,6 @@ $(tail -5 "$logf")"
   awk '/^elapsed_ns/ {print $2}' "$res"
 }
 
-# Share of all CPUs busy over one second, from /proc/stat.
-cpu_busy() {
-  local a b
-  a=($(head -1 /proc/stat)); sleep 1; b=($(head -1 /proc/stat))
-  awk -v u="$((b[1] + b[2] + b[3] + b[6] + b[7] + b[8] - a[1] - a[2] - a[3] - a[6] - a[7] - a[8]))" \
-      -v i="$((b[4] + b[5] - a[4] - a[5]))" 'BEGIN {t = u + i; printf "%d", (t > 0 ? 100 * u / t : 0)}'
-}
-waited=0
-# Waits (within the budget) until other work leaves the machine nearly idle; sets busy (%).
-busy=0
-quiet() {
-  busy="$(cpu_busy)"
-  while [ "$wait_quiet" = 1 ] && [ "$busy" -ge 25 ] && [ "$waited" -lt "$wait_budget" ]; do
-    waited=$((waited + 1))
-    busy="$(cpu_busy)"
-  done
-}
-
 configs=(baseline floor99 floor999 ptrace99 ptrace999)
 [ "$perf_ok" = 1 ] && configs+=(perf99)
 [ "$ps_perf" = 1 ] && configs+=(psperf99 psperf999)
@@ -167,21 +120,13 @@ load_start="$(cut -d' ' -f1-3 /proc/loadavg)"
 started=$(date +%s)
 log "$rounds rounds of ${#configs[@]} configurations, $iterations iterations each (load $load_start)"
 declare -A elapsed
-busy_rounds=()
-n=${#configs[@]}
-for ((r = 1; r <= rounds; r++)); do
-  # Interleaved and rotated: every configuration once per round, a different one first each time.
-  quiet
-  busy_rounds+=("$busy")
-  line=""
-  for ((k = 0; k < n; k++)); do
-    c=${configs[$(((k + r - 1) % n))]}
-    e="$(run_config "$c" "$r")"
-    elapsed[$c,$r]=$e
-    line+=" $c=$(awk -v e="$e" 'BEGIN {printf "%.2fs", e / 1e9}')"
-  done
-  log "round $r/$rounds (other CPU use before: $busy%):$line (load $(cut -d' ' -f1 /proc/loadavg))"
-done
+record_elapsed() { # config round
+  local e
+  e="$(run_config "$1" "$2")"
+  elapsed[$1,$2]=$e
+  shown="$(awk -v e="$e" 'BEGIN {printf "%.2fs", e / 1e9}')"
+}
+paired_rounds record_elapsed
 
 # ---------------------------------------------------------------------------------------------
 # Host cost: polystack attached for host_seconds to 16 busy threads at 99 Hz.
@@ -204,7 +149,6 @@ took=$(($(date +%s) - started))
 
 # ---------------------------------------------------------------------------------------------
 # Figures
-median() { sort -g | awk '{v[NR] = $1} END {if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 # A number from a stats JSON file: jnum FILE KEY (first occurrence of "KEY": N).
 jnum() { sed -n "s/.*\"$2\": \([0-9.]*\).*/\1/p" "$1" | head -1; }
 # The per-round values of a JSON field for one configuration, one per line.
@@ -214,8 +158,6 @@ losses_of() { # summed loss counters over the rounds, e.g. "late_tick 12"
     sed -n 's/.*"losses": {\(.*\)}}.*/\1/p' "$work/json/$1-$r.json" | tr ',' '\n'
   done | awk -F': ' 'NF == 2 {gsub(/[" ]/, "", $1); s[$1] += $2} END {for (k in s) printf "%s%s %d", (n++ ? ", " : ""), k, s[k]}'
 }
-us() { awk -v v="$1" 'BEGIN {printf "%.1f", v / 1000}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "n/a"}'; }
 
 base_med="$(for ((r = 1; r <= rounds; r++)); do echo "${elapsed[baseline,$r]}"; done | median)"
 describe() {
@@ -234,7 +176,7 @@ describe() {
 {
   echo "## Sampling cost ($mode run, $(date -u +%Y-%m-%dT%H:%MZ))"
   echo
-  echo "Machine: $(nproc) vCPUs, Linux $(uname -r), $(lscpu | sed -n 's/^Model name: *//p' | head -1). Niceness of all measured processes: $(nice)."
+  echo "Machine: $(machine_info). Niceness of all measured processes: $(nice)."
   echo "Load average at start: $load_start; at end: $load_end. Took ${took}s (${waited}s of it waiting for a quiet machine)."
   echo "CPU use by other processes in the second before each round: ${busy_rounds[*]/%/%}; before the host-cost record: $host_busy%."
   echo "Workload: bench/workload.c -O2 -fomit-frame-pointer, $iterations iterations (baseline median"

@@ -40,30 +40,22 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"
+bench_name=run-vdso
+. "$root/bench/lib.sh"
 args=("$@")
-mode=full
-nice_level=""
-rounds=""
-out=""
-keep=0
-wait_quiet=1
 spin=0
 boost=0
 while [ $# -gt 0 ]; do
-  case "$1" in
-    --quick) mode=quick ;;
-    --full) mode=full ;;
-    --rounds) rounds="$2"; shift ;;
-    --out) out="$2"; shift ;;
-    --keep) keep=1 ;;
-    --no-wait) wait_quiet=0 ;;
-    --nice) nice_level="$2"; shift ;;
-    --spin) spin=1 ;;
-    --boost) boost=1 ;;
-    -h|--help) awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0"; exit 0 ;;
-    *) echo "run-vdso.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
-  esac
-  shift
+  common_option "$@"
+  if [ "$consumed" = 0 ]; then
+    case "$1" in
+      --spin) spin=1 ;;
+      --boost) boost=1 ;;
+      *) echo "run-vdso.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
+    esac
+    consumed=1
+  fi
+  shift "$consumed"
 done
 
 if [ "$boost" = 1 ] && [ "${RUN_VDSO_BOOSTED:-}" != 1 ]; then
@@ -89,25 +81,13 @@ fi
 settle=0.5   # after arming, before the go: the same for every configuration
 : "${out:=$root/bench/results/vdso-$mode.md}"
 
-log() { echo "run-vdso: $*" >&2; }
-die() { echo "run-vdso: $*" >&2; exit 1; }
-
-for tool in gcc java awk mkfifo setsid; do
-  command -v "$tool" >/dev/null 2>&1 || die "$tool not found"
-done
-
-work="$(mktemp -d /tmp/polystack-vdso-bench.XXXXXX)"
-cleanup() {
-  if [ "$keep" = 1 ]; then log "scratch kept in $work"; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
+require_tools gcc java awk mkfifo setsid
+make_work /tmp/polystack-vdso-bench.XXXXXX
 
 log "building bench/vdso-workload.c and bench/vdso-floor.c"
 gcc -O2 -Wall -o "$work/workload" "$root/bench/vdso-workload.c"
 gcc -O2 -Wall -o "$work/floor" "$root/bench/vdso-floor.c"
-log "building polystack (first use or sources changed)"
-"$root/polystack" --help >/dev/null
-ps=("$root/polystack")
+build_polystack
 
 # Waits until tracer $1 has armed workload $2: it holds a perf_event file descriptor and, in
 # ptrace mode ($3), is the workload's tracer. polystack prints nothing when armed with
@@ -187,45 +167,20 @@ run_config() { # config round
   echo "$e $calls $traced $lost $missed"
 }
 
-cpu_busy() {
-  local a b
-  a=($(head -1 /proc/stat)); sleep 1; b=($(head -1 /proc/stat))
-  awk -v u="$((b[1] + b[2] + b[3] + b[6] + b[7] + b[8] - a[1] - a[2] - a[3] - a[6] - a[7] - a[8]))" \
-      -v i="$((b[4] + b[5] - a[4] - a[5]))" 'BEGIN {t = u + i; printf "%d", (t > 0 ? 100 * u / t : 0)}'
-}
-waited=0
-busy=0
-quiet() {
-  busy="$(cpu_busy)"
-  while [ "$wait_quiet" = 1 ] && [ "$busy" -ge 25 ] && [ "$waited" -lt "$wait_budget" ]; do
-    waited=$((waited + 1))
-    busy="$(cpu_busy)"
-  done
-}
-
 configs=(base-perf floor-perf ps-perf base-ptrace floor-ptrace ps-ptrace)
 [ "$spin" = 1 ] && configs+=(floor-ptrace-spin)
-n=${#configs[@]}
 load_start="$(cut -d' ' -f1-3 /proc/loadavg)"
 started=$(date +%s)
 log "$rounds rounds of ${#configs[@]} configurations (load $load_start)"
 declare -A res
-busy_rounds=()
-for ((r = 1; r <= rounds; r++)); do
-  quiet
-  busy_rounds+=("$busy")
-  line=""
-  for ((k = 0; k < n; k++)); do
-    c=${configs[$(((k + r - 1) % n))]}
-    res[$c,$r]="$(run_config "$c" "$r")"
-    line+=" $c=$(awk -v e="${res[$c,$r]%% *}" 'BEGIN {printf "%.3fs", e / 1e9}')"
-  done
-  log "round $r/$rounds (other CPU use before: $busy%):$line (load $(cut -d' ' -f1 /proc/loadavg))"
-done
+record_res() { # config round
+  res[$1,$2]="$(run_config "$1" "$2")"
+  shown="$(awk -v e="${res[$1,$2]%% *}" 'BEGIN {printf "%.3fs", e / 1e9}')"
+}
+paired_rounds record_res
 load_end="$(cut -d' ' -f1-3 /proc/loadavg)"
 took=$(($(date +%s) - started))
 
-median() { sort -g | awk '{v[NR] = $1} END {if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 field() { # config round index (1-based)
   awk -v i="$3" '{print $i}' <<<"${res[$1,$2]}"
 }
@@ -236,14 +191,12 @@ per_call() { # config baseline n
   done
 }
 sum_field() { for ((r = 1; r <= rounds; r++)); do field "$1" "$r" "$2"; done | awk '{s += $1} END {print s + 0}'; }
-us() { awk -v v="$1" 'BEGIN {printf "%.1f", v / 1000}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "n/a"}'; }
 range_us() { sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.1f .. %.1f", lo / 1000, hi / 1000}'; }
 
 {
   echo "## vDSO tracing cost ($mode run, $(date -u +%Y-%m-%dT%H:%MZ))"
   echo
-  echo "Machine: $(nproc) vCPUs, Linux $(uname -r), $(lscpu | sed -n 's/^Model name: *//p' | head -1). Niceness: $(nice).$([ "$boost" = 1 ] && echo " Autogroup niceness -20 (--boost): $(cat /proc/self/autogroup).")"
+  echo "Machine: $(machine_info). Niceness: $(nice).$([ "$boost" = 1 ] && echo " Autogroup niceness -20 (--boost): $(cat /proc/self/autogroup).")"
   echo "Load average at start: $load_start; at end: $load_end. Took ${took}s (${waited}s of it waiting for a quiet machine)."
   echo "CPU use by other processes in the second before each round: ${busy_rounds[*]/%/%}."
   echo "Workload: bench/vdso-workload.c, clock_gettime(CLOCK_MONOTONIC) through libc; perf runs $w_perf + $n_perf"

@@ -3,6 +3,10 @@ package dev.polystack.e2e;
 import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;
 import io.opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest;
 import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
+import io.opentelemetry.proto.common.v1.KeyValue;
+import io.opentelemetry.proto.metrics.v1.Metric;
+import io.opentelemetry.proto.metrics.v1.NumberDataPoint;
+import io.opentelemetry.proto.trace.v1.Span;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.ByteBuffer;
@@ -11,8 +15,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
@@ -167,6 +173,24 @@ final class Collector implements AutoCloseable {
     return value;
   }
 
+  /**
+   * The spans of {@code service} once at least {@code count} have arrived (or the wait ended),
+   * by start time within each request.
+   */
+  List<Span> awaitSpans(String service, int count) throws IOException, InterruptedException {
+    return await(this::traces, t -> spansOf(t, service).size() >= count)
+        .stream().flatMap(t -> spansOf(List.of(t), service).stream()).toList();
+  }
+
+  /**
+   * The {@link #counters} of process {@code pid} once {@code done} accepts them (or the wait
+   * ended).
+   */
+  Map<String, Long> awaitCounters(long pid, Predicate<Map<String, Long>> done)
+      throws IOException, InterruptedException {
+    return counters(await(this::metrics, m -> done.test(counters(m, pid))), pid);
+  }
+
   interface IoSupplier<T> {
     T get() throws IOException;
   }
@@ -252,5 +276,64 @@ final class Collector implements AutoCloseable {
     }
     throw new IllegalStateException("Go is needed to build the test Collector: install golang-go"
         + " (.ci/run does)");
+  }
+
+  // Reading the requests the Collector wrote back (shared by the OTLP tests).
+
+  private static long pidOf(List<KeyValue> resource) {
+    String pid = attribute(resource, "process.pid");
+    return pid == null ? -1 : Long.parseLong(pid);
+  }
+
+  static long sampleCount(List<ExportProfilesServiceRequest> requests) {
+    return requests.stream().flatMap(r -> r.getResourceProfilesList().stream())
+        .flatMap(rp -> rp.getScopeProfilesList().stream())
+        .flatMap(sp -> sp.getProfilesList().stream())
+        .flatMap(p -> p.getSamplesList().stream())
+        .mapToLong(s -> s.getTimestampsUnixNanoCount()).sum();
+  }
+
+  static String attribute(List<KeyValue> attributes, String key) {
+    return attributes.stream().filter(kv -> kv.getKey().equals(key)).findFirst()
+        .map(kv -> kv.getValue().hasIntValue() ? Long.toString(kv.getValue().getIntValue())
+            : kv.getValue().getStringValue()).orElse(null);
+  }
+
+  static List<Span> spansOf(List<ExportTraceServiceRequest> requests, String service) {
+    return requests.stream().flatMap(t -> t.getResourceSpansList().stream())
+        .filter(rs -> service.equals(attribute(rs.getResource().getAttributesList(),
+            "service.name")))
+        .flatMap(rs -> rs.getScopeSpansList().stream())
+        .flatMap(ss -> ss.getSpansList().stream())
+        .sorted((a, b) -> Long.compare(a.getStartTimeUnixNano(), b.getStartTimeUnixNano()))
+        .toList();
+  }
+
+  /**
+   * The latest value of every counter of one process, by "name/reason" (the {@code reason} or
+   * {@code error.type} attribute, else empty); points with equal keys are summed.
+   */
+  static Map<String, Long> counters(List<ExportMetricsServiceRequest> requests,
+      long pid) {
+    Map<String, Long> out = new HashMap<>();
+    for (ExportMetricsServiceRequest req : requests) {
+      req.getResourceMetricsList().stream()
+          .filter(rm -> pidOf(rm.getResource().getAttributesList()) == pid)
+          .flatMap(rm -> rm.getScopeMetricsList().stream())
+          .flatMap(sm -> sm.getMetricsList().stream())
+          .filter(Metric::hasSum)
+          .forEach(m -> {
+            Map<String, Long> current = new HashMap<>();
+            for (NumberDataPoint p : m.getSum().getDataPointsList()) {
+              String reason = attribute(p.getAttributesList(), "reason");
+              String error = attribute(p.getAttributesList(), "error.type");
+              String key = m.getName() + "/" + (reason != null ? reason
+                  : error != null ? error : "");
+              current.merge(key, p.getAsInt(), Long::sum);
+            }
+            out.putAll(current); // cumulative: a later export replaces an earlier one
+          });
+    }
+    return out;
   }
 }

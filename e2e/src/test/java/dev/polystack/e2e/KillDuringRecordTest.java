@@ -3,15 +3,8 @@ package dev.polystack.e2e;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
@@ -68,20 +61,7 @@ class KillDuringRecordTest {
     int maxDelay = Reliability.intProperty("reliability.maxDelayMs", 3500);
     int parallel = Reliability.intProperty("reliability.parallel", 3);
     long started = System.nanoTime();
-    List<Trial> results = new ArrayList<>();
-    ExecutorService pool = Executors.newFixedThreadPool(parallel);
-    try {
-      List<Future<Trial>> futures = new ArrayList<>();
-      for (int i = 0; i < trials; i++) {
-        int n = i;
-        futures.add(pool.submit(() -> trial(mode, signal, maxDelay, n)));
-      }
-      for (Future<Trial> f : futures) {
-        results.add(f.get());
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    List<Trial> results = KillTrials.run(trials, parallel, n -> trial(mode, signal, maxDelay, n));
     long survived = results.stream().filter(Trial::survived).count();
     long attached = results.stream().filter(Trial::attachedAtKill).count();
     long clean = results.stream().filter(t -> t.polystackExit() == 0).count();
@@ -103,19 +83,10 @@ class KillDuringRecordTest {
       try (Distribution.Running polystack = Distribution.start("record", "--pid",
           Integer.toString(target.pid()), "--mode", mode, "--format", "folded", "-o",
           out.toString())) {
-        ThreadLocalRandom random = ThreadLocalRandom.current();
-        if (n % 3 != 0) {
-          // Two trials in three: a random moment while it samples (or stops sampling).
-          long deadline = System.nanoTime() + 60_000_000_000L;
-          while (!attached(mode, target, polystack) && polystack.process().isAlive()
-              && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-          }
-          Thread.sleep(random.nextInt(1500));
-        } else {
-          // One in three: a random moment from JVM start-up through attach and sampling.
-          Thread.sleep(random.nextInt(maxDelay + 1));
-        }
+        // Two trials in three: a random moment while it samples (or stops sampling); one in
+        // three: a random moment from JVM start-up through attach and sampling.
+        KillTrials.awaitKillMoment(n, polystack, () -> attached(mode, target, polystack), 10,
+            maxDelay, 1499);
         attached = attached(mode, target, polystack);
         polystack.signal(signal);
         exit = polystack.await(60).exitCode();
@@ -136,12 +107,7 @@ class KillDuringRecordTest {
 
   private static Trial check(Target target, boolean attached, int exit, String signal)
       throws Exception {
-    // The kernel lets go of the threads when the tracer exits; allow a moment for the wake-ups.
-    List<Reliability.TaskState> stopped = Reliability.stoppedTasks(target.pid());
-    for (int i = 0; i < 100 && !stopped.isEmpty(); i++) {
-      Thread.sleep(20);
-      stopped = Reliability.stoppedTasks(target.pid());
-    }
+    List<Reliability.TaskState> stopped = KillTrials.stoppedAfterRelease(target.pid());
     Target.Status status = target.status();
     String problem = null;
     if (!target.isAlive() || status == null) {
@@ -162,16 +128,8 @@ class KillDuringRecordTest {
         problem = "checksum " + m.group(1) + " != " + expectedChecksum;
       }
     }
-    // polystack itself: 0 when it stopped cleanly, 128+N when the signal came before its
-    // handlers were installed (JVM start-up) or was SIGKILL.
-    int sig = switch (signal) {
-      case "INT" -> 2;
-      case "TERM" -> 15;
-      case "HUP" -> 1;
-      default -> 9;
-    };
-    if (problem == null && exit != 0 && exit != 128 + sig) {
-      problem = "polystack exited " + exit + " after SIG" + signal;
+    if (problem == null) {
+      problem = KillTrials.exitProblem(exit, signal);
     }
     return new Trial(problem == null, attached, exit, problem == null ? ""
         : "SIG" + signal + (attached ? " (attached)" : " (not yet attached)") + ": " + problem);

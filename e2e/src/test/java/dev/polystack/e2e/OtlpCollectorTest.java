@@ -13,12 +13,8 @@ import dev.polystack.otel.otlp.OtlpProtocol;
 import dev.polystack.otel.otlp.OtlpResource;
 import dev.polystack.otel.otlp.ProfilesSender;
 import dev.polystack.plugin.api.CallRecord;
-import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;
 import io.opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest;
-import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
 import io.opentelemetry.proto.common.v1.KeyValue;
-import io.opentelemetry.proto.metrics.v1.Metric;
-import io.opentelemetry.proto.metrics.v1.NumberDataPoint;
 import io.opentelemetry.proto.profiles.v1development.KeyValueAndUnit;
 import io.opentelemetry.proto.profiles.v1development.Location;
 import io.opentelemetry.proto.profiles.v1development.ProfilesDictionary;
@@ -36,8 +32,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -49,7 +43,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * fails polystack's run, and the assertion message is polystack's stderr, which carries the
  * Collector's own message.
  */
-class OtlpCollectorTest {
+class OtlpCollectorTest extends WithCollector {
   /** CPU-bound Lua with global function names, about a second of work. */
   private static final String WORKLOAD = """
       function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
@@ -63,21 +57,7 @@ class OtlpCollectorTest {
   private static final Pattern TAKEN = Pattern.compile("polystack: (\\d+) samples from");
   private static final Pattern LOST = Pattern.compile("not sampled or lost: (.*)");
 
-  private static Collector collector;
-
   @TempDir Path tmp;
-
-  @BeforeAll
-  static void startCollector() throws Exception {
-    collector = Collector.start();
-  }
-
-  @AfterAll
-  static void stopCollector() {
-    if (collector != null) {
-      collector.close();
-    }
-  }
 
   @Test
   void recordStreamsLuaProfilesOverGrpcAndWritesTheSameRequestOffline() throws Exception {
@@ -92,7 +72,7 @@ class OtlpCollectorTest {
     // The offline file: the official .proto files decode it (protoc from Debian's packages).
     ExportProfilesServiceRequest offline =
         ExportProfilesServiceRequest.parseFrom(Files.readAllBytes(file));
-    assertEquals(sent, sampleCount(List.of(offline)), "file and stream disagree");
+    assertEquals(sent, Collector.sampleCount(List.of(offline)), "file and stream disagree");
     String decoded = Protoc.decode("opentelemetry.proto.collector.profiles.v1development"
         + ".ExportProfilesServiceRequest", file, tmp);
     assertTrue(decoded.contains("string_table: \"fib\""), decoded.substring(0, 2000));
@@ -176,20 +156,19 @@ class OtlpCollectorTest {
     CallExporter.Result result = exporter.close(Duration.ofSeconds(10));
     assertTrue(result.ok(), result.toString());
 
-    List<Span> spans = collector.await(collector::traces, t -> spansOf(t, service).size() >= 3)
-        .stream().flatMap(t -> spansOf(List.of(t), service).stream()).toList();
+    List<Span> spans = collector.awaitSpans(service, 3);
     assertEquals(3, spans.size(), collector.log());
     for (int i = 0; i < 3; i++) {
       Span s = spans.get(i);
       assertEquals("clock_gettime", s.getName());
       assertEquals(1_800_000_000_000_000_000L + i * 1000L, s.getStartTimeUnixNano());
       assertEquals(250, s.getEndTimeUnixNano() - s.getStartTimeUnixNano());
-      assertEquals("CLOCK_MONOTONIC", attribute(s.getAttributesList(), "vdso.arg.clockid"));
+      assertEquals("CLOCK_MONOTONIC", Collector.attribute(s.getAttributesList(), "vdso.arg.clockid"));
     }
-    assertEquals("EINVAL", attribute(spans.get(2).getAttributesList(), "error.type"));
+    assertEquals("EINVAL", Collector.attribute(spans.get(2).getAttributesList(), "error.type"));
 
-    Map<String, Long> points = counters(collector.await(collector::metrics,
-        m -> counters(m, pid).containsKey("polystack.vdso.records.lost/ring_lost")), pid);
+    Map<String, Long> points = collector.awaitCounters(pid,
+        c -> c.containsKey("polystack.vdso.records.lost/ring_lost"));
     assertEquals(2L, points.get("polystack.vdso.records.lost/ring_lost"), points.toString());
     assertEquals(2L, points.get("polystack.vdso.calls/"), points.toString());
     assertEquals(1L, points.get("polystack.vdso.calls/EINVAL"), points.toString());
@@ -209,11 +188,11 @@ class OtlpCollectorTest {
 
     // The run's requests: those of the newest process the Collector heard of.
     List<ExportProfilesServiceRequest> received = collector.await(collector::profiles,
-        p -> sampleCount(newestProcess(p)) >= samples);
+        p -> Collector.sampleCount(newestProcess(p)) >= samples);
     List<ExportProfilesServiceRequest> mine = newestProcess(received);
     assertFalse(mine.isEmpty(), collector.log());
     long pid = Long.parseLong(resourceAttribute(mine.get(0), "process.pid"));
-    assertEquals(samples, sampleCount(mine), collector.log());
+    assertEquals(samples, Collector.sampleCount(mine), collector.log());
     Set<String> luaFunctions = new HashSet<>();
     Set<String> types = new HashSet<>();
     for (ExportProfilesServiceRequest req : mine) {
@@ -246,8 +225,8 @@ class OtlpCollectorTest {
         losses.put("polystack.samples.lost/" + kv[0], Long.parseLong(kv[1]));
       }
     }
-    Map<String, Long> points = counters(collector.await(collector::metrics,
-        m -> counters(m, pid).getOrDefault("polystack.samples/", -1L) == samples), pid);
+    Map<String, Long> points = collector.awaitCounters(pid,
+        c -> c.getOrDefault("polystack.samples/", -1L) == samples);
     assertEquals(samples, points.get("polystack.samples/"), points.toString());
     assertEquals(0L, points.get("polystack.export.samples.dropped/"), points.toString());
     assertEquals(0L, points.get("polystack.export.requests.failed/"), points.toString());
@@ -286,62 +265,5 @@ class OtlpCollectorTest {
       }
     }
     return null;
-  }
-
-  private static long pidOf(List<KeyValue> resource) {
-    String pid = attribute(resource, "process.pid");
-    return pid == null ? -1 : Long.parseLong(pid);
-  }
-
-  static long sampleCount(List<ExportProfilesServiceRequest> requests) {
-    return requests.stream().flatMap(r -> r.getResourceProfilesList().stream())
-        .flatMap(rp -> rp.getScopeProfilesList().stream())
-        .flatMap(sp -> sp.getProfilesList().stream())
-        .flatMap(p -> p.getSamplesList().stream())
-        .mapToLong(s -> s.getTimestampsUnixNanoCount()).sum();
-  }
-
-  static String attribute(List<KeyValue> attributes, String key) {
-    return attributes.stream().filter(kv -> kv.getKey().equals(key)).findFirst()
-        .map(kv -> kv.getValue().hasIntValue() ? Long.toString(kv.getValue().getIntValue())
-            : kv.getValue().getStringValue()).orElse(null);
-  }
-
-  static List<Span> spansOf(List<ExportTraceServiceRequest> requests, String service) {
-    return requests.stream().flatMap(t -> t.getResourceSpansList().stream())
-        .filter(rs -> service.equals(attribute(rs.getResource().getAttributesList(),
-            "service.name")))
-        .flatMap(rs -> rs.getScopeSpansList().stream())
-        .flatMap(ss -> ss.getSpansList().stream())
-        .sorted((a, b) -> Long.compare(a.getStartTimeUnixNano(), b.getStartTimeUnixNano()))
-        .toList();
-  }
-
-  /**
-   * The latest value of every counter of one process, by "name/reason" (the {@code reason} or
-   * {@code error.type} attribute, else empty); points with equal keys are summed.
-   */
-  static Map<String, Long> counters(List<ExportMetricsServiceRequest> requests,
-      long pid) {
-    Map<String, Long> out = new HashMap<>();
-    for (ExportMetricsServiceRequest req : requests) {
-      req.getResourceMetricsList().stream()
-          .filter(rm -> pidOf(rm.getResource().getAttributesList()) == pid)
-          .flatMap(rm -> rm.getScopeMetricsList().stream())
-          .flatMap(sm -> sm.getMetricsList().stream())
-          .filter(Metric::hasSum)
-          .forEach(m -> {
-            Map<String, Long> current = new HashMap<>();
-            for (NumberDataPoint p : m.getSum().getDataPointsList()) {
-              String reason = attribute(p.getAttributesList(), "reason");
-              String error = attribute(p.getAttributesList(), "error.type");
-              String key = m.getName() + "/" + (reason != null ? reason
-                  : error != null ? error : "");
-              current.merge(key, p.getAsInt(), Long::sum);
-            }
-            out.putAll(current); // cumulative: a later export replaces an earlier one
-          });
-    }
-    return out;
   }
 }

@@ -92,7 +92,7 @@ class OtlpTlsTest {
     List<ExportProfilesServiceRequest> mine = collector.await(collector::profiles,
         p -> !ofService(p, service).isEmpty()).stream()
         .filter(p -> !ofService(List.of(p), service).isEmpty()).toList();
-    assertTrue(OtlpCollectorTest.sampleCount(mine) > 0, collector.log());
+    assertTrue(Collector.sampleCount(mine) > 0, collector.log());
   }
 
   @ParameterizedTest

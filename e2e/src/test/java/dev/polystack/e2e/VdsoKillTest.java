@@ -3,12 +3,7 @@ package dev.polystack.e2e;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -65,20 +60,8 @@ class VdsoKillTest {
     int attachedDelay = Reliability.intProperty("reliability.attachedDelayMs", 1000);
     int parallel = Reliability.intProperty("reliability.parallel", 3);
     long started = System.nanoTime();
-    List<Trial> results = new ArrayList<>();
-    ExecutorService pool = Executors.newFixedThreadPool(parallel);
-    try {
-      List<Future<Trial>> futures = new ArrayList<>();
-      for (int i = 0; i < trials; i++) {
-        int n = i;
-        futures.add(pool.submit(() -> trial(backend, signal, maxDelay, attachedDelay, n)));
-      }
-      for (Future<Trial> f : futures) {
-        results.add(f.get());
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    List<Trial> results = KillTrials.run(trials, parallel,
+        n -> trial(backend, signal, maxDelay, attachedDelay, n));
     long survived = results.stream().filter(Trial::survived).count();
     long attached = results.stream().filter(Trial::attachedAtKill).count();
     long sigtrap = results.stream().filter(Trial::sigtrap).count();
@@ -113,19 +96,10 @@ class VdsoKillTest {
       try (Distribution.Running polystack = Distribution.start(LAUNCHER_JVM, "vdso", "--pid",
           Integer.toString(target.pid()), "--backend", backend, "--summary-only", "-o",
           out.toString())) {
-        ThreadLocalRandom random = ThreadLocalRandom.current();
-        if (n % 3 != 0) {
-          // Two trials in three: a random moment while breakpoints are armed (or being removed).
-          long deadline = System.nanoTime() + 60_000_000_000L;
-          while (!armed(backend, target, polystack) && polystack.process().isAlive()
-              && System.nanoTime() < deadline) {
-            Thread.sleep(5);
-          }
-          Thread.sleep(random.nextInt(attachedDelay + 1));
-        } else {
-          // One in three: a random moment from JVM start-up through attach and tracing.
-          Thread.sleep(random.nextInt(maxDelay + 1));
-        }
+        // Two trials in three: a random moment while breakpoints are armed (or being removed);
+        // one in three: a random moment from JVM start-up through attach and tracing.
+        KillTrials.awaitKillMoment(n, polystack, () -> armed(backend, target, polystack), 5,
+            maxDelay, attachedDelay);
         attached = armed(backend, target, polystack);
         polystack.signal(signal);
         Distribution.Result result = polystack.await(60);
@@ -157,12 +131,7 @@ class VdsoKillTest {
 
   private static Trial check(Target target, boolean attached, int exit, String signal)
       throws Exception {
-    // The kernel lets go of the threads when the tracer exits; allow a moment for the wake-ups.
-    List<Reliability.TaskState> stopped = Reliability.stoppedTasks(target.pid());
-    for (int i = 0; i < 100 && !stopped.isEmpty(); i++) {
-      Thread.sleep(20);
-      stopped = Reliability.stoppedTasks(target.pid());
-    }
+    List<Reliability.TaskState> stopped = KillTrials.stoppedAfterRelease(target.pid());
     // Let it call into the vDSO a while longer: an armed breakpoint would kill it now.
     Thread.sleep(CALLING_ON_MS);
     Target.Status status = target.status();
@@ -187,16 +156,8 @@ class VdsoKillTest {
         problem = "exit " + code + ": " + output.strip();
       }
     }
-    // polystack itself: 0 when it stopped cleanly, 128+N when the signal came before its
-    // handlers were installed (JVM start-up) or was SIGKILL.
-    int sig = switch (signal) {
-      case "INT" -> 2;
-      case "TERM" -> 15;
-      case "HUP" -> 1;
-      default -> 9;
-    };
-    if (problem == null && exit != 0 && exit != 128 + sig) {
-      problem = "polystack exited " + exit + " after SIG" + signal;
+    if (problem == null) {
+      problem = KillTrials.exitProblem(exit, signal);
     }
     return new Trial(problem == null, attached, exit, sigtrap, problem == null ? ""
         : "SIG" + signal + (attached ? " (armed)" : " (not yet armed)") + ": " + problem);

@@ -12,8 +12,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -24,7 +22,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * which it prints its own account, come back from the Collector as one span each, with the
  * call and loss metrics. The ptrace backend is exact, so the counts are equalities.
  */
-class VdsoOtlpTest {
+class VdsoOtlpTest extends WithCollector {
   /** 2 threads x (20 OK + 5 failing) clock_gettime calls. */
   static final List<String> WORKLOAD_ARGS = List.of("threads", "2", "20");
   static final int OK_CALLS = 40;
@@ -35,21 +33,7 @@ class VdsoOtlpTest {
    */
   static final String SLOW_HOST_TIMEOUT_MS = "30000";
 
-  private static Collector collector;
-
   @TempDir Path tmp;
-
-  @BeforeAll
-  static void startCollector() throws Exception {
-    collector = Collector.start();
-  }
-
-  @AfterAll
-  static void stopCollector() {
-    if (collector != null) {
-      collector.close();
-    }
-  }
 
   @ParameterizedTest
   @EnumSource(OtlpProtocol.class)
@@ -69,10 +53,8 @@ class VdsoOtlpTest {
     assertSpansMatchTheWorkload(collector, service, r.stdout(), OK_CALLS, FAILED_CALLS);
 
     int pid = VdsoCalls.parse(r.stdout()).get(0).pid();
-    Map<String, Long> points = OtlpCollectorTest.counters(collector.await(collector::metrics,
-        m -> OtlpCollectorTest.counters(m, pid).containsKey("polystack.export.spans.dropped/")
-            && OtlpCollectorTest.counters(m, pid).getOrDefault("polystack.vdso.calls/", 0L)
-            == OK_CALLS), pid);
+    Map<String, Long> points = collector.awaitCounters(pid, c -> allCalls(c)
+        && c.containsKey("polystack.export.spans.dropped/"));
     assertEquals(OK_CALLS, points.get("polystack.vdso.calls/"), points.toString());
     assertEquals(FAILED_CALLS, points.get("polystack.vdso.calls/EINVAL"), points.toString());
     // The loss series exist even when nothing was lost: "none" is not "not reported".
@@ -89,14 +71,12 @@ class VdsoOtlpTest {
         vdso(out, "--errors-only", "--otlp-endpoint", collector.grpcEndpoint(),
             "--export-interval", "500ms"));
     assertEquals(0, r.exitCode(), r.stderr());
-    List<Span> spans = awaitSpans(collector, service, FAILED_CALLS);
+    List<Span> spans = collector.awaitSpans(service, FAILED_CALLS);
     assertEquals(FAILED_CALLS, spans.size());
     assertTrue(spans.stream().allMatch(s -> "EINVAL".equals(
-        OtlpCollectorTest.attribute(s.getAttributesList(), "error.type"))));
+        Collector.attribute(s.getAttributesList(), "error.type"))));
     int pid = VdsoCalls.parse(r.stdout()).get(0).pid();
-    Map<String, Long> points = OtlpCollectorTest.counters(collector.await(collector::metrics,
-        m -> OtlpCollectorTest.counters(m, pid).getOrDefault("polystack.vdso.calls/", 0L)
-            == OK_CALLS), pid);
+    Map<String, Long> points = collector.awaitCounters(pid, VdsoOtlpTest::allCalls);
     assertEquals(OK_CALLS, points.get("polystack.vdso.calls/"), points.toString());
     assertEquals(FAILED_CALLS, points.get("polystack.vdso.calls/EINVAL"), points.toString());
   }
@@ -120,6 +100,15 @@ class VdsoOtlpTest {
         "the target ran to its end unharmed");
   }
 
+  /**
+   * Every call of the workload counted. Both outcomes are waited for: an export made while the
+   * workload ran can already hold all OK calls but not yet all failed ones.
+   */
+  private static boolean allCalls(Map<String, Long> counters) {
+    return counters.getOrDefault("polystack.vdso.calls/", 0L) == OK_CALLS
+        && counters.getOrDefault("polystack.vdso.calls/EINVAL", 0L) == FAILED_CALLS;
+  }
+
   /** {@code vdso} on the ptrace backend over the workload, JSON lines into {@code out}. */
   static String[] vdso(Path out, String... more) {
     List<String> args = new java.util.ArrayList<>(List.of("vdso", "--backend", "ptrace",
@@ -131,12 +120,6 @@ class VdsoOtlpTest {
     return args.toArray(String[]::new);
   }
 
-  static List<Span> awaitSpans(Collector c, String service, int count) throws Exception {
-    return c.await(c::traces, t -> OtlpCollectorTest.spansOf(t, service).size() >= count)
-        .stream().flatMap(t -> OtlpCollectorTest.spansOf(List.of(t), service).stream())
-        .toList();
-  }
-
   /**
    * One span per call the workload says it made: per thread (tid), per outcome, with the
    * function's name, a positive duration and the resource's pid.
@@ -144,16 +127,16 @@ class VdsoOtlpTest {
   static void assertSpansMatchTheWorkload(Collector c, String service, String stdout, int ok,
       int failed) throws Exception {
     List<VdsoCalls.Line> made = VdsoCalls.parse(stdout);
-    List<Span> spans = awaitSpans(c, service, ok + failed);
+    List<Span> spans = c.awaitSpans(service, ok + failed);
     assertEquals(ok + failed, spans.size(), c.log());
     Map<Long, Long> perTid = spans.stream().collect(Collectors.groupingBy(
-        s -> Long.parseLong(OtlpCollectorTest.attribute(s.getAttributesList(), "thread.id")),
+        s -> Long.parseLong(Collector.attribute(s.getAttributesList(), "thread.id")),
         Collectors.counting()));
     Map<Long, Long> expected = new HashMap<>();
     made.forEach(m -> expected.put((long) m.tid(), (long) m.ok() + m.failed()));
     assertEquals(expected, perTid, "right threads");
     assertEquals(failed, spans.stream().filter(s -> "EINVAL".equals(
-        OtlpCollectorTest.attribute(s.getAttributesList(), "error.type"))).count());
+        Collector.attribute(s.getAttributesList(), "error.type"))).count());
     for (Span s : spans) {
       assertEquals("clock_gettime", s.getName());
       assertTrue(s.getEndTimeUnixNano() > s.getStartTimeUnixNano(), s.toString());

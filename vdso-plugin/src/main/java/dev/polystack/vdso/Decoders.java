@@ -73,6 +73,15 @@ final class Decoders {
     return r.get(ARGUMENTS[i]);
   }
 
+  /** Arguments in declaration order (name i is argument register i), each in hex. */
+  private static Map<String, Object> hexArguments(Registers entry, String... names) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    for (int i = 0; i < names.length; i++) {
+      m.put(names[i], hex(arg(entry, i)));
+    }
+    return m;
+  }
+
   /** struct timespec / timeval: two signed 64-bit fields. */
   private static Map<String, Object> pair(byte[] b, String first, String second) {
     Map<String, Object> m = new LinkedHashMap<>();
@@ -122,10 +131,7 @@ final class Decoders {
   static final class GettimeofdayDecoder implements Decoder {
     @Override
     public Map<String, Object> arguments(Registers entry) {
-      Map<String, Object> m = new LinkedHashMap<>();
-      m.put("tv", hex(arg(entry, 0)));
-      m.put("tz", hex(arg(entry, 1)));
-      return m;
+      return hexArguments(entry, "tv", "tz");
     }
 
     @Override
@@ -166,7 +172,7 @@ final class Decoders {
   static final class TimeDecoder implements Decoder {
     @Override
     public Map<String, Object> arguments(Registers entry) {
-      return Map.of("tloc", hex(arg(entry, 0)));
+      return hexArguments(entry, "tloc");
     }
 
     @Override
@@ -198,11 +204,7 @@ final class Decoders {
   static final class GetcpuDecoder implements Decoder {
     @Override
     public Map<String, Object> arguments(Registers entry) {
-      Map<String, Object> m = new LinkedHashMap<>();
-      m.put("cpu", hex(arg(entry, 0)));
-      m.put("node", hex(arg(entry, 1)));
-      m.put("tcache", hex(arg(entry, 2)));
-      return m;
+      return hexArguments(entry, "cpu", "node", "tcache");
     }
 
     @Override
@@ -282,11 +284,7 @@ final class Decoders {
   static final class GenericDecoder implements Decoder {
     @Override
     public Map<String, Object> arguments(Registers entry) {
-      Map<String, Object> m = new LinkedHashMap<>();
-      for (int i = 0; i < ARGUMENTS.length; i++) {
-        m.put("arg" + i, hex(arg(entry, i)));
-      }
-      return m;
+      return hexArguments(entry, "arg0", "arg1", "arg2", "arg3", "arg4", "arg5");
     }
 
     @Override

@@ -97,7 +97,7 @@ final class ByteView {
   }
 
   /** Sequential reader over {@code [pos, end)}, used for variable-length DWARF-style data. */
-  final class Cursor {
+  final class Cursor extends Leb128Reader<ElfParseException> {
     private long pos;
     private final long end;
     private final String what;
@@ -165,35 +165,15 @@ final class ByteView {
       return v;
     }
 
-    long uleb() throws ElfParseException {
-      long result = 0;
-      for (int shift = 0; shift < 70; shift += 7) {
-        int b = u8();
-        if (shift < 64) {
-          result |= (long) (b & 0x7f) << shift;
-        }
-        if ((b & 0x80) == 0) {
-          return result;
-        }
-      }
-      throw error(what + ": LEB128 longer than 10 bytes at 0x" + Long.toHexString(pos));
+    @Override
+    protected int nextByte() throws ElfParseException {
+      return u8();
     }
 
-    long sleb() throws ElfParseException {
-      long result = 0;
-      for (int shift = 0; shift < 70; shift += 7) {
-        int b = u8();
-        if (shift < 64) {
-          result |= (long) (b & 0x7f) << shift;
-        }
-        if ((b & 0x80) == 0) {
-          if (shift + 7 < 64 && (b & 0x40) != 0) {
-            result |= -1L << (shift + 7);
-          }
-          return result;
-        }
-      }
-      throw error(what + ": LEB128 longer than 10 bytes at 0x" + Long.toHexString(pos));
+    @Override
+    protected ElfParseException tooLong() {
+      return error(what + ": LEB128 longer than " + MAX_BYTES + " bytes at 0x"
+          + Long.toHexString(pos));
     }
 
     String cstring() throws ElfParseException {

@@ -1,171 +1,96 @@
 package dev.polystack.host.snapshot;
 
+import com.google.gson.Strictness;
+import com.google.gson.stream.JsonToken;
+import java.io.IOException;
+import java.io.StringReader;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * A strict, small JSON reader for snapshot headers (objects to LinkedHashMap, arrays to List,
- * numbers to Long or Double). Malformed input fails with IllegalArgumentException only.
+ * Reads snapshot headers with Gson's streaming reader in strict mode (objects to LinkedHashMap,
+ * arrays to List, numbers to Long or Double). Input is bounded in size and nesting; malformed
+ * input fails with IllegalArgumentException only, with a one-line message.
  */
 final class JsonReader {
-  private final String s;
-  private int i;
+  /** A header is one archive entry; nothing larger is read. */
+  static final long MAX_CHARS = SnapshotFile.MAX_ENTRY;
+  /** Snapshot headers nest four levels; this is generous and keeps recursion shallow. */
+  static final int MAX_DEPTH = 64;
 
-  private JsonReader(String s) {
-    this.s = s;
+  private JsonReader() {
   }
 
   static Object parse(String text) {
-    JsonReader p = new JsonReader(text);
+    if (text.length() > MAX_CHARS) {
+      throw new IllegalArgumentException("JSON text of " + text.length()
+          + " characters, more than " + MAX_CHARS);
+    }
+    com.google.gson.stream.JsonReader in =
+        new com.google.gson.stream.JsonReader(new StringReader(text));
+    in.setStrictness(Strictness.STRICT);
+    in.setNestingLimit(MAX_DEPTH);
     try {
-      Object value = p.value();
-      p.space();
-      if (p.i != text.length()) {
-        throw p.error("trailing text");
+      Object value = value(in);
+      if (in.peek() != JsonToken.END_DOCUMENT) {
+        throw new IllegalArgumentException("trailing text after the value at " + in.getPath());
       }
       return value;
-    } catch (IndexOutOfBoundsException | NumberFormatException | StackOverflowError e) {
-      throw p.error("malformed JSON");
+    } catch (IOException | IllegalStateException e) {
+      // Gson's messages end in a line pointing at its troubleshooting guide and may advise
+      // lenient parsing: keep the first line, without that advice.
+      String why = String.valueOf(e.getMessage()).lines().findFirst().orElse("")
+          .replace("Use JsonReader.setStrictness(Strictness.LENIENT) to accept malformed JSON",
+              "malformed JSON");
+      throw new IllegalArgumentException(why.isEmpty() ? "malformed JSON" : why);
     }
   }
 
-  private Object value() {
-    space();
-    if (i >= s.length()) {
-      throw error("unexpected end");
-    }
-    char c = s.charAt(i);
-    switch (c) {
-      case '{':
-        return object();
-      case '[':
-        return array();
-      case '"':
-        return string();
-      case 't':
-        return literal("true", Boolean.TRUE);
-      case 'f':
-        return literal("false", Boolean.FALSE);
-      case 'n':
-        return literal("null", null);
-      default:
-        return number();
-    }
-  }
-
-  private Map<String, Object> object() {
-    Map<String, Object> map = new LinkedHashMap<>();
-    i++;
-    space();
-    if (s.charAt(i) == '}') {
-      i++;
-      return map;
-    }
-    while (true) {
-      space();
-      String key = string();
-      space();
-      expect(':');
-      if (map.put(key, value()) != null) {
-        throw error("duplicate key " + key);
-      }
-      space();
-      if (s.charAt(i) == '}') {
-        i++;
+  private static Object value(com.google.gson.stream.JsonReader in) throws IOException {
+    switch (in.peek()) {
+      case BEGIN_OBJECT -> {
+        Map<String, Object> map = new LinkedHashMap<>();
+        in.beginObject();
+        while (in.hasNext()) {
+          String key = in.nextName();
+          if (map.put(key, value(in)) != null) {
+            throw new IllegalArgumentException("duplicate key " + key + " at " + in.getPath());
+          }
+        }
+        in.endObject();
         return map;
       }
-      expect(',');
-    }
-  }
-
-  private List<Object> array() {
-    List<Object> list = new ArrayList<>();
-    i++;
-    space();
-    if (s.charAt(i) == ']') {
-      i++;
-      return list;
-    }
-    while (true) {
-      list.add(value());
-      space();
-      if (s.charAt(i) == ']') {
-        i++;
+      case BEGIN_ARRAY -> {
+        List<Object> list = new ArrayList<>();
+        in.beginArray();
+        while (in.hasNext()) {
+          list.add(value(in));
+        }
+        in.endArray();
         return list;
       }
-      expect(',');
-    }
-  }
-
-  private String string() {
-    expect('"');
-    StringBuilder sb = new StringBuilder();
-    while (true) {
-      char c = s.charAt(i++);
-      if (c == '"') {
-        return sb.toString();
+      case STRING -> {
+        return in.nextString();
       }
-      if (c < 0x20) {
-        throw error("raw control character in string");
-      }
-      if (c != '\\') {
-        sb.append(c);
-        continue;
-      }
-      char e = s.charAt(i++);
-      switch (e) {
-        case '"', '\\', '/' -> sb.append(e);
-        case 'b' -> sb.append('\b');
-        case 'f' -> sb.append('\f');
-        case 'n' -> sb.append('\n');
-        case 'r' -> sb.append('\r');
-        case 't' -> sb.append('\t');
-        case 'u' -> {
-          sb.append((char) Integer.parseInt(s.substring(i, i + 4), 16));
-          i += 4;
+      case NUMBER -> {
+        String n = in.nextString();
+        try {
+          return n.matches("-?(0|[1-9][0-9]*)") ? (Object) Long.parseLong(n)
+              : Double.parseDouble(n);
+        } catch (NumberFormatException e) {
+          throw new IllegalArgumentException("number " + n + " out of range at " + in.getPath());
         }
-        default -> throw error("bad escape \\" + e);
       }
+      case BOOLEAN -> {
+        return in.nextBoolean();
+      }
+      case NULL -> {
+        in.nextNull();
+        return null;
+      }
+      default -> throw new IllegalArgumentException("unexpected " + in.peek() + " at " + in.getPath());
     }
-  }
-
-  private Object number() {
-    int start = i;
-    while (i < s.length() && "+-0123456789.eE".indexOf(s.charAt(i)) >= 0) {
-      i++;
-    }
-    String n = s.substring(start, i);
-    if (n.isEmpty()) {
-      throw error("unexpected character");
-    }
-    return n.matches("-?(0|[1-9][0-9]*)") ? (Object) Long.parseLong(n) : Double.parseDouble(n);
-  }
-
-  private Object literal(String word, Object value) {
-    if (!s.startsWith(word, i)) {
-      throw error("expected " + word);
-    }
-    i += word.length();
-    return value;
-  }
-
-  private void expect(char c) {
-    if (i >= s.length() || s.charAt(i) != c) {
-      throw error("expected '" + c + "'");
-    }
-    i++;
-  }
-
-  private void space() {
-    while (i < s.length() && " \t\r\n".indexOf(s.charAt(i)) >= 0) {
-      i++;
-    }
-  }
-
-  private IllegalArgumentException error(String what) {
-    return new IllegalArgumentException(what + " at offset " + i + " near '"
-        + s.substring(Math.max(0, i - 20), Math.min(s.length(), i + 20)) + "'");
   }
 }

@@ -1,7 +1,9 @@
 package dev.polystack.host.unwind;
 
+import dev.polystack.host.elf.Leb128Reader;
+
 /** A bounded cursor over DWARF bytes; every overrun is a {@link CfiException}. */
-final class CfiReader {
+final class CfiReader extends Leb128Reader<CfiException> {
   private final byte[] bytes;
   private int position;
   private final int end;
@@ -63,38 +65,14 @@ final class CfiReader {
     return v;
   }
 
-  long uleb() throws CfiException {
-    long result = 0;
-    for (int shift = 0; shift < 70; shift += 7) {
-      int b = u8();
-      if (shift < 64) {
-        result |= (long) (b & 0x7f) << shift;
-      }
-      if ((b & 0x80) == 0) {
-        return result;
-      }
-    }
-    throw new CfiException("cfi_bad_leb128", "unterminated LEB128 at " + position);
+  @Override
+  protected int nextByte() throws CfiException {
+    return u8();
   }
 
-  long sleb() throws CfiException {
-    long result = 0;
-    int shift = 0;
-    int b;
-    do {
-      b = u8();
-      if (shift < 64) {
-        result |= (long) (b & 0x7f) << shift;
-      }
-      shift += 7;
-      if (shift > 70) {
-        throw new CfiException("cfi_bad_leb128", "unterminated LEB128 at " + position);
-      }
-    } while ((b & 0x80) != 0);
-    if (shift < 64 && (b & 0x40) != 0) {
-      result |= -1L << shift;
-    }
-    return result;
+  @Override
+  protected CfiException tooLong() {
+    return new CfiException("cfi_bad_leb128", "unterminated LEB128 at " + position);
   }
 
   /** A length-prefixed block (expressions), copied out. */
