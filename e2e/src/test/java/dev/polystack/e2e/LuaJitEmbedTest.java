@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
@@ -121,6 +122,10 @@ class LuaJitEmbedTest {
     long incomplete = inWork.stream().filter(s -> s.frames().get(0).startsWith("[error:")).count();
     assertTrue(incomplete <= Math.max(2, work / 50),
         incomplete + " of " + work + " c_apply stacks end in an error frame" + stacks.top(10));
+    // Every complete stack must be in order, except rarely: a sample taken while the VM passes
+    // between c_apply and its Lua callback can place both Lua segments at the innermost VM
+    // frame (seen in 0-3 of ~390 samples; docs/luajit.md, limits). Bounded like error frames.
+    List<FoldedStacks.Stack> misplaced = new ArrayList<>();
     for (FoldedStacks.Stack s : inWork) {
       if (s.frames().get(0).startsWith("[error:")) {
         continue;
@@ -131,20 +136,30 @@ class LuaJitEmbedTest {
           RUN_FIRST + 1, RUN_FIRST + 2));
       int out = s.indexOf(outer);
       int apply = s.indexOf(cApply);
-      assertTrue(0 <= main && main < pcall && pcall < run && run < out && out < apply,
-          "main, lua_pcall, run, outer, c_apply out of order or missing in " + s);
-      assertEquals(apply - 1, out, "c_apply must sit right on its Lua caller: " + s);
+      boolean ordered = 0 <= main && main < pcall && pcall < run && run < out && out < apply
+          && apply - 1 == out;
+      if (!ordered) {
+        misplaced.add(s);
+        continue;
+      }
       List<String> above = s.frames().subList(apply + 1, s.frames().size());
       assertTrue(above.isEmpty() || above.get(0).equals("c_mix")
               || callbackAnyLine.test(above.get(0))
               || above.get(0).startsWith("luaL_") || above.get(0).startsWith("lua_"),
           "c_apply's callee should be c_mix, the Lua callback or the C API: " + s);
     }
+    long misplacedSamples = misplaced.stream().mapToLong(FoldedStacks.Stack::count).sum();
+    assertTrue(misplacedSamples <= Math.max(2, work / 50),
+        misplacedSamples + " of " + work + " c_apply samples not in the order main, lua_pcall,"
+            + " run, outer, c_apply: " + misplaced);
 
     // Lua -> C -> Lua: the callback appears above c_apply, never beside it.
     long chains = stacks.count(s -> s.has(callbackAnyLine));
     assertTrue(chains > 0, "no sample in the Lua callback" + stacks.top(10));
     for (FoldedStacks.Stack s : stacks.where(s -> s.has(callbackAnyLine))) {
+      if (misplaced.contains(s)) {
+        continue;
+      }
       assertTrue(s.has(cApply) && s.indexOf(cApply) < s.indexOf(callbackAnyLine),
           "the callback must sit above c_apply: " + s);
     }
@@ -155,8 +170,8 @@ class LuaJitEmbedTest {
     long cWork = stacks.count(s -> s.has("c_mix"::equals));
     assertTrue(cWork > 0, "no sample in c_mix" + stacks.top(10));
     System.out.printf("embed: %d samples; c_apply on %d (%.0f%%), Lua callback %d (%.0f%%),"
-        + " c_mix %d (%.0f%%)%n", total, work, 100.0 * work / total, chains,
-        100.0 * chains / total, cWork, 100.0 * cWork / total);
+        + " c_mix %d (%.0f%%), out of order %d%n", total, work, 100.0 * work / total, chains,
+        100.0 * chains / total, cWork, 100.0 * cWork / total, misplacedSamples);
   }
 
   /** A Lua frame named {@code name}, in {@code chunk}, at a line inside [from, to]. */
