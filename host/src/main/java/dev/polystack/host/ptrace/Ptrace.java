@@ -393,7 +393,8 @@ public final class Ptrace {
    * thread's events) for as long as it sleeps. The wake-up's signal ends the wait with EINTR and
    * the deadline is checked then, so the wait lasts at most {@code timeoutNanos} plus one wake-up
    * period. Returns the report (a stop, possibly for another reason than the interrupt), or null
-   * if the thread is gone or the timeout passed.
+   * if the thread is gone or the timeout passed. Other threads' reports stay with the kernel
+   * for the event loop.
    */
   public WaitStatus awaitStopBlocking(int tid, long timeoutNanos) throws SyscallException {
     checkThread();
@@ -406,10 +407,11 @@ public final class Ptrace {
       if (s == State.STOPPED) {
         return lastStop.get(tid);
       }
-      // Any tracee's report, not only tid's: a leader that exits with its thread group reports
-      // only once the other threads' exits have been reaped, so waiting for the leader alone
-      // would wait forever. Other threads' reports are queued for nextEvent() as usual.
-      int r = libc.waitpid(-1, statusOut, PtraceConstants.WALL | PtraceConstants.WNOTHREAD);
+      // Only tid's report. Reaping another thread's signal-delivery-stop here would clear its
+      // exit code in the kernel until the event loop passes the signal on; a polystack killed
+      // in between would lose that signal for the target. A leader that exits with its thread
+      // group reports only after the others' exits are reaped: the deadline ends that wait.
+      int r = libc.waitpid(tid, statusOut, PtraceConstants.WALL);
       if (r < 0) {
         int errno = Native.errno();
         if (errno == Errno.EINTR) {
@@ -422,7 +424,7 @@ public final class Ptrace {
           forget(tid); // nothing left to wait for: tid is not ours any more
           return null;
         }
-        throw new SyscallException("waitpid(-1, __WALL|__WNOTHREAD)", errno, Area.PTRACE);
+        throw new SyscallException("waitpid(" + tid + ", __WALL)", errno, Area.PTRACE);
       }
       record(new TraceEvent(r, new WaitStatus(statusOut[0])));
     }
