@@ -3,8 +3,7 @@ package dev.polystack.host.cli;
 import dev.polystack.host.probes.ResolvedPlan;
 import dev.polystack.host.probes.TraceSession;
 import dev.polystack.host.proc.ProcFs;
-import dev.polystack.host.proc.ProcReadException;
-import dev.polystack.host.proc.ProcessView;
+import dev.polystack.host.sampling.TargetDescriber;
 import dev.polystack.otel.model.TargetInfo;
 import dev.polystack.otel.otlp.CallExporter;
 import dev.polystack.otel.otlp.OtlpConfig;
@@ -49,7 +48,7 @@ final class VdsoOtlp implements TraceSession.Sink {
   @Override
   public void plan(ResolvedPlan plan) throws IOException {
     if (exporter == null) {
-      exporter = CallExporter.create(config, OtlpResource.forTarget(describe(plan.pid()), config),
+      exporter = CallExporter.create(config, OtlpResource.forTarget(TargetDescriber.describe(proc, plan.pid()), config),
           epochOffset, interval);
     }
     local.plan(plan);
@@ -92,22 +91,5 @@ final class VdsoOtlp implements TraceSession.Sink {
   private String target() {
     String base = config.baseUri().toString();
     return base + " (" + config.protocol().id() + ")";
-  }
-
-  private TargetInfo describe(int pid) {
-    ProcessView view = proc.forPid(pid);
-    String exe = "";
-    List<String> args = List.of();
-    try {
-      exe = view.exe().replace(" (deleted)", "");
-    } catch (ProcReadException e) {
-      // keep empty: the command line still names the program
-    }
-    try {
-      args = view.cmdline().arguments();
-    } catch (ProcReadException e) {
-      // a vanished process has no command line; the pid still identifies it
-    }
-    return new TargetInfo(pid, exe, args);
   }
 }

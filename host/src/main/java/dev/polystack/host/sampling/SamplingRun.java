@@ -4,10 +4,8 @@ import dev.polystack.host.memory.RemoteMemory;
 import dev.polystack.host.modules.ModuleOpener;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginRegistry;
-import dev.polystack.host.proc.CommandLine;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcReadException;
-import dev.polystack.host.proc.ProcessView;
 import dev.polystack.host.process.LoadedModule;
 import dev.polystack.host.process.TargetProcess;
 import dev.polystack.host.sys.SyscallException;
@@ -79,7 +77,7 @@ final class SamplingRun {
       RecordSession.Progress progress, Loop loop) throws SamplingException {
     TargetProcess target = new TargetProcess(pid, proc, new ModuleOpener(), RemoteMemory.of(pid),
         plugins, guard, warn);
-    TargetInfo info = describe(pid);
+    TargetInfo info = TargetDescriber.describe(proc, pid);
     Map<String, ModuleInfo> modules = new LinkedHashMap<>();
     AtomicBoolean refreshWanted = new AtomicBoolean();
     try {
@@ -246,23 +244,5 @@ final class SamplingRun {
       }
       fromEpoch = now;
     }
-  }
-
-  private TargetInfo describe(int pid) {
-    ProcessView view = proc.forPid(pid);
-    String exe = "";
-    List<String> args = List.of();
-    try {
-      exe = view.exe().replace(" (deleted)", "");
-    } catch (ProcReadException e) {
-      // keep empty: the command line still names the program
-    }
-    try {
-      CommandLine cmd = view.cmdline();
-      args = cmd.arguments();
-    } catch (ProcReadException e) {
-      // a kernel thread or a vanished process has no command line
-    }
-    return new TargetInfo(pid, exe, args);
   }
 }
