@@ -11,7 +11,6 @@ import dev.polystack.otel.otlp.OtlpResource;
 import dev.polystack.plugin.api.CallRecord;
 import java.io.IOException;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
