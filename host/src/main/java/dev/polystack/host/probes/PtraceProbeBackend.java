@@ -141,12 +141,21 @@ public final class PtraceProbeBackend implements ProbeBackend {
         return End.DEADLINE;
       }
       if (blocking) {
-        p.awaitAny(); // returns at once if a report is already there: one waitpid per stop
+        // Right after a stop the next report (the call's return, the next call) is usually
+        // microseconds away: poll for it a little before sleeping (see Ptrace#SPIN_ALLOWED).
+        // Returns at once if a report is already there: one waitpid per stop.
+        p.awaitAny(Math.max(0, REPORT_SPIN_NANOS - (now - idleSince)));
       } else if (p.reapAll() == 0) {
         LockSupport.parkNanos(Math.max(20_000, Math.min(1_000_000, (now - idleSince) / 4)));
       }
     }
   }
+
+  /**
+   * How long after the last report the wait keeps polling before it sleeps: covers the trap of
+   * a return breakpoint and a program that calls again right away, not a program that pauses.
+   */
+  static final long REPORT_SPIN_NANOS = 250_000;
 
   /** Seizes every thread (re-listing until stable) and arms each as it is seized. */
   private void seizeAll(Ptrace p) throws SyscallException {

@@ -294,7 +294,25 @@ public final class Ptrace {
    *     tracee left to wait for
    */
   public boolean awaitAny() throws SyscallException {
+    return awaitAny(0);
+  }
+
+  /**
+   * As {@link #awaitAny()}, but first polls for up to {@code spinNanos} (see {@link
+   * #SPIN_ALLOWED}): for a report expected within microseconds, such as the return breakpoint
+   * of a call whose entry was just handled.
+   */
+  public boolean awaitAny(long spinNanos) throws SyscallException {
     checkThread();
+    if (SPIN_ALLOWED && spinNanos > 0) {
+      long until = System.nanoTime() + spinNanos;
+      do {
+        if (reapAll() > 0) {
+          return true;
+        }
+        Thread.onSpinWait();
+      } while (System.nanoTime() < until && !threads.isEmpty());
+    }
     int r = libc.waitpid(-1, statusOut, PtraceConstants.WALL | PtraceConstants.WNOTHREAD);
     if (r > 0) {
       record(new TraceEvent(r, new WaitStatus(statusOut[0])));
@@ -325,6 +343,18 @@ public final class Ptrace {
     checkThread();
     return takePending(tid);
   }
+
+  /**
+   * Whether a tracer may poll for a report it expects within microseconds before it sleeps in
+   * waitpid. A sleeping tracer leaves its CPU idle, and a virtual CPU that goes idle is halted by
+   * the hypervisor: the tracee's stop then has to wake it, which on this machine (guest halt
+   * polling off) costs tens of microseconds at the median and, when the host is slow to run
+   * the halted CPU again, milliseconds, all of it while the tracee is held. A short poll keeps
+   * the CPU awake for exactly the window in which the report arrives. On one CPU a poll would
+   * only keep the tracee from running, so it is off there.
+   */
+  public static final boolean SPIN_ALLOWED = Runtime.getRuntime().availableProcessors() > 1
+      && !"false".equals(System.getProperty("polystack.spinWait"));
 
   /** First and largest sleep between two polls for a stop (see {@link #awaitStop}). */
   static final long STOP_POLL_FIRST_NANOS = 10_000;
@@ -397,8 +427,19 @@ public final class Ptrace {
    * for the event loop.
    */
   public WaitStatus awaitStopBlocking(int tid, long timeoutNanos) throws SyscallException {
+    return awaitStopBlocking(tid, timeoutNanos, 0);
+  }
+
+  /**
+   * As {@link #awaitStopBlocking(int, long)}, but first polls for up to {@code spinNanos} (see
+   * {@link #SPIN_ALLOWED}), which is how long a running thread normally takes to reach the stop.
+   */
+  public WaitStatus awaitStopBlocking(int tid, long timeoutNanos, long spinNanos)
+      throws SyscallException {
     checkThread();
-    long deadline = System.nanoTime() + timeoutNanos;
+    long start = System.nanoTime();
+    long deadline = start + timeoutNanos;
+    long spinUntil = SPIN_ALLOWED ? start + spinNanos : start;
     while (true) {
       State s = threads.get(tid);
       if (s == null) {
@@ -406,6 +447,12 @@ public final class Ptrace {
       }
       if (s == State.STOPPED) {
         return lastStop.get(tid);
+      }
+      if (System.nanoTime() < spinUntil) {
+        if (!reap(tid)) {
+          Thread.onSpinWait();
+        }
+        continue;
       }
       // Only tid's report. Reaping another thread's signal-delivery-stop here would clear its
       // exit code in the kernel until the event loop passes the signal on; a polystack killed

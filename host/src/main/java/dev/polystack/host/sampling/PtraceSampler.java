@@ -73,12 +73,14 @@ final class PtraceSampler {
       throws SyscallException {
     boolean byUser = false;
     try {
-      if (heldAtExec) {
-        control.resume(p, target.pid(), 0);
-      } else {
+      if (!heldAtExec) {
         control.seizeAll(p);
       }
-      warmUp(p);
+      warmUp(p, heldAtExec);
+      CompilerSettle.await();
+      if (heldAtExec) {
+        control.resume(p, target.pid(), 0);
+      }
       // The blocking wait for a stop is only safe while this timer can cut it short.
       wakeup = TracerWakeup.start();
       long period = options.periodNanos();
@@ -138,7 +140,7 @@ final class PtraceSampler {
    * start of the first mapped module, which a running target does not notice. A few
    * milliseconds, once.
    */
-  private void warmUp(Ptrace p) throws SyscallException {
+  private void warmUp(Ptrace p, boolean held) throws SyscallException {
     int pid = target.pid();
     long address = 0;
     for (var m : target.table().modules()) {
@@ -149,7 +151,20 @@ final class PtraceSampler {
     for (int i = 0; i < WARM_UP_ROUNDS && address != 0; i++) {
       capture.copy(address);
     }
+    if (held) {
+      // The launched program sits at its first instruction with a real, one-frame stack: walking
+      // it compiles the unwinder and loads the executable's and the loader's unwind tables
+      // before any of the program runs. Nothing of it becomes a sample.
+      Registers regs = ApiRegisters.of(p.getRegs(pid));
+      for (int i = 0; i < WARM_UP_WALKS; i++) {
+        capture.copy(regs.sp());
+        walker.walk(thread(pid, regs, capture.memory(target.hostMemory())), target.table());
+      }
+    }
   }
+
+  /** Walks of the held program's entry stack in {@link #warmUp}. */
+  static final int WARM_UP_WALKS = 200;
 
   private void tick(Ptrace p) throws SyscallException {
     // More threads wanting a CPU than there are CPUs: an R thread is then likely runnable but
@@ -194,6 +209,12 @@ final class PtraceSampler {
   /** Ends a blocking wait for a stop with EINTR so its timeout holds; empty: poll instead. */
   private Optional<TracerWakeup> wakeup = Optional.empty();
 
+  /**
+   * How long the wait for a stop polls before it sleeps: a running thread stops within some tens
+   * of microseconds of the interrupt, a few hundred when its CPU has to be woken first.
+   */
+  static final long STOP_SPIN_NANOS = 300_000;
+
   /** Threads found on a CPU in the previous tick (see {@link #tick}). */
   private int onCpuLastTick;
 
@@ -218,7 +239,7 @@ final class PtraceSampler {
     if (PauseBreakdown.ENABLED) {
       breakdown.mark(PauseBreakdown.INTERRUPT);
     }
-    WaitStatus stopped = block ? p.awaitStopBlocking(tid, STOP_TIMEOUT_NANOS)
+    WaitStatus stopped = block ? p.awaitStopBlocking(tid, STOP_TIMEOUT_NANOS, STOP_SPIN_NANOS)
         : p.awaitStop(tid, STOP_TIMEOUT_NANOS);
     if (stopped == null) {
       // Still running (uninterruptible sleep) or gone; the stop, if it comes, is passed on later.

@@ -111,6 +111,44 @@ class TracerTest {
   }
 
   @Test
+  void spinningWaitsReturnTheStopAndFallBackToABlockingWaitThatTheWakeupEnds() throws Exception {
+    try (TestTarget t = TestTarget.start("loop", "1500")) {
+      t.awaitLine("ready", 5000);
+      int pid = t.pid();
+      try (Tracer tracer = Tracer.start(pid)) {
+        tracer.seize(pid);
+        tracer.call(p -> {
+          TracerWakeup wakeup = TracerWakeup.start().orElseThrow();
+          try {
+            // A running thread: the stop arrives within the spin or the blocking wait after it.
+            p.interrupt(pid);
+            WaitStatus st = p.awaitStopBlocking(pid, 2_000_000_000L, 300_000);
+            assertNotNull(st);
+            assertEquals(PtraceConstants.EVENT_STOP, st.ptraceEvent());
+            assertEquals(st, p.takeEvent(pid).status());
+            p.cont(pid, 0);
+            p.interrupt(pid);
+            assertTrue(p.awaitAny(300_000), "a report within the spin or the blocking wait");
+            assertEquals(PtraceConstants.EVENT_STOP, p.nextEvent().status().ptraceEvent());
+            // Nothing to report: the spin ends, the blocking wait follows, and the wake-up's
+            // signal ends that within a period instead of leaving the tracer asleep.
+            long before = System.nanoTime();
+            assertFalse(p.awaitAny(1_000_000));
+            long took = System.nanoTime() - before;
+            assertTrue(took >= (Ptrace.SPIN_ALLOWED ? 1_000_000 : 0), "spun " + took + " ns");
+            assertTrue(took < 2_000_000_000L, "woken after " + took + " ns");
+            p.cont(pid, 0);
+          } finally {
+            wakeup.close();
+          }
+          return null;
+        });
+      }
+      assertEquals(7, t.process.waitFor(Duration.ofSeconds(10)).exitCode());
+    }
+  }
+
+  @Test
   void closeDetachesRunningThreads() throws Exception {
     try (TestTarget t = TestTarget.start("threads", "2", "800")) {
       t.awaitLine("ready", 5000);
