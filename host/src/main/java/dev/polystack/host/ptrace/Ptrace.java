@@ -307,11 +307,19 @@ public final class Ptrace {
     if (SPIN_ALLOWED && spinNanos > 0) {
       long until = System.nanoTime() + spinNanos;
       do {
-        if (reapAll() > 0) {
+        // One report is enough: the caller handles it at once, where another poll would only
+        // add a syscall to the time the tracee is held.
+        int r = libc.waitpid(-1, statusOut,
+            PtraceConstants.WALL | PtraceConstants.WNOTHREAD | PtraceConstants.WNOHANG);
+        if (r > 0) {
+          record(new TraceEvent(r, new WaitStatus(statusOut[0])));
           return true;
         }
+        if (r < 0 && Native.errno() != Errno.EINTR) {
+          break; // ECHILD or worse: the blocking wait below says which
+        }
         Thread.onSpinWait();
-      } while (System.nanoTime() < until && !threads.isEmpty());
+      } while (System.nanoTime() < until);
     }
     int r = libc.waitpid(-1, statusOut, PtraceConstants.WALL | PtraceConstants.WNOTHREAD);
     if (r > 0) {
