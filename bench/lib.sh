@@ -13,9 +13,10 @@ out=""
 keep=0
 wait_quiet=1
 nice_level=""
+halt_poll=""
 
 # Takes one of the shared options (--quick, --full, --rounds N, --out FILE, --keep, --no-wait,
-# --nice N, -h/--help) from the front of the arguments; sets consumed to the number of words it
+# --nice N, --halt-poll NS, -h/--help) from the front of the arguments; sets consumed to the number of words it
 # took, 0 when the first is not one of them.
 common_option() { # args...
   consumed=1
@@ -27,6 +28,7 @@ common_option() { # args...
     --keep) keep=1 ;;
     --no-wait) wait_quiet=0 ;;
     --nice) nice_level="$2"; consumed=2 ;;
+    --halt-poll) halt_poll="$2"; consumed=2 ;;
     -h|--help) usage "$0"; exit 0 ;;
     *) consumed=0 ;;
   esac
@@ -55,7 +57,37 @@ make_work() { # mktemp-template
   trap cleanup_work EXIT
 }
 cleanup_work() {
+  restore_halt_poll
   if [ "${keep:-0}" = 1 ]; then log "scratch kept in $work"; else rm -rf "$work"; fi
+}
+
+# The guest kernel's halt polling (cpuidle driver haltpoll): how long an idle vCPU polls before
+# it halts. With 0, every stop of a ptrace tracee or tracer halts a vCPU that the hypervisor then
+# has to wake; this, more than the tracer's own work, sets what a stop costs on such a VM (see
+# docs/benchmarks.md). --halt-poll NS sets it for the run (root) and restores it on exit.
+halt_poll_param=/sys/module/haltpoll/parameters/guest_halt_poll_ns
+halt_poll_saved=""
+apply_halt_poll() {
+  [ -n "$halt_poll" ] || return 0
+  [[ "$halt_poll" =~ ^[0-9]+$ ]] || die "--halt-poll takes nanoseconds, e.g. 200000"
+  [ -w "$halt_poll_param" ] || die "--halt-poll needs root and the haltpoll cpuidle driver ($halt_poll_param is not writable)"
+  halt_poll_saved="$(cat "$halt_poll_param")"
+  echo "$halt_poll" >"$halt_poll_param"
+  log "guest halt polling set to $halt_poll ns for this run (was $halt_poll_saved)"
+}
+restore_halt_poll() {
+  if [ -n "$halt_poll_saved" ]; then
+    echo "$halt_poll_saved" >"$halt_poll_param" 2>/dev/null || log "could not restore $halt_poll_param to $halt_poll_saved"
+    halt_poll_saved=""
+  fi
+}
+# "guest halt polling N ns" (or why it is unknown), for the machine line of a result.
+halt_poll_info() {
+  if [ -r "$halt_poll_param" ]; then
+    echo "guest halt polling $(cat "$halt_poll_param") ns ($(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo '?') cpuidle driver)"
+  else
+    echo "no haltpoll cpuidle driver"
+  fi
 }
 
 # Builds the distribution through the launcher (first use or sources changed) before anything

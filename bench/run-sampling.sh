@@ -12,7 +12,7 @@
 #      16-thread workload for 60 s (10 s in quick mode) at 99 Hz.
 #
 # Usage: bench/run-sampling.sh [--quick | --full] [--rounds N] [--out FILE] [--keep] [--no-wait]
-#                              [--nice N]
+#                              [--nice N] [--halt-poll NS]
 #   --quick     ~2 s of work per run, 3 rounds, 10 s host-cost record (under 2 minutes on a quiet machine)
 #   --full      ~6 s of work per run, 7 rounds, 60 s host-cost record (7-9 minutes on a quiet machine; default)
 #   --rounds N  override the number of rounds
@@ -24,6 +24,9 @@
 #   --nice N    run everything (workload, floor, perf, polystack) at niceness N, e.g. -10 to
 #               keep other work on a shared machine from dominating the figures (needs root;
 #               no effect against other sessions when kernel.sched_autogroup_enabled = 1)
+#   --halt-poll NS  set the guest's cpuidle halt polling (/sys/module/haltpoll/parameters/
+#               guest_halt_poll_ns) to NS for the run and restore it at the end (root); on a VM
+#               that halts idle vCPUs at once (0), waking them dominates the cost of a stop
 #
 # Compare the figures as ratios within one run; absolute numbers move with the machine's load.
 set -euo pipefail
@@ -58,6 +61,7 @@ host_threads=16
 
 require_tools gcc java perf /usr/bin/time awk
 make_work /tmp/polystack-bench.XXXXXX
+apply_halt_poll
 
 # ---------------------------------------------------------------------------------------------
 # Build
@@ -176,7 +180,7 @@ describe() {
 {
   echo "## Sampling cost ($mode run, $(date -u +%Y-%m-%dT%H:%MZ))"
   echo
-  echo "Machine: $(machine_info). Niceness of all measured processes: $(nice)."
+  echo "Machine: $(machine_info), $(halt_poll_info). Niceness of all measured processes: $(nice)."
   echo "Load average at start: $load_start; at end: $load_end. Took ${took}s (${waited}s of it waiting for a quiet machine)."
   echo "CPU use by other processes in the second before each round: ${busy_rounds[*]/%/%}; before the host-cost record: $host_busy%."
   echo "Workload: bench/workload.c -O2 -fomit-frame-pointer, $iterations iterations (baseline median"

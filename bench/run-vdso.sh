@@ -20,7 +20,7 @@
 # ring records and missed returns shown.
 #
 # Usage: bench/run-vdso.sh [--quick | --full] [--rounds N] [--out FILE] [--keep] [--no-wait]
-#                          [--nice N] [--spin]
+#                          [--nice N] [--spin] [--halt-poll NS]
 #   --quick     5 rounds, 20000 perf / 5000 ptrace calls per run (about 3 minutes on a quiet machine)
 #   --full      7 rounds, 100000 perf / 20000 ptrace calls per run (about 10 minutes; default)
 #   --rounds N  override the number of rounds
@@ -31,6 +31,8 @@
 #               < 25% of the CPUs; the table reports what they used)
 #   --nice N    run everything at niceness N (needs root)
 #   --spin      also run the ptrace floor with a spinning (WNOHANG) waitpid
+#   --halt-poll NS  set the guest's cpuidle halt polling to NS for the run, restored at the end
+#               (root; see run-sampling.sh --help)
 #   --boost     for a loaded, shared machine: run in a new session whose autogroup gets nice
 #               -20 (/proc/self/autogroup), so the benchmark's processes (workload, tracers, the
 #               whole JVM) get the CPUs when they want them, as on an idle machine, and others
@@ -83,6 +85,7 @@ settle=0.5   # after arming, before the go: the same for every configuration
 
 require_tools gcc java awk mkfifo setsid
 make_work /tmp/polystack-vdso-bench.XXXXXX
+apply_halt_poll
 
 log "building bench/vdso-workload.c and bench/vdso-floor.c"
 gcc -O2 -Wall -o "$work/workload" "$root/bench/vdso-workload.c"
@@ -196,7 +199,7 @@ range_us() { sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.1f .. %.1
 {
   echo "## vDSO tracing cost ($mode run, $(date -u +%Y-%m-%dT%H:%MZ))"
   echo
-  echo "Machine: $(machine_info). Niceness: $(nice).$([ "$boost" = 1 ] && echo " Autogroup niceness -20 (--boost): $(cat /proc/self/autogroup).")"
+  echo "Machine: $(machine_info), $(halt_poll_info). Niceness: $(nice).$([ "$boost" = 1 ] && echo " Autogroup niceness -20 (--boost): $(cat /proc/self/autogroup).")"
   echo "Load average at start: $load_start; at end: $load_end. Took ${took}s (${waited}s of it waiting for a quiet machine)."
   echo "CPU use by other processes in the second before each round: ${busy_rounds[*]/%/%}."
   echo "Workload: bench/vdso-workload.c, clock_gettime(CLOCK_MONOTONIC) through libc; perf runs $w_perf + $n_perf"
