@@ -91,6 +91,21 @@ final class Distribution {
     return start(List.of(), args);
   }
 
+  /**
+   * The JVM options the ./polystack launcher passes (its {@code default_opts=(...)} array), read
+   * from the script itself so that tests which run "the way users run it" cannot drift from it.
+   */
+  static List<String> launcherJvmOptions() throws IOException {
+    String script = Files.readString(root().resolve("polystack"), StandardCharsets.UTF_8);
+    int start = script.indexOf("\ndefault_opts=(");
+    if (start < 0) {
+      throw new AssertionError("the launcher has no default_opts=(...) line");
+    }
+    int open = script.indexOf('(', start);
+    int close = script.indexOf(')', open);
+    return List.of(script.substring(open + 1, close).trim().split("\\s+"));
+  }
+
   /** {@link #start(String...)} with JVM options before {@code -jar} (e.g. the launcher's). */
   static Running start(List<String> jvmOptions, String... args) throws IOException {
     List<String> command = new ArrayList<>(List.of("env", "--default-signal=INT,TERM,HUP"));

