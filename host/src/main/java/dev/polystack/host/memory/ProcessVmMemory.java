@@ -90,6 +90,79 @@ final class ProcessVmMemory implements RemoteMemory {
     return total;
   }
 
+  /** Ranges per scattered call: far below IOV_MAX (1024), and what a sample needs. */
+  static final int MAX_SCATTER = 128;
+
+  private static final ThreadLocal<Pointer> SCATTER_IOV =
+      ThreadLocal.withInitial(() -> Native.allocate(2 * 16 * MAX_SCATTER));
+
+  /**
+   * One process_vm_readv for all ranges (staged through one native buffer). The kernel stops at
+   * the first range it cannot read in full; the ranges after it are read by another call that
+   * starts past it, so each failing range costs one more call and the others are unaffected.
+   */
+  @Override
+  public int[] readScattered(long[] addresses, byte[][] dst) throws RemoteReadException {
+    int count = addresses.length;
+    if (dst.length != count || count > MAX_SCATTER) {
+      throw new IllegalArgumentException("1.." + MAX_SCATTER + " ranges with one buffer each");
+    }
+    long total = 0;
+    for (byte[] d : dst) {
+      total += checkLength(0, d.length);
+    }
+    if (total > CHUNK) {
+      return RemoteMemory.super.readScattered(addresses, dst);
+    }
+    int[] got = new int[count];
+    Pointer buf = STAGING.get()[0];
+    Pointer iov = SCATTER_IOV.get();
+    int first = 0;
+    while (first < count) {
+      long offset = 0;
+      int n = count - first;
+      for (int i = 0; i < n; i++) {
+        int len = dst[first + i].length;
+        iov.putLong(16L * i, buf.address() + offset);
+        iov.putLong(16L * i + 8, len);
+        iov.putLong(16L * (n + i), addresses[first + i]);
+        iov.putLong(16L * (n + i) + 8, len);
+        offset += len;
+      }
+      long r = Native.libc().syscall(Syscalls.SYS_PROCESS_VM_READV, pid, iov.address(), n,
+          iov.address() + 16L * n, n, 0);
+      Reference.reachabilityFence(iov);
+      if (r < 0) {
+        int errno = Native.errno();
+        if (errno != Errno.EFAULT) {
+          SyscallException cause = new SyscallException("process_vm_readv(" + pid + ", " + n
+              + " ranges)", errno, Area.MEMORY);
+          throw new RemoteReadException(cause.getMessage(), addresses[first], 0, 0,
+              RemoteReadException.Reason.SYSCALL, cause);
+        }
+        r = 0; // the first range is unreadable
+      }
+      // Hand out what arrived, range by range; the range the kernel stopped in is partial (or
+      // empty) and the next call starts after it.
+      long left = r;
+      long at = 0;
+      int i = first;
+      for (; i < count; i++) {
+        int len = dst[i].length;
+        int take = (int) Math.min(len, left);
+        buf.get(at, dst[i], 0, take);
+        got[i] = take;
+        at += len;
+        left -= take;
+        if (take < len) {
+          break;
+        }
+      }
+      first = i + 1;
+    }
+    return got;
+  }
+
   /** PEEKDATA fallback; returns bytes delivered (0 when not configured or not possible). */
   private int peekRemainder(long address, byte[] dst, int off, int len) {
     if (tracer == null) {

@@ -62,6 +62,23 @@ public interface RemoteMemory {
         "no NUL terminator within limit", address, maxLen, n, RemoteReadException.Reason.UNREADABLE, null);
   }
 
+  /**
+   * Reads several ranges at once, for a caller that holds a thread stopped and wants one system
+   * call instead of one per range. {@code dst[i]} receives up to its length in bytes from
+   * {@code addresses[i]}; the result holds, per range, how many bytes were read (0 for an
+   * unreadable range, fewer than asked when the range runs into unmapped memory). A range that
+   * fails does not stop the others.
+   *
+   * @throws RemoteReadException if the process cannot be read at all
+   */
+  default int[] readScattered(long[] addresses, byte[][] dst) throws RemoteReadException {
+    int[] got = new int[addresses.length];
+    for (int i = 0; i < addresses.length; i++) {
+      got[i] = read(addresses[i], dst[i], 0, dst[i].length);
+    }
+    return got;
+  }
+
   /** The configured per-request maximum. */
   int maxReadBytes();
 

@@ -215,6 +215,14 @@ final class PtraceSampler {
    */
   static final long STOP_SPIN_NANOS = 300_000;
 
+  /**
+   * Whether runtime walks may run after the resume from pages copied while stopped (see {@link
+   * PagePrefetch}); a diagnostic switch for comparing with walks inside the stop.
+   */
+  static final boolean PREFETCH = !"false".equals(System.getProperty("polystack.prefetchWalk"));
+
+  private final PagePrefetch prefetch = new PagePrefetch();
+
   /** Threads found on a CPU in the previous tick (see {@link #tick}). */
   private int onCpuLastTick;
 
@@ -262,25 +270,35 @@ final class PtraceSampler {
     // One module table for the decision and the walk: a refresh meanwhile must not hand a
     // plug-in a thread that is already running again.
     ModuleTable table = target.table();
-    boolean walkStopped = !table.bindings().isEmpty();
+    boolean runtime = !table.bindings().isEmpty();
+    // A runtime plug-in reads its own structures (Lua stack, prototypes, traces), which must be
+    // one consistent instant: either its walk stays inside the stop, or the pages it will read
+    // are copied with the stack while stopped and it walks that frozen copy afterwards.
+    boolean walkStopped = runtime && (!PREFETCH || prefetch.walkStopped(tid));
+    boolean fromSnapshot = runtime && !walkStopped;
     Registers regs;
     RawStack stack = null;
+    SampleMemory snapshot = null;
     try {
       regs = ApiRegisters.of(p.getRegs(tid));
       if (PauseBreakdown.ENABLED) {
         breakdown.mark(PauseBreakdown.GETREGS);
       }
-      if (!capture.copy(regs.sp())) {
+      boolean copied = fromSnapshot ? capture.copyWithPages(regs.sp(), prefetch.pages(tid))
+          : capture.copy(regs.sp());
+      if (!copied) {
         sink.lost("stack_copy_failed");
+      }
+      if (fromSnapshot) {
+        snapshot = capture.snapshotMemory();
       }
       if (PauseBreakdown.ENABLED) {
         breakdown.mark(PauseBreakdown.READ);
       }
       if (walkStopped) {
-        // A runtime plug-in reads its own structures (Lua stack, prototypes, traces), which must
-        // be one consistent instant: its walk stays inside the stop, the copy serving the stack.
         SampleMemory memory = capture.memory(target.hostMemory());
         stack = walker.walk(thread(tid, regs, memory), table);
+        prefetch.learned(tid, memory.pagesRead());
         if (PauseBreakdown.ENABLED) {
           breakdown.count(PauseBreakdown.STOPPED_READS, memory.liveReads());
           breakdown.mark(PauseBreakdown.WALK);
@@ -294,7 +312,21 @@ final class PtraceSampler {
       breakdown.mark(PauseBreakdown.CONT);
     }
     long epochNanos = System.currentTimeMillis() * 1_000_000L;
-    if (stack == null) {
+    if (snapshot != null) {
+      stack = walker.walk(thread(tid, regs, snapshot), table);
+      java.util.Set<Long> missed = snapshot.missedPages();
+      prefetch.walked(tid, snapshot.pagesRead(), missed);
+      if (PauseBreakdown.ENABLED) {
+        breakdown.mark(PauseBreakdown.WALK_AFTER);
+      }
+      if (!missed.isEmpty()) {
+        // The walk needed memory the copy lacks, which reading now would take from a thread that
+        // has moved on: the sample is dropped (counted), the thread's next one walks stopped.
+        sink.lost("walk_page_missed");
+        return;
+      }
+      refreshIfStale(stack);
+    } else if (stack == null) {
       stack = walkCopy(tid, regs, table);
       if (PauseBreakdown.ENABLED) {
         breakdown.mark(PauseBreakdown.WALK_AFTER);

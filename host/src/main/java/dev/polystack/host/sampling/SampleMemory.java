@@ -31,12 +31,43 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
   private byte[] lastBytes;
   private int liveReads;
 
+  /** Pages a read wanted but could not have, in snapshot mode (see {@link #snapshot}). */
+  private java.util.Set<Long> missed;
+  /** Snapshot pages a read used, in snapshot mode. */
+  private java.util.Set<Long> used;
+
   /** @param live the target's memory, or null when nothing but the copy may be read */
   SampleMemory(RemoteMemory live, long copyStart, byte[] copy, int copyLength) {
     this.live = live;
     this.copyStart = copyStart;
     this.copy = copy;
     this.copyLength = copyLength;
+  }
+
+  /**
+   * Memory of a thread that runs again, frozen at its stop: the stack copy plus whole pages read
+   * together with it, nothing live. A read of any other page fails and the page is remembered
+   * ({@link #missedPages}), so the caller can discard the walk and ask for the page next time.
+   *
+   * @param pages page address to contents (a page that could not be read maps to an empty array)
+   */
+  static SampleMemory snapshot(long copyStart, byte[] copy, int copyLength,
+      Map<Long, byte[]> pages) {
+    SampleMemory m = new SampleMemory(null, copyStart, copy, copyLength);
+    pages.forEach((page, bytes) -> m.pages.put(page, bytes.length == PAGE ? bytes : UNREADABLE));
+    m.missed = new java.util.LinkedHashSet<>();
+    m.used = new java.util.HashSet<>();
+    return m;
+  }
+
+  /** Pages the walk needed beyond the snapshot; empty when it had all it read. */
+  java.util.Set<Long> missedPages() {
+    return missed == null ? java.util.Set.of() : missed;
+  }
+
+  /** Every page this sample read outside the stack copy (live, or from the snapshot). */
+  java.util.Set<Long> pagesRead() {
+    return java.util.Set.copyOf(used != null ? used : pages.keySet());
   }
 
   /** System calls made for reads outside the copy (each fills one page of the cache). */
@@ -83,6 +114,9 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
     if (bytes == null || bytes == UNREADABLE) {
       return null;
     }
+    if (used != null && page != lastPage) {
+      used.add(page);
+    }
     lastPage = page;
     lastBytes = bytes;
     return bytes;
@@ -122,11 +156,14 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
   }
 
   private int fromPage(long at, byte[] dst, int offset, int length) {
-    if (live == null) {
-      return 0;
-    }
     long page = at & -PAGE;
     byte[] bytes = page == lastPage ? lastBytes : pages.get(page);
+    if (bytes == null && live == null) {
+      if (missed != null && missed.size() < MAX_PAGES) {
+        missed.add(page);
+      }
+      return 0;
+    }
     if (bytes == null) {
       if (pages.size() >= MAX_PAGES) {
         return 0;
@@ -145,7 +182,13 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
       pages.put(page, bytes);
     }
     if (bytes == UNREADABLE) {
+      if (used != null) {
+        used.add(page); // read, and found unmapped: the set keeps the answer
+      }
       return 0;
+    }
+    if (used != null && page != lastPage) {
+      used.add(page);
     }
     lastPage = page;
     lastBytes = bytes;

@@ -39,6 +39,48 @@ final class StackCapture {
     return length > 0;
   }
 
+  /** Pages read with the last {@link #copyWithPages}, by address. */
+  private final java.util.Map<Long, byte[]> pages = new java.util.HashMap<>();
+
+  /**
+   * Copies the stack as {@link #copy} and, in the same system call, whole pages the caller
+   * expects the walk to read (see {@link PagePrefetch}). Returns false when the stack could not
+   * be read.
+   */
+  boolean copyWithPages(long sp, long[] pageAddresses) {
+    pages.clear();
+    if (pageAddresses.length == 0 || buffer.length == 0) {
+      return copy(sp);
+    }
+    start = sp;
+    length = 0;
+    int n = Math.min(pageAddresses.length, PagePrefetch.MAX_PAGES);
+    long[] at = new long[n + 1];
+    byte[][] into = new byte[n + 1][];
+    at[0] = sp;
+    into[0] = buffer;
+    for (int i = 0; i < n; i++) {
+      at[i + 1] = pageAddresses[i];
+      into[i + 1] = new byte[SampleMemory.PAGE];
+    }
+    try {
+      int[] got = live.readScattered(at, into);
+      length = got[0];
+      for (int i = 0; i < n; i++) {
+        pages.put(at[i + 1], got[i + 1] == SampleMemory.PAGE ? into[i + 1] : new byte[0]);
+      }
+    } catch (RemoteReadException e) {
+      length = 0;
+      pages.clear();
+    }
+    return length > 0;
+  }
+
+  /** The thread's memory frozen at the last {@link #copyWithPages}: nothing is read live. */
+  SampleMemory snapshotMemory() {
+    return SampleMemory.snapshot(start, buffer, length, pages);
+  }
+
   long start() {
     return start;
   }

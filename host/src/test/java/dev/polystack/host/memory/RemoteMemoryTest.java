@@ -1,5 +1,6 @@
 package dev.polystack.host.memory;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -7,6 +8,8 @@ import dev.polystack.host.ptrace.PtraceConstants;
 import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.testutil.TestTarget;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -36,6 +39,29 @@ class RemoteMemoryTest {
       for (int i = 0; i < n; i++) {
         assertEquals((byte) ((4096 - 100 + i) & 0xff), buf[i]);
       }
+    }
+  }
+
+  @Test
+  void scatteredReadReadsEveryRangeInOneGoAndAFailingRangeSpoilsNoOther() throws Exception {
+    try (TestTarget t = TestTarget.start("loop", "600")) {
+      Map<String, String> ready = t.awaitLine("ready", 5000);
+      long pages = TestTarget.hex(ready.get("pages"));
+      RemoteMemory mem = RemoteMemory.of(t.pid());
+      // Readable, unreadable (the PROT_NONE page), readable again, and one that runs into the
+      // PROT_NONE page: the kernel stops at the second, the rest is read by a second call.
+      long[] at = {pages + 8, pages + 4096 + 8, pages + 1000, pages + 4096 - 96, 0x10};
+      byte[][] into = {new byte[32], new byte[16], new byte[64], new byte[200], new byte[8]};
+      int[] got = mem.readScattered(at, into);
+      assertEquals(List.of(32, 0, 64, 96, 0), Arrays.stream(got).boxed().toList());
+      for (int r : new int[] {0, 2, 3}) {
+        byte[] single = new byte[got[r]];
+        assertEquals(got[r], mem.read(at[r], single, 0, single.length));
+        assertArrayEquals(single, Arrays.copyOf(into[r], got[r]), "range " + r);
+        assertEquals((byte) ((at[r] - pages) & 0xff), into[r][0], "range " + r);
+      }
+      assertThrows(IllegalArgumentException.class,
+          () -> mem.readScattered(new long[] {pages}, new byte[0][]));
     }
   }
 
