@@ -56,13 +56,23 @@ done
 python3 - "$work" "$rounds" <<'PY'
 import statistics, sys
 w, rounds = sys.argv[1], int(sys.argv[2])
-def med(name):
-    return statistics.median(float(open(f"{w}/{name}.{r}").read()) for r in range(1, rounds + 1))
-base = med("base")
-print("| configuration | seconds | slowdown |\n|---|---|---|")
+def run(name, r):
+    return float(open(f"{w}/{name}.{r}").read())
+names = (("poly", "polystack record --rate 99 (ptrace)"), ("jp", "luajit -jp (in-process)"),
+         ("perf", "perf record -F 99 -g"))
+# Each round runs every configuration back to back; a round's slowdown compares it with the
+# same round's unprofiled run, which cancels most of the drift between rounds.
+print("| round | no profiler (s) | " + " | ".join(label for _, label in names) + " |")
+print("|---|---|" + "---|" * len(names))
+for r in range(1, rounds + 1):
+    b = run("base", r)
+    print(f"| {r} | {b:.3f} | " + " | ".join(f"{100 * (run(n, r) / b - 1):+.1f}%" for n, _ in names) + " |")
+base = statistics.median(run("base", r) for r in range(1, rounds + 1))
+print()
+print("| configuration | seconds (median) | slowdown, median of paired rounds |\n|---|---|---|")
 print(f"| no profiler | {base:.3f} | - |")
-for name, label in (("poly", "polystack record --rate 99 (ptrace)"), ("jp", "luajit -jp (in-process)"),
-                    ("perf", "perf record -F 99 -g")):
-    m = med(name)
-    print(f"| {label} | {m:.3f} | {100 * (m / base - 1):+.1f}% |")
+for name, label in names:
+    m = statistics.median(run(name, r) for r in range(1, rounds + 1))
+    paired = statistics.median(run(name, r) / run("base", r) - 1 for r in range(1, rounds + 1))
+    print(f"| {label} | {m:.3f} | {100 * paired:+.1f}% |")
 PY

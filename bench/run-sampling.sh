@@ -159,7 +159,7 @@ jnum() { sed -n "s/.*\"$2\": \([0-9.]*\).*/\1/p" "$1" | head -1; }
 per_round() { for ((r = 1; r <= rounds; r++)); do jnum "$work/json/$1-$r.json" "$2"; done; }
 losses_of() { # summed loss counters over the rounds, e.g. "late_tick 12"
   for ((r = 1; r <= rounds; r++)); do
-    sed -n 's/.*"losses": {\(.*\)}}.*/\1/p' "$work/json/$1-$r.json" | tr ',' '\n'
+    sed -n 's/.*"losses": {\([^}]*\)}.*/\1/p' "$work/json/$1-$r.json" | tr ',' '\n'
   done | awk -F': ' 'NF == 2 {gsub(/[" ]/, "", $1); s[$1] += $2} END {for (k in s) printf "%s%s %d", (n++ ? ", " : ""), k, s[k]}'
 }
 
@@ -224,16 +224,21 @@ describe() {
   echo
   echo "### Host cost of polystack (record -- workload, 99 Hz, $host_threads busy threads on $(nproc) vCPUs)"
   echo
+  echo "polystack's own CPU time and peak RSS, from its --stats-json (the JVM's own figures: the launched"
+  echo "workload's CPU, which /usr/bin/time would add, is not in them); wall time from /usr/bin/time."
+  echo
   read -r wall user sys rss <"$work/host.time"
   read -r wall1 user1 sys1 rss1 <"$work/host1.time"
   samples="$(jnum "$work/host.json" samples)"; samples1="$(jnum "$work/host1.json" samples)"
   hz="$(jnum "$work/host.json" achieved_hz)"
-  echo "| record | samples | CPU user+sys | CPU per 1000 samples | peak RSS | achieved Hz per thread |"
-  echo "|---|---|---|---|---|---|"
-  echo "| ${host_seconds} s | $samples | $(awk -v u="$user" -v s="$sys" 'BEGIN {printf "%.2f s (%.2f + %.2f)", u + s, u, s}') | $(awk -v u="$user" -v s="$sys" -v n="$samples" 'BEGIN {printf "%.1f ms", (u + s) * 1e6 / n}') | $((rss / 1024)) MiB | $hz |"
-  echo "| 1 s (fixed part) | $samples1 | $(awk -v u="$user1" -v s="$sys1" 'BEGIN {printf "%.2f s (%.2f + %.2f)", u + s, u, s}') | | $((rss1 / 1024)) MiB | $(jnum "$work/host1.json" achieved_hz) |"
-  echo "| marginal (difference) | $((samples - samples1)) | $(awk -v a="$user" -v b="$sys" -v c="$user1" -v d="$sys1" 'BEGIN {printf "%.2f s", a + b - c - d}') | $(awk -v a="$user" -v b="$sys" -v c="$user1" -v d="$sys1" -v n="$((samples - samples1))" 'BEGIN {printf "%.1f ms", (a + b - c - d) * 1e6 / n}') | | |"
-  lo="$(sed -n 's/.*"losses": {\(.*\)}}.*/\1/p' "$work/host.json")"
+  cpu="$(jnum "$work/host.json" cpu_ns)"; cpu1="$(jnum "$work/host1.json" cpu_ns)"
+  kib="$(jnum "$work/host.json" peak_rss_kib)"; kib1="$(jnum "$work/host1.json" peak_rss_kib)"
+  echo "| record | wall | samples | polystack CPU | CPU per 1000 samples | peak RSS | achieved Hz per thread |"
+  echo "|---|---|---|---|---|---|---|"
+  echo "| ${host_seconds} s | ${wall} s | $samples | $(awk -v c="$cpu" 'BEGIN {printf "%.2f s", c / 1e9}') | $(awk -v c="$cpu" -v n="$samples" 'BEGIN {printf "%.1f ms", c / 1e6 * 1000 / n}') | $((kib / 1024)) MiB | $hz |"
+  echo "| 1 s (fixed part) | ${wall1} s | $samples1 | $(awk -v c="$cpu1" 'BEGIN {printf "%.2f s", c / 1e9}') | | $((kib1 / 1024)) MiB | $(jnum "$work/host1.json" achieved_hz) |"
+  echo "| marginal (difference) | | $((samples - samples1)) | $(awk -v a="$cpu" -v b="$cpu1" 'BEGIN {printf "%.2f s", (a - b) / 1e9}') | $(awk -v a="$cpu" -v b="$cpu1" -v n="$((samples - samples1))" 'BEGIN {printf "%.1f ms", (a - b) / 1e6 * 1000 / n}') | | |"
+  lo="$(sed -n 's/.*"losses": {\([^}]*\)}.*/\1/p' "$work/host.json")"
   echo
   echo "Host-cost run losses: ${lo:-none}; pause per sample there: median $(us "$(jnum "$work/host.json" median)") us, p99 $(us "$(jnum "$work/host.json" p99)") us."
 } >"$work/table.md"

@@ -37,7 +37,7 @@ final class Summaries {
   /**
    * The run's figures as one JSON object (for {@code record --stats-json}): sample and thread
    * counts, achieved rate, target pause per sample in nanoseconds (count, mean, median, p99, max),
-   * and the error and loss counters by reason.
+   * the error and loss counters by reason, and polystack's own CPU time and peak RSS.
    */
   static String statsJson(RecordSession.Summary s) {
     return "{\"samples\": " + s.samples()
@@ -49,7 +49,33 @@ final class Summaries {
         + ", \"p99\": " + s.p99PauseNanos()
         + ", \"max\": " + s.maxPauseNanos() + "}"
         + ", \"errors\": " + jsonCounts(s.errors())
-        + ", \"losses\": " + jsonCounts(s.losses()) + "}\n";
+        + ", \"losses\": " + jsonCounts(s.losses())
+        + ", \"host\": {\"cpu_ns\": " + ownCpuNanos()
+        + ", \"peak_rss_kib\": " + peakRssKib() + "}}\n";
+  }
+
+  /**
+   * CPU time of polystack's own process so far, without a launched target's (which /usr/bin/time
+   * would add, the target being our child); -1 if the JVM cannot tell.
+   */
+  static long ownCpuNanos() {
+    var os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+    return os instanceof com.sun.management.OperatingSystemMXBean sun
+        ? sun.getProcessCpuTime() : -1;
+  }
+
+  /** Peak resident set of polystack's own process (VmHWM), or -1 if unreadable. */
+  static long peakRssKib() {
+    try {
+      for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
+        if (line.startsWith("VmHWM:")) {
+          return Long.parseLong(line.substring(6).replace("kB", "").trim());
+        }
+      }
+    } catch (java.io.IOException | NumberFormatException e) {
+      // fall through
+    }
+    return -1;
   }
 
   private static String jsonCounts(Map<String, Long> counts) {

@@ -1,10 +1,13 @@
 package dev.polystack.host.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.polystack.host.sampling.RecordSession;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 class SummariesTest {
@@ -19,7 +22,16 @@ class SummariesTest {
     assertEquals("{\"samples\": 600, \"threads\": 1, \"achieved_hz\": 98.960, \"pause_ns\":"
         + " {\"count\": 600, \"mean\": 41000, \"median\": 38000, \"p99\": 95000, \"max\": 120000},"
         + " \"errors\": {\"no_module\": 2}, \"losses\": {\"dropped \\\"x\\\"\": 1,"
-        + " \"late_tick\": 3}}\n", Summaries.statsJson(summary));
+        + " \"late_tick\": 3}, \"host\": {\"cpu_ns\": CPU, \"peak_rss_kib\": RSS}}\n",
+        withoutHostFigures(Summaries.statsJson(summary)));
+  }
+
+  /** The host figures change from run to run; they must be there, positive, and whole. */
+  private static String withoutHostFigures(String json) {
+    Matcher m = Pattern.compile("\"cpu_ns\": (\\d+), \"peak_rss_kib\": (\\d+)").matcher(json);
+    assertTrue(m.find(), json);
+    assertTrue(Long.parseLong(m.group(1)) > 0 && Long.parseLong(m.group(2)) > 0, json);
+    return m.replaceFirst("\"cpu_ns\": CPU, \"peak_rss_kib\": RSS");
   }
 
   @Test
@@ -27,6 +39,7 @@ class SummariesTest {
     var summary = new RecordSession.Summary(0, 0, Map.of(), Map.of(), 0, 0, 0, 0, 0, 0);
     assertEquals("{\"samples\": 0, \"threads\": 0, \"achieved_hz\": 0.000, \"pause_ns\":"
         + " {\"count\": 0, \"mean\": 0, \"median\": 0, \"p99\": 0, \"max\": 0}, \"errors\": {},"
-        + " \"losses\": {}}\n", Summaries.statsJson(summary));
+        + " \"losses\": {}, \"host\": {\"cpu_ns\": CPU, \"peak_rss_kib\": RSS}}\n",
+        withoutHostFigures(Summaries.statsJson(summary)));
   }
 }
