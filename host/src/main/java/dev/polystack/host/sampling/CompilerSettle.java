@@ -30,8 +30,11 @@ final class CompilerSettle {
 
   private CompilerSettle() {}
 
-  /** Waits for quiet compilers, at most {@link #MAX_NANOS}; returns how long it waited. */
-  static long await() {
+  /**
+   * Waits for quiet compilers, at most {@link #MAX_NANOS}, or until {@code stop} (the user's
+   * Ctrl-C must not wait for the JIT); returns how long it waited.
+   */
+  static long await(java.util.function.BooleanSupplier stop) {
     long start = System.nanoTime();
     long last = compilerNanos();
     if (last < 0) {
@@ -40,7 +43,7 @@ final class CompilerSettle {
     long quietSince = start;
     while (true) {
       long now = System.nanoTime();
-      if (now - quietSince >= QUIET_NANOS || now - start >= MAX_NANOS) {
+      if (now - quietSince >= QUIET_NANOS || now - start >= MAX_NANOS || stop.getAsBoolean()) {
         return now - start;
       }
       LockSupport.parkNanos(POLL_NANOS);

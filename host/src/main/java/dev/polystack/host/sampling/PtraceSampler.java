@@ -73,13 +73,15 @@ final class PtraceSampler {
       throws SyscallException {
     boolean byUser = false;
     try {
-      if (!heldAtExec) {
-        control.seizeAll(p);
-      }
+      // Warm up and let the JIT settle before anything is sampled: a launched program waits for
+      // it at its first instruction; an attached one runs on untraced meanwhile (it is seized
+      // only afterwards, so its first samples follow at once).
       warmUp(p, heldAtExec);
-      CompilerSettle.await();
+      CompilerSettle.await(stop);
       if (heldAtExec) {
         control.resume(p, target.pid(), 0);
+      } else {
+        control.seizeAll(p);
       }
       // The blocking wait for a stop is only safe while this timer can cut it short.
       wakeup = TracerWakeup.start();
