@@ -8,6 +8,9 @@
 # The benchmark times itself (CLOCK_MONOTONIC via FFI), so profiler start-up is not counted.
 # Usage: bench/run-luajit.sh [ROUNDS (default 5)] [N (benchmark rounds, default 600 ~ 3.5 s)]
 #        bench/run-luajit.sh --help
+# LUAJIT_OPTS (e.g. -joff) is passed to luajit in every slowdown run: with the JIT on, the
+# benchmark's own run time swings by a third from run to run (the trace compiler's choices
+# differ), more than any profiler costs; the interpreter alone varies by about 5%.
 set -euo pipefail
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"
 bench_name=run-luajit
@@ -44,14 +47,14 @@ print(f"| C floor on the LuaJIT benchmark | {fm/1000:.0f} | {fp/1000:.0f} |")
 print(f"| ratio LuaJIT walk / floor | {lj['median']/fm:.1f}x | {lj['p99']/fp:.1f}x |")
 PY
 
-echo; echo "## slowdown at 99 Hz, $rounds paired rounds (seconds of work, median)"
+echo; echo "## slowdown at 99 Hz, $rounds paired rounds (seconds of work, median)${LUAJIT_OPTS:+, luajit $LUAJIT_OPTS}"
 for r in $(seq 1 "$rounds"); do
-  luajit "$bench" "$n" "$work/base.$r"
+  luajit ${LUAJIT_OPTS:-} "$bench" "$n" "$work/base.$r"
   "$root/polystack" record --rate 99 --format folded -o "$work/p.folded" \
-    -- luajit "$bench" "$n" "$work/poly.$r" 2>/dev/null
-  luajit -jp=f,"$work/jp.txt" "$bench" "$n" "$work/jp.$r"
-  perf record -q -F 99 -g -o "$work/perf.data" -- luajit "$bench" "$n" "$work/perf.$r" \
-    >/dev/null 2>&1
+    -- luajit ${LUAJIT_OPTS:-} "$bench" "$n" "$work/poly.$r" 2>/dev/null
+  luajit ${LUAJIT_OPTS:-} -jp=f,"$work/jp.txt" "$bench" "$n" "$work/jp.$r"
+  perf record -q -F 99 -g -o "$work/perf.data" -- luajit ${LUAJIT_OPTS:-} "$bench" "$n" \
+    "$work/perf.$r" >/dev/null 2>&1
 done
 python3 - "$work" "$rounds" <<'PY'
 import statistics, sys
