@@ -284,23 +284,16 @@ public final class Ptrace {
   }
 
   /**
-   * Blocks until the kernel has a report for any tracee of this thread and queues it for {@link
-   * #nextEvent()}. Sleeping in waitpid costs a tracee that stops nothing but the wake-up, where
-   * polling with WNOHANG takes the tracee's signal lock over and over, just while the tracee
-   * needs it to stop (measured: 1.6-1.9x the cost per traced call). A signal with a handler
-   * installed without SA_RESTART ends the wait early (see {@link TracerWakeup}).
+   * Waits until the kernel has a report for any tracee of this thread and queues it for {@link
+   * #nextEvent()}: first polls for up to {@code spinNanos} (see {@link #SPIN_ALLOWED}), for a
+   * report expected within microseconds such as the return breakpoint of a call whose entry was
+   * just handled, then sleeps in waitpid. Polling longer would cost a busy machine the CPU time
+   * the tracee needs (measured under load: 1.6-1.9x the cost per traced call); sleeping right
+   * away costs an idle one the wake-up of a halted vCPU. A signal with a handler installed
+   * without SA_RESTART ends the sleep early (see {@link TracerWakeup}).
    *
    * @return true if a report was queued; false if a signal interrupted the wait or there is no
    *     tracee left to wait for
-   */
-  public boolean awaitAny() throws SyscallException {
-    return awaitAny(0);
-  }
-
-  /**
-   * As {@link #awaitAny()}, but first polls for up to {@code spinNanos} (see {@link
-   * #SPIN_ALLOWED}): for a report expected within microseconds, such as the return breakpoint
-   * of a call whose entry was just handled.
    */
   public boolean awaitAny(long spinNanos) throws SyscallException {
     checkThread();
@@ -432,25 +425,17 @@ public final class Ptrace {
   }
 
   /**
-   * Waits for the stop an INTERRUPT just asked for by blocking in waitpid, as the C floor does:
-   * the kernel wakes this thread the moment the tracee stops (a synchronous wake-up on the CPU
-   * the tracee just left), where a sleeping poll may wait for a scheduler slice on a busy
-   * machine. Use it only for a thread that was seen running just before the interrupt, and only
-   * on a thread that a {@link TracerWakeup} interrupts: waitpid has no timeout, and a thread that
-   * entered uninterruptible sleep in between would otherwise hold up this call (and every other
-   * thread's events) for as long as it sleeps. The wake-up's signal ends the wait with EINTR and
-   * the deadline is checked then, so the wait lasts at most {@code timeoutNanos} plus one wake-up
-   * period. Returns the report (a stop, possibly for another reason than the interrupt), or null
-   * if the thread is gone or the timeout passed. Other threads' reports stay with the kernel
-   * for the event loop.
-   */
-  public WaitStatus awaitStopBlocking(int tid, long timeoutNanos) throws SyscallException {
-    return awaitStopBlocking(tid, timeoutNanos, 0);
-  }
-
-  /**
-   * As {@link #awaitStopBlocking(int, long)}, but first polls for up to {@code spinNanos} (see
-   * {@link #SPIN_ALLOWED}), which is how long a running thread normally takes to reach the stop.
+   * Waits for the stop an INTERRUPT just asked for: polls for up to {@code spinNanos} (see {@link
+   * #SPIN_ALLOWED}), about how long a running thread takes to reach the stop, then blocks in
+   * waitpid as the C floor does: the kernel wakes this thread the moment the tracee stops, where
+   * a sleeping poll may wait for a scheduler slice on a busy machine. Use it only for a thread
+   * that was seen running just before the interrupt, and only on a thread that a {@link
+   * TracerWakeup} interrupts: waitpid has no timeout, and a thread that entered uninterruptible
+   * sleep in between would otherwise hold up this call (and every other thread's events) for as
+   * long as it sleeps. The wake-up's signal ends the wait with EINTR and the deadline is checked
+   * then, so the wait lasts at most {@code timeoutNanos} plus one wake-up period. Returns the
+   * report (a stop, possibly for another reason than the interrupt), or null if the thread is
+   * gone or the timeout passed. Other threads' reports stay with the kernel for the event loop.
    */
   public WaitStatus awaitStopBlocking(int tid, long timeoutNanos, long spinNanos)
       throws SyscallException {

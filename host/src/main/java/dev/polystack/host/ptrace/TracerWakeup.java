@@ -11,9 +11,10 @@ import jnr.ffi.annotations.SaveError;
  * Lets the ptrace tracer thread sleep in a blocking waitpid and still notice a stop request or a
  * deadline: a POSIX timer sends this one thread a real-time signal every {@link #PERIOD_NANOS},
  * whose handler is installed without SA_RESTART, so the wait returns EINTR and the loop looks at
- * its flags. Blocking matters for the target: a tracer that polls waitpid with WNOHANG keeps
- * taking the tracee's signal lock while the tracee needs it to stop, which on this machine made
- * every call 1.6-1.9x as expensive as with a tracer that sleeps (bench/vdso-floor.c -S).
+ * its flags. Sleeping matters for the target on a busy machine: a tracer that only polls waitpid
+ * with WNOHANG takes CPU time the tracee needs to reach its stop, which under load made every
+ * traced call 1.6-1.9x as expensive (bench/vdso-floor.c -S); the tracers poll only briefly, for a
+ * report due within microseconds, before they sleep (see Ptrace#SPIN_ALLOWED).
  *
  * <p>The handler does nothing; it only has to exist, since an ignored signal interrupts nothing.
  * It is libc's {@code abs}, a function of one int without side effects and async-signal-safe.

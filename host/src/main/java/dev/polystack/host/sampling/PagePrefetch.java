@@ -29,29 +29,29 @@ final class PagePrefetch {
   /** Threads remembered; beyond it the least recently sampled one is forgotten. */
   static final int MAX_THREADS = 4096;
 
-  private static final class Thread {
+  private static final class ThreadPages {
     final Map<Long, Long> lastUsed = new LinkedHashMap<>();
     long samples;
     boolean learnWhileStopped = true;
     boolean tooBig;
   }
 
-  private final Map<Integer, Thread> threads = new LinkedHashMap<>(16, 0.75f, true) {
+  private final Map<Integer, ThreadPages> threads = new LinkedHashMap<>(16, 0.75f, true) {
     @Override
-    protected boolean removeEldestEntry(Map.Entry<Integer, Thread> eldest) {
+    protected boolean removeEldestEntry(Map.Entry<Integer, ThreadPages> eldest) {
       return size() > MAX_THREADS;
     }
   };
 
   /** True if the thread's next walk should happen while it is stopped (to learn its pages). */
   boolean walkStopped(int tid) {
-    Thread t = threads.get(tid);
+    ThreadPages t = threads.get(tid);
     return t == null || t.learnWhileStopped || t.tooBig;
   }
 
   /** The pages to read with the stack for the thread's next sample. */
   long[] pages(int tid) {
-    Thread t = threads.get(tid);
+    ThreadPages t = threads.get(tid);
     if (t == null) {
       return new long[0];
     }
@@ -65,7 +65,7 @@ final class PagePrefetch {
 
   /** After a walk of the stopped thread: every page it read becomes part of the set. */
   void learned(int tid, Set<Long> pagesRead) {
-    Thread t = threads.computeIfAbsent(tid, k -> new Thread());
+    ThreadPages t = threads.computeIfAbsent(tid, k -> new ThreadPages());
     t.samples++;
     for (long page : pagesRead) {
       t.lastUsed.put(page, t.samples);
@@ -80,7 +80,7 @@ final class PagePrefetch {
    * the set and the thread's next walk happens while stopped.
    */
   void walked(int tid, Set<Long> pagesRead, Set<Long> missed) {
-    Thread t = threads.computeIfAbsent(tid, k -> new Thread());
+    ThreadPages t = threads.computeIfAbsent(tid, k -> new ThreadPages());
     t.samples++;
     for (long page : pagesRead) {
       if (t.lastUsed.containsKey(page)) {
@@ -99,7 +99,7 @@ final class PagePrefetch {
     threads.remove(tid);
   }
 
-  private static void forgetOld(Thread t) {
+  private static void forgetOld(ThreadPages t) {
     for (Iterator<Long> it = t.lastUsed.values().iterator(); it.hasNext(); ) {
       if (t.samples - it.next() > FORGET_AFTER) {
         it.remove();
@@ -109,7 +109,7 @@ final class PagePrefetch {
 
   /** For tests: the pages currently expected for {@code tid}. */
   Map<Long, Long> snapshotOf(int tid) {
-    Thread t = threads.get(tid);
+    ThreadPages t = threads.get(tid);
     return t == null ? Map.of() : new HashMap<>(t.lastUsed);
   }
 }

@@ -5,7 +5,10 @@ import dev.polystack.host.memory.RemoteReadException;
 import dev.polystack.plugin.api.Bytes;
 import dev.polystack.plugin.api.MemoryReadException;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Target memory as one sample sees it: the stack copy (taken while the thread was stopped, or by
@@ -32,9 +35,9 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
   private int liveReads;
 
   /** Pages a read wanted but could not have, in snapshot mode (see {@link #snapshot}). */
-  private java.util.Set<Long> missed;
+  private Set<Long> missed;
   /** Snapshot pages a read used, in snapshot mode. */
-  private java.util.Set<Long> used;
+  private Set<Long> used;
 
   /** @param live the target's memory, or null when nothing but the copy may be read */
   SampleMemory(RemoteMemory live, long copyStart, byte[] copy, int copyLength) {
@@ -55,19 +58,19 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
       Map<Long, byte[]> pages) {
     SampleMemory m = new SampleMemory(null, copyStart, copy, copyLength);
     pages.forEach((page, bytes) -> m.pages.put(page, bytes.length == PAGE ? bytes : UNREADABLE));
-    m.missed = new java.util.LinkedHashSet<>();
-    m.used = new java.util.HashSet<>();
+    m.missed = new LinkedHashSet<>();
+    m.used = new HashSet<>();
     return m;
   }
 
   /** Pages the walk needed beyond the snapshot; empty when it had all it read. */
-  java.util.Set<Long> missedPages() {
-    return missed == null ? java.util.Set.of() : missed;
+  Set<Long> missedPages() {
+    return missed == null ? Set.of() : missed;
   }
 
   /** Every page this sample read outside the stack copy (live, or from the snapshot). */
-  java.util.Set<Long> pagesRead() {
-    return java.util.Set.copyOf(used != null ? used : pages.keySet());
+  Set<Long> pagesRead() {
+    return Set.copyOf(used != null ? used : pages.keySet());
   }
 
   /** System calls made for reads outside the copy (each fills one page of the cache). */
