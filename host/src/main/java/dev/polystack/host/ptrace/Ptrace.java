@@ -387,12 +387,8 @@ public final class Ptrace {
     long deadline = System.nanoTime() + timeoutNanos;
     long sleep = STOP_POLL_FIRST_NANOS;
     while (true) {
-      State s = threads.get(tid);
-      if (s == null) {
-        return null;
-      }
-      if (s == State.STOPPED) {
-        return lastStop.get(tid);
+      if (threads.get(tid) != State.RUNNING) {
+        return stopOrNull(tid);
       }
       reap(tid);
       if (threads.get(tid) != State.RUNNING) {
@@ -444,12 +440,8 @@ public final class Ptrace {
     long deadline = start + timeoutNanos;
     long spinUntil = SPIN_ALLOWED ? start + spinNanos : start;
     while (true) {
-      State s = threads.get(tid);
-      if (s == null) {
-        return null;
-      }
-      if (s == State.STOPPED) {
-        return lastStop.get(tid);
+      if (threads.get(tid) != State.RUNNING) {
+        return stopOrNull(tid);
       }
       if (System.nanoTime() < spinUntil) {
         if (!reap(tid)) {
@@ -478,6 +470,14 @@ public final class Ptrace {
       }
       record(new TraceEvent(r, new WaitStatus(statusOut[0])));
     }
+  }
+
+  /**
+   * What a wait for {@code tid} returns once the thread is no longer running: its stop, or null
+   * when it is not traced any more (exited, detached).
+   */
+  private WaitStatus stopOrNull(int tid) {
+    return threads.get(tid) == State.STOPPED ? lastStop.get(tid) : null;
   }
 
   /** Reaps at most one pending kernel report for {@code tid}; true if one was found. */
