@@ -49,6 +49,12 @@ record Layout(int luaStateSize, int vmstate, int curL, int jitBase, int strLen, 
   static final int PROTO_SIZE = 104;
 
   // GCtrace.
+  static final int T_NSNAP = 10;
+  static final int T_IR = 32;
+  static final int T_NK = 40;
+  static final int T_NSNAPMAP = 44;
+  static final int T_SNAP = 48;
+  static final int T_SNAPMAP = 56;
   static final int T_STARTPT = 64;
   static final int T_STARTPC = 72;
   static final int T_STARTINS = 80;

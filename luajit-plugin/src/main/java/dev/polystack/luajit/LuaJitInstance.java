@@ -62,6 +62,8 @@ final class LuaJitInstance implements RuntimeInstance {
     final long g;
     long traceArray = -1;
     Traces traces = Traces.NONE;
+    /** Positions on the traces of {@link #traces}: replaced with them. */
+    TraceSnapshots snapshots = new TraceSnapshots();
 
     Vm(long g) {
       this.g = g;
@@ -381,9 +383,23 @@ final class LuaJitInstance implements RuntimeInstance {
       if (jitBase != 0) {
         base = jitBase;
       }
+      if (trace != null) {
+        try {
+          TraceSnapshots.Position at = vm.snapshots.locate(r, trace, regs.pc(), !leaf);
+          if (at.unresolved() != null) {
+            count(at.unresolved());
+          }
+          return LuaStack.walk(r, L, base, at.basePc(), at.basePcExact()).under(at.inlined());
+        } catch (WalkException e) {
+          if (!e.reason().equals(TraceSnapshots.UNSUPPORTED)) {
+            throw e;
+          }
+          count(e.reason()); // a build without snapshot mcode offsets: where the trace started
+        }
+      }
       Traces.Trace t = trace != null ? trace : vmstate >= 0 ? vm.traces.byNumber(vmstate) : null;
-      pc = t != null ? t.startPc() : 0;
-      exact = t != null;
+      pc = t != null && t.startProto() == frameProto(r, base) ? t.startPc() : 0;
+      exact = true;
     } else if (leaf && interpreter.contains(regs.pc()) && vmstate == VM_INTERP) {
       long rdx = regs.get(Register.RDX);
       if (Long.compareUnsigned(rdx, stack) > 0 && Long.compareUnsigned(rdx, stackEnd) < 0) {
@@ -396,6 +412,14 @@ final class LuaJitInstance implements RuntimeInstance {
     return LuaStack.walk(r, L, base, pc, exact);
   }
 
+  /** The prototype of the Lua function whose frame starts at {@code base}, or 0 for a C one. */
+  private static long frameProto(TargetReader r, long base) throws WalkException {
+    long fn = r.u64(base - 16, "frame") & Layout.GCVMASK;
+    r.expectGcType(fn, Layout.GCT_FUNC, "function");
+    return r.u8(fn + Layout.FN_FFID, "function") != 0 ? 0
+        : r.u64(fn + Layout.FN_PC, "function") - Layout.PROTO_SIZE;
+  }
+
   private List<Frame> materialize(TargetReader r, LuaStack stack, int[] range, long cframe,
       Integer leafVmstate, Vm vm) throws WalkException {
     List<LuaStack.Raw> all = stack.frames();
@@ -406,7 +430,7 @@ final class LuaJitInstance implements RuntimeInstance {
         continue; // a C function: the native frames already show it, by its symbol
       }
       long pc = f.pc();
-      if (pc == 0 && i == range[0] && f.ffid() == 0) {
+      if (pc == 0 && i == range[0] && f.ffid() == 0 && !f.pcExact()) {
         pc = r.u64(cframe + Layout.CF_SAVE_PC, "cframe"); // called down into C, then back
       }
       Map<String, String> attributes = out.isEmpty() && leafVmstate != null
@@ -537,6 +561,7 @@ final class LuaJitInstance implements RuntimeInstance {
             if (!found.all().isEmpty()) {
               // Only traces that check out prove the offset; an empty array proves nothing.
               vm.traces = found;
+              vm.snapshots = new TraceSnapshots();
               vm.traceArray = candidate;
               return;
             }
@@ -547,6 +572,7 @@ final class LuaJitInstance implements RuntimeInstance {
         return;
       }
       vm.traces = Traces.read(r, vm.g, vm.traceArray);
+      vm.snapshots = new TraceSnapshots();
     } catch (WalkException e) {
       count(e.reason());
     }

@@ -18,7 +18,8 @@ final class LuaStack {
 
   /**
    * One frame. {@code pc} points at the instruction after the one executing (0 when unknown),
-   * or at the instruction itself when {@code pcExact} (a trace's start).
+   * or at the instruction itself when {@code pcExact} (a trace's position). A pc of 0 that is
+   * exact is known to be unknown: a trace runs the frame, so the interpreter's saved PC is stale.
    */
   record Raw(long fn, int ffid, long pc, boolean pcExact, boolean boundary) {}
 
@@ -49,6 +50,20 @@ final class LuaStack {
   int[] segment(int k) {
     int from = k == 0 ? 0 : segmentEnds.get(k - 1);
     return new int[] {from, segmentEnds.get(k)};
+  }
+
+  /** This stack under frames a JIT trace inlined above its base frame (innermost first). */
+  LuaStack under(List<Raw> inlined) {
+    if (inlined.isEmpty()) {
+      return this;
+    }
+    List<Raw> all = new ArrayList<>(inlined);
+    all.addAll(frames);
+    List<Integer> ends = new ArrayList<>();
+    for (int end : segmentEnds) {
+      ends.add(end + inlined.size());
+    }
+    return new LuaStack(List.copyOf(all), List.copyOf(ends), error);
   }
 
   /**
