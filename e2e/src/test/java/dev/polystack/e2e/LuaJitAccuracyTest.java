@@ -38,12 +38,11 @@ class LuaJitAccuracyTest {
 
   /**
    * One workload. {@code jit} false runs it with {@code -joff} in both profilers: jit.p (mode l)
-   * reports a trace by the exact line and inlined callee it exits from, while a trace's machine
-   * code only tells an outside reader where the trace started, so inlined callees and their
-   * names are invisible inside traces. The workloads about call structure are compared in the
-   * interpreter (gc_pressure too: its allocating callee would be inlined); jit_hot keeps the JIT
-   * on and is written so that trace-start lines are the honest answer (single-line loops, no
-   * calls inside).
+   * adds a guard per line to the traces it profiles and reports the exact line it exits from,
+   * while polystack reads unchanged traces, whose snapshots only exist at guards (inlined
+   * callees are rebuilt from them: LuaJitTraceFramesTest). The workloads about call structure
+   * and lines are compared in the interpreter (gc_pressure too: its allocating callee would be
+   * inlined); jit_hot keeps the JIT on with single-line loops, where both agree.
    */
   record Workload(String script, boolean jit, List<String> names) {
     @Override

@@ -1,0 +1,124 @@
+package dev.polystack.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Samples on JIT traces show the Lua frames the trace inlined, placed by the trace's snapshots:
+ * jit_inlined.lua's hot loop runs one trace into which mix and lookup are inlined, so no frame
+ * of theirs exists on the Lua stack, yet the stack must read main chunk, mix, lookup with the
+ * lines of the calls. Ground truth for where the time goes is jit.p in function mode (f), which
+ * restores the same frames at its trace exits.
+ */
+class LuaJitTraceFramesTest {
+  /** Lines of jit_inlined.lua. */
+  private static final int LOOKUP_FIRST = 5;
+  private static final int LOOKUP_LAST = 9;
+  private static final int MIX_CALLS_LOOKUP = 11;
+  private static final int LOOP = 15;
+  static final double MIN_OVERLAP = 0.85;
+  static final long MIN_SAMPLES = 150;
+
+  private static final Pattern JITP_LINE = Pattern.compile("^\\s*(\\d+)\\s+(.+?)\\s*$");
+
+  @TempDir Path dir;
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"upstream", "openresty"})
+  void inlinedFramesAreRebuiltFromSnapshots(String buildName) throws Exception {
+    LuaJitBuild build = buildName.equals("upstream") ? LuaJitBuild.upstream()
+        : LuaJitBuild.openResty();
+    String script = "jit_inlined.lua";
+    try (InputStream in = getClass().getResourceAsStream("/lua/" + script)) {
+      Files.copy(in, dir.resolve(script));
+    }
+    Process reference = new ProcessBuilder(build.command("-jp=fri2m0,jitp.txt", script))
+        .directory(dir.toFile()).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+        .redirectError(dir.resolve("jitp.err").toFile())
+        .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile())).start();
+    Distribution.Result result;
+    try {
+      result = Distribution.run(dir, build.env(), "record", "--rate", "199", "--format",
+          "folded", "-o", "out.folded", "--", build.executable().toString(), script);
+    } finally {
+      if (!reference.waitFor(120, TimeUnit.SECONDS)) {
+        reference.destroyForcibly();
+        throw new AssertionError("luajit -jp " + script + " did not finish in 120 s");
+      }
+    }
+    assertEquals(0, result.exitCode(), result.stderr());
+    assertEquals(0, reference.exitValue(), Files.readString(dir.resolve("jitp.err")));
+
+    FoldedStacks ours = FoldedStacks.read(dir.resolve("out.folded"));
+    Map<String, Long> ourLeaves = new TreeMap<>();
+    long lua = 0;
+    long wrongSamples = 0;
+    List<String> wrong = new ArrayList<>();
+    for (FoldedStacks.Stack s : ours.stacks()) {
+      List<FoldedStacks.LuaFrame> frames = new ArrayList<>();
+      for (String f : s.frames()) {
+        FoldedStacks.LuaFrame parsed = FoldedStacks.LuaFrame.parse(f);
+        if (parsed != null && parsed.chunk().equals(script)) {
+          frames.add(parsed); // root first
+        }
+      }
+      if (frames.isEmpty()) {
+        continue;
+      }
+      lua += s.count();
+      FoldedStacks.LuaFrame leaf = frames.get(frames.size() - 1);
+      ourLeaves.merge(leaf.name(), s.count(), Long::sum);
+      boolean right = frames.get(0).name().equals("main chunk")
+          && frames.get(0).line() == LOOP
+          && (frames.size() == 1 || (frames.size() == 3
+              && frames.get(1).name().equals("mix") && frames.get(1).line() == MIX_CALLS_LOOKUP
+              && leaf.name().equals("lookup") && leaf.line() > LOOKUP_FIRST
+              && leaf.line() <= LOOKUP_LAST));
+      if (!right) {
+        wrong.add(s.toString());
+        wrongSamples += s.count();
+      }
+    }
+    Map<String, Long> theirLeaves = new TreeMap<>();
+    for (String line : Files.readAllLines(dir.resolve("jitp.txt"))) {
+      Matcher m = JITP_LINE.matcher(line);
+      if (m.matches()) {
+        // jit.p names a main chunk by its file and line 0.
+        String name = m.group(2).equals(script + ":0") ? "main chunk" : m.group(2);
+        theirLeaves.merge(name, Long.parseLong(m.group(1)), Long::sum);
+      }
+    }
+    long theirs = theirLeaves.values().stream().mapToLong(Long::longValue).sum();
+    double overlap = 0;
+    for (var e : ourLeaves.entrySet()) {
+      overlap += Math.min((double) e.getValue() / lua,
+          (double) theirLeaves.getOrDefault(e.getKey(), 0L) / Math.max(1, theirs));
+    }
+    String summary = String.format("%s: leaf functions polystack %s of %d, jit.p %s of %d,"
+        + " overlap %.3f; %s", build, ourLeaves, lua, theirLeaves, theirs, overlap,
+        String.join("; ", result.stderrLines()));
+    System.out.println(summary);
+    assertTrue(lua >= MIN_SAMPLES && theirs >= MIN_SAMPLES, "too few samples: " + summary);
+    assertTrue(ourLeaves.getOrDefault("lookup", 0L) * 2 >= lua,
+        "the inlined lookup should lead: " + summary + ours.top(5));
+    // A rare stack may be sampled while a trace is being entered or left: 2% of them.
+    assertTrue(wrongSamples <= Math.max(2, lua / 50),
+        wrongSamples + " samples not main chunk:" + LOOP + " [-> mix:" + MIX_CALLS_LOOKUP
+            + " -> lookup]; first: " + (wrong.isEmpty() ? "" : wrong.get(0)) + "; " + summary);
+    assertTrue(overlap >= MIN_OVERLAP, summary);
+  }
+}
