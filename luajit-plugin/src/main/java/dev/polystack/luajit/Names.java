@@ -226,7 +226,7 @@ final class Names {
     byte[] out = new byte[max];
     int n;
     try {
-      n = r.memory().read(address, out, 0, max);
+      n = r.stableMemory().read(address, out, 0, max);
     } catch (dev.polystack.plugin.api.MemoryReadException e) {
       throw new WalkException("unreadable_debuginfo", e.getMessage());
     }

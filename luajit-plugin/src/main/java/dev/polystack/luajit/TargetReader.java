@@ -15,12 +15,33 @@ final class TargetReader {
 
   static final int MAX_STRING = 512;
 
+  /**
+   * What a walk reads that never changes while reachable: a closure's prototype pointer and
+   * builtin id, prototypes with their bytecode, constants and debug info, strings, traces. The
+   * host may serve these live after the thread resumed; the Lua stack, lua_State, global state,
+   * C frames and the trace array change as the program runs and must come from the stop.
+   */
+  private static final java.util.Set<String> STABLE = java.util.Set.of("bytecode", "constant",
+      "function", "lineinfo", "proto", "string", "trace", "trace_ir", "trace_snapshot",
+      "debuginfo");
+
   private final RemoteMemory memory;
+  private final RemoteMemory stable;
   private final Layout layout;
 
   TargetReader(RemoteMemory memory, Layout layout) {
     this.memory = memory;
+    this.stable = memory.stable();
     this.layout = layout;
+  }
+
+  private RemoteMemory memoryFor(String what) {
+    return STABLE.contains(what) ? stable : memory;
+  }
+
+  /** Memory for reads of objects that never change while reachable (see {@link #STABLE}). */
+  RemoteMemory stableMemory() {
+    return stable;
   }
 
   RemoteMemory memory() {
@@ -30,7 +51,7 @@ final class TargetReader {
   long u64(long address, String what) throws WalkException {
     checkPointer(address, what);
     try {
-      return memory.readLong(address);
+      return memoryFor(what).readLong(address);
     } catch (MemoryReadException e) {
       throw new WalkException("unreadable_" + what, e.getMessage());
     }
@@ -39,7 +60,7 @@ final class TargetReader {
   int u32(long address, String what) throws WalkException {
     checkPointer(address, what);
     try {
-      return memory.readInt(address);
+      return memoryFor(what).readInt(address);
     } catch (MemoryReadException e) {
       throw new WalkException("unreadable_" + what, e.getMessage());
     }
@@ -56,7 +77,7 @@ final class TargetReader {
   byte[] bytes(long address, int length, String what) throws WalkException {
     checkPointer(address, what);
     try {
-      return memory.readFully(address, length);
+      return memoryFor(what).readFully(address, length);
     } catch (MemoryReadException e) {
       throw new WalkException("unreadable_" + what, e.getMessage());
     }

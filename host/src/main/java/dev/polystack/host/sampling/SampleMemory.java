@@ -34,6 +34,16 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
   private byte[] lastBytes;
   private int liveReads;
 
+  /**
+   * In snapshot mode, where {@link #stable()} reads may go when the snapshot lacks their page:
+   * the live process, or null.
+   */
+  private RemoteMemory stableSource;
+  /** Pages read live for {@link #stable()}; kept apart so no other read ever sees them. */
+  private Map<Long, byte[]> stablePages;
+  private int stableLiveReads;
+  private final dev.polystack.plugin.api.RemoteMemory stableView = this::readStable;
+
   /** Pages a read wanted but could not have, in snapshot mode (see {@link #snapshot}). */
   private Set<Long> missed;
   /** Snapshot pages a read used, in snapshot mode. */
@@ -53,14 +63,28 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
    * ({@link #missedPages}), so the caller can discard the walk and ask for the page next time.
    *
    * @param pages page address to contents (a page that could not be read maps to an empty array)
+   * @param stableSource where {@link #stable()} reads of pages the snapshot lacks go (the live
+   *     process), or null to treat them like any other read
    */
   static SampleMemory snapshot(long copyStart, byte[] copy, int copyLength,
-      Map<Long, byte[]> pages) {
+      Map<Long, byte[]> pages, RemoteMemory stableSource) {
     SampleMemory m = new SampleMemory(null, copyStart, copy, copyLength);
+    m.stableSource = stableSource;
+    m.stablePages = new HashMap<>();
     pages.forEach((page, bytes) -> m.pages.put(page, bytes.length == PAGE ? bytes : UNREADABLE));
     m.missed = new LinkedHashSet<>();
     m.used = new HashSet<>();
     return m;
+  }
+
+  @Override
+  public dev.polystack.plugin.api.RemoteMemory stable() {
+    return stableSource == null ? this : stableView;
+  }
+
+  /** Pages {@link #stable()} read from the live process because the snapshot lacked them. */
+  int stableLiveReads() {
+    return stableLiveReads;
   }
 
   /** Pages the walk needed beyond the snapshot; empty when it had all it read. */
@@ -127,6 +151,16 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
 
   @Override
   public int read(long address, byte[] dst, int offset, int length) throws MemoryReadException {
+    return read(address, dst, offset, length, false);
+  }
+
+  private int readStable(long address, byte[] dst, int offset, int length)
+      throws MemoryReadException {
+    return read(address, dst, offset, length, true);
+  }
+
+  private int read(long address, byte[] dst, int offset, int length, boolean stable)
+      throws MemoryReadException {
     if (length < 0 || length > MAX_READ) {
       throw new MemoryReadException(address, length, "length out of bounds");
     }
@@ -135,7 +169,9 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
       long at = address + done;
       int n = fromCopy(at, dst, offset + done, length - done);
       if (n == 0) {
-        n = fromPage(at, dst, offset + done, length - done);
+        n = stable && !pages.containsKey(at & -PAGE)
+            ? fromStable(at, dst, offset + done, length - done)
+            : fromPage(at, dst, offset + done, length - done);
       }
       if (n == 0) {
         break;
@@ -155,6 +191,34 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
     }
     int n = (int) Math.min(length, copyLength - index);
     System.arraycopy(copy, (int) index, dst, offset, n);
+    return n;
+  }
+
+  /** A stable read of a page the snapshot lacks: from the live process, never a miss. */
+  private int fromStable(long at, byte[] dst, int offset, int length) {
+    long page = at & -PAGE;
+    byte[] bytes = stablePages.get(page);
+    if (bytes == null) {
+      if (stablePages.size() >= MAX_PAGES) {
+        return 0;
+      }
+      bytes = new byte[PAGE];
+      int n;
+      try {
+        n = stableSource.read(page, bytes, 0, PAGE);
+        stableLiveReads++;
+      } catch (RemoteReadException e) {
+        n = 0;
+      }
+      bytes = n < PAGE ? UNREADABLE : bytes;
+      stablePages.put(page, bytes);
+    }
+    if (bytes == UNREADABLE) {
+      return 0;
+    }
+    int index = (int) (at - page);
+    int n = Math.min(length, PAGE - index);
+    System.arraycopy(bytes, index, dst, offset, n);
     return n;
   }
 

@@ -76,9 +76,13 @@ final class StackCapture {
     return length > 0;
   }
 
-  /** The thread's memory frozen at the last {@link #copyWithPages}: nothing is read live. */
-  SampleMemory snapshotMemory() {
-    return SampleMemory.snapshot(start, buffer, length, pages);
+  /**
+   * The thread's memory frozen at the last {@link #copyWithPages}: nothing is read live, except
+   * stable reads (see {@link dev.polystack.plugin.api.RemoteMemory#stable}) from {@code
+   * stableSource} when it is not null.
+   */
+  SampleMemory snapshotMemory(RemoteMemory stableSource) {
+    return SampleMemory.snapshot(start, buffer, length, pages, stableSource);
   }
 
   long start() {

@@ -34,6 +34,28 @@ class PagePrefetchTest {
   }
 
   @Test
+  void aThreadThatKeepsMissingWalksStoppedForASpellThenTriesTheCopyAgain() {
+    PagePrefetch p = new PagePrefetch();
+    p.learned(3, Set.of(0x1000L));
+    // Misses up to the limit, each followed by the stopped walk it asks for: back to the copy.
+    for (int i = 0; i < PagePrefetch.MAX_MISSES; i++) {
+      p.walked(3, Set.of(0x1000L), Set.of(0x20000L + i * PAGE));
+      assertTrue(p.walkStopped(3));
+      p.learned(3, Set.of(0x1000L));
+      assertFalse(p.walkStopped(3), "an occasional miss costs one stopped walk: " + i);
+      p.walked(3, Set.of(0x1000L), Set.of());
+    }
+    // One more among the last 64: the set is not predicting this thread's walks.
+    p.walked(3, Set.of(0x1000L), Set.of(0x90000L));
+    for (int i = 0; i < PagePrefetch.STOPPED_SPELL - 1; i++) {
+      assertTrue(p.walkStopped(3), "stopped spell, sample " + i);
+      p.learned(3, Set.of(0x1000L));
+    }
+    p.learned(3, Set.of(0x1000L));
+    assertFalse(p.walkStopped(3), "after the spell the copy is tried again");
+  }
+
+  @Test
   void pagesNoWalkReadForAWhileAreForgottenAndAnOversizedSetKeepsWalksStopped() {
     PagePrefetch p = new PagePrefetch();
     p.learned(1, Set.of(0x1000L, 0x2000L));
@@ -59,7 +81,7 @@ class PagePrefetchTest {
     byte[] page = new byte[PAGE];
     page[16] = 7;
     SampleMemory m = SampleMemory.snapshot(0x7000_0000L, stack, stack.length,
-        Map.of(0x1000L, page, 0x3000L, new byte[0]));
+        Map.of(0x1000L, page, 0x3000L, new byte[0]), null);
     assertEquals(42, m.readLong(0x7000_0008L));
     assertEquals(7, m.readLong(0x1010L));
     assertThrows(MemoryReadException.class, () -> m.readLong(0x3008L)); // unmapped at the stop
@@ -67,5 +89,43 @@ class PagePrefetchTest {
     assertEquals(Set.of(0x5000L), m.missedPages());
     assertEquals(Set.of(0x1000L, 0x3000L), m.pagesRead());
     assertEquals(0, m.liveReads());
+  }
+
+  @Test
+  void stableReadsOfPagesTheSnapshotLacksGoLiveAndNeverLeakIntoOtherReads() throws Exception {
+    byte[] livePage = new byte[PAGE];
+    livePage[8] = 9;
+    byte[] frozen = new byte[PAGE];
+    frozen[16] = 7;
+    // The live process after the resume: page 0x5000 exists there, page 0x1000 has changed.
+    dev.polystack.host.memory.RemoteMemory live = new dev.polystack.host.memory.RemoteMemory() {
+      @Override
+      public int read(long address, byte[] dst, int off, int len) {
+        long page = address & -PAGE;
+        if (page != 0x5000L && page != 0x1000L) {
+          return 0;
+        }
+        int n = (int) Math.min(len, page + PAGE - address);
+        byte[] src = page == 0x5000L ? livePage : new byte[PAGE];
+        System.arraycopy(src, (int) (address - page), dst, off, n);
+        return n;
+      }
+
+      @Override
+      public int maxReadBytes() {
+        return 1 << 20;
+      }
+    };
+    SampleMemory m = SampleMemory.snapshot(0x7000_0000L, new byte[64], 64,
+        Map.of(0x1000L, frozen), live);
+    assertEquals(9, m.stable().readLong(0x5008L), "a stable object's page is read live");
+    assertEquals(7, m.stable().readLong(0x1010L), "a page the snapshot has stays frozen");
+    assertEquals(1, m.stableLiveReads());
+    assertThrows(MemoryReadException.class, () -> m.readLong(0x5008L),
+        "any other read of that page is still a miss");
+    assertEquals(Set.of(0x5000L), m.missedPages());
+    assertThrows(MemoryReadException.class, () -> m.stable().readLong(0x9008L));
+    SampleMemory strict = SampleMemory.snapshot(0x7000_0000L, new byte[64], 64, Map.of(), null);
+    assertThrows(MemoryReadException.class, () -> strict.stable().readLong(0x5008L));
   }
 }

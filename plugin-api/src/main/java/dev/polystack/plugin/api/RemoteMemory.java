@@ -22,6 +22,17 @@ public interface RemoteMemory {
    */
   int read(long address, byte[] dst, int offset, int length) throws MemoryReadException;
 
+  /**
+   * This memory for objects that do not change while they are reachable (a function's
+   * prototype and bytecode, interned strings, compiled code and its metadata). A host that walks
+   * a copy taken while the thread was stopped, after resuming it, may serve such reads from the
+   * live process when the copy lacks their page; every other read stays on the copy, so one
+   * walk still sees one instant. The default is this memory itself.
+   */
+  default RemoteMemory stable() {
+    return this;
+  }
+
   /** Reads exactly {@code length} bytes or fails. */
   default byte[] readFully(long address, int length) throws MemoryReadException {
     if (length < 0 || length > MAX_READ) {
