@@ -194,6 +194,16 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
     return n;
   }
 
+  /** One whole page, or UNREADABLE: pages are mapped whole, so a short read means it is not. */
+  private static byte[] readPage(RemoteMemory source, long page) {
+    byte[] bytes = new byte[PAGE];
+    try {
+      return source.read(page, bytes, 0, PAGE) == PAGE ? bytes : UNREADABLE;
+    } catch (RemoteReadException e) {
+      return UNREADABLE;
+    }
+  }
+
   /** A stable read of a page the snapshot lacks: from the live process, never a miss. */
   private int fromStable(long at, byte[] dst, int offset, int length) {
     long page = at & -PAGE;
@@ -202,15 +212,8 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
       if (stablePages.size() >= MAX_PAGES) {
         return 0;
       }
-      bytes = new byte[PAGE];
-      int n;
-      try {
-        n = stableSource.read(page, bytes, 0, PAGE);
-        stableLiveReads++;
-      } catch (RemoteReadException e) {
-        n = 0;
-      }
-      bytes = n < PAGE ? UNREADABLE : bytes;
+      bytes = readPage(stableSource, page);
+      stableLiveReads++;
       stablePages.put(page, bytes);
     }
     if (bytes == UNREADABLE) {
@@ -235,17 +238,8 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
       if (pages.size() >= MAX_PAGES) {
         return 0;
       }
-      bytes = new byte[PAGE];
-      int n;
-      try {
-        n = live.read(page, bytes, 0, PAGE);
-        liveReads++;
-      } catch (RemoteReadException e) {
-        n = 0;
-      }
-      if (n < PAGE) {
-        bytes = UNREADABLE; // pages are mapped whole: a short read means the page is not there
-      }
+      bytes = readPage(live, page);
+      liveReads++;
       pages.put(page, bytes);
     }
     if (bytes == UNREADABLE) {

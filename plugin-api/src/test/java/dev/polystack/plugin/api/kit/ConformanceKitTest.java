@@ -190,7 +190,10 @@ class ConformanceKitTest {
 
   @Test
   void theKitReadsTheSnapshotAndFindsTheModulesByDigest() {
-    assertEquals(630, luajit.pid());
+    // The pid of the recorded process, as the recording's own live output names it.
+    assertTrue(luajit.pid() > 0);
+    assertTrue(luajit.liveStacks().contains("Thread " + luajit.pid() + " \"luajit\""),
+        luajit.liveStacks());
     assertEquals(1, luajit.threads().size());
     assertTrue(luajit.modules().stream().anyMatch(m -> m.path().equals("/usr/bin/luajit")
         && m.bytes() != null), "luajit not found in the module store");
