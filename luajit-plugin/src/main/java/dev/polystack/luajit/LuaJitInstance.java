@@ -401,15 +401,39 @@ final class LuaJitInstance implements RuntimeInstance {
       pc = t != null && t.startProto() == frameProto(r, base) ? t.startPc() : 0;
       exact = true;
     } else if (leaf && interpreter.contains(regs.pc()) && vmstate == VM_INTERP) {
+      // BASE is rdx, except inside the few instructions of a call or return that move it,
+      // where the slot below it holds no function yet: then L->base, synced at the last call.
       long rdx = regs.get(Register.RDX);
-      if (Long.compareUnsigned(rdx, stack) > 0 && Long.compareUnsigned(rdx, stackEnd) < 0) {
+      if (Long.compareUnsigned(rdx, stack) > 0 && Long.compareUnsigned(rdx, stackEnd) < 0
+          && holdsFunction(r, rdx - 16)) {
         base = rdx;
+      }
+      pc = regs.get(Register.RBX);
+    } else if (!leaf && interpreter.contains(regs.pc()) && vmstate == VM_INTERP) {
+      // The interpreter called a C helper directly (lj_tab_len for #t, ...) without leaving
+      // the interpreted state: PC stays in rbx (callee-saved), and BASE is either synced to
+      // L->base or saved in rbp ("mov RB, BASE" in vm_x64.dasc), while L->base may be stale
+      // (5% of the samples of bench/lua/cpu.lua ended in bad_function when it was trusted).
+      long rbp = regs.get(Register.RBP);
+      if (Long.compareUnsigned(rbp, stack) > 0 && Long.compareUnsigned(rbp, stackEnd) < 0
+          && (rbp & 7) == 0 && holdsFunction(r, rbp - 16)) {
+        base = rbp;
       }
       pc = regs.get(Register.RBX);
     } else {
       pc = r.u64(cframe + Layout.CF_SAVE_PC, "cframe");
     }
     return LuaStack.walk(r, L, base, pc, exact);
+  }
+
+  /** Whether the stack slot at {@code slot} holds a function object. */
+  private static boolean holdsFunction(TargetReader r, long slot) {
+    try {
+      r.expectGcType(r.u64(slot, "frame") & Layout.GCVMASK, Layout.GCT_FUNC, "function");
+      return true;
+    } catch (WalkException e) {
+      return false;
+    }
   }
 
   /** The prototype of the Lua function whose frame starts at {@code base}, or 0 for a C one. */
