@@ -41,6 +41,12 @@ final class StackCapture {
 
   /** Pages read with the last {@link #copyWithPages}, by address. */
   private final java.util.Map<Long, byte[]> pages = new java.util.HashMap<>();
+  /**
+   * Page buffers reused from sample to sample: the walk of one sample's copy ends before the
+   * next copy, and fresh buffers were a quarter of what sampling allocated (so of how often the
+   * JVM's collector ran, which can hold a stopped target until it is done).
+   */
+  private final byte[][] pagePool = new byte[PagePrefetch.MAX_PAGES][];
 
   /**
    * Copies the stack as {@link #copy} and, in the same system call, whole pages the caller
@@ -61,7 +67,10 @@ final class StackCapture {
     into[0] = buffer;
     for (int i = 0; i < n; i++) {
       at[i + 1] = pageAddresses[i];
-      into[i + 1] = new byte[SampleMemory.PAGE];
+      if (pagePool[i] == null) {
+        pagePool[i] = new byte[SampleMemory.PAGE];
+      }
+      into[i + 1] = pagePool[i];
     }
     try {
       int[] got = live.readScattered(at, into);

@@ -45,7 +45,8 @@ public final class NativeUnwinder {
   private static final int CALLEE_SAVED_MASK = bit(Register.RBX) | bit(Register.RBP)
       | bit(Register.R12) | bit(Register.R13) | bit(Register.R14) | bit(Register.R15);
 
-  private static final int ALL_KNOWN = (1 << Register.values().length) - 1;
+  private static final Register[] REGISTERS = Register.values();
+  private static final int ALL_KNOWN = (1 << REGISTERS.length) - 1;
 
   private final int maxDepth;
 
@@ -63,8 +64,8 @@ public final class NativeUnwinder {
   public UnwindResult unwind(Registers leaf, RemoteMemory memory, ModuleLookup modules,
       CallerStep jit) {
     List<NativeFrame> frames = new ArrayList<>();
-    long[] regs = new long[Register.values().length];
-    for (Register r : Register.values()) {
+    long[] regs = new long[REGISTERS.length];
+    for (Register r : REGISTERS) {
       regs[r.ordinal()] = leaf.get(r);
     }
     int known = ALL_KNOWN;
@@ -137,7 +138,7 @@ public final class NativeUnwinder {
       return null;
     }
     long[] next = new long[regs.length];
-    for (Register r : Register.values()) {
+    for (Register r : REGISTERS) {
       next[r.ordinal()] = caller.get(r);
     }
     if (Long.compareUnsigned(next[Register.RSP.ordinal()], regs[Register.RSP.ordinal()]) <= 0) {

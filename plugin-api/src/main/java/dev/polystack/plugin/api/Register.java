@@ -6,6 +6,9 @@ public enum Register {
   R8(8), R9(9), R10(10), R11(11), R12(12), R13(13), R14(14), R15(15),
   RIP(16);
 
+  /** values() copies its array on every call; the unwinder asks once per CFI rule. */
+  private static final Register[] BY_DWARF = values();
+
   private final int dwarfNumber;
 
   Register(int dwarfNumber) {
@@ -18,7 +21,6 @@ public enum Register {
 
   /** The register with this DWARF number, or null if it is not a general register. */
   public static Register fromDwarf(int number) {
-    Register[] all = values();
-    return number >= 0 && number < all.length ? all[number] : null;
+    return number >= 0 && number < BY_DWARF.length ? BY_DWARF[number] : null;
   }
 }

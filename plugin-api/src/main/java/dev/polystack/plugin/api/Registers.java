@@ -5,6 +5,8 @@ import java.util.Objects;
 
 /** An immutable set of x86-64 general register values captured from one thread. */
 public final class Registers {
+  private static final int COUNT = Register.values().length;
+
   private final long[] values;
 
   private Registers(long[] values) {
@@ -14,9 +16,9 @@ public final class Registers {
   /** Values indexed by {@link Register#ordinal()}; the array is copied. */
   public static Registers of(long[] valuesByOrdinal) {
     Objects.requireNonNull(valuesByOrdinal, "valuesByOrdinal");
-    if (valuesByOrdinal.length != Register.values().length) {
+    if (valuesByOrdinal.length != COUNT) {
       throw new IllegalArgumentException(
-          "need " + Register.values().length + " register values, got " + valuesByOrdinal.length);
+          "need " + COUNT + " register values, got " + valuesByOrdinal.length);
     }
     return new Registers(valuesByOrdinal.clone());
   }
