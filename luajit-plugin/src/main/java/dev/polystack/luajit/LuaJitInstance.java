@@ -400,24 +400,18 @@ final class LuaJitInstance implements RuntimeInstance {
       Traces.Trace t = trace != null ? trace : vmstate >= 0 ? vm.traces.byNumber(vmstate) : null;
       pc = t != null && t.startProto() == frameProto(r, base) ? t.startPc() : 0;
       exact = true;
-    } else if (leaf && interpreter.contains(regs.pc()) && vmstate == VM_INTERP) {
-      // BASE is rdx, except inside the few instructions of a call or return that move it,
-      // where the slot below it holds no function yet: then L->base, synced at the last call.
-      long rdx = regs.get(Register.RDX);
-      if (Long.compareUnsigned(rdx, stack) > 0 && Long.compareUnsigned(rdx, stackEnd) < 0
-          && holdsFunction(r, rdx - 16)) {
-        base = rdx;
-      }
-      pc = regs.get(Register.RBX);
-    } else if (!leaf && interpreter.contains(regs.pc()) && vmstate == VM_INTERP) {
-      // The interpreter called a C helper directly (lj_tab_len for #t, ...) without leaving
-      // the interpreted state: PC stays in rbx (callee-saved), and BASE is either synced to
-      // L->base or saved in rbp ("mov RB, BASE" in vm_x64.dasc), while L->base may be stale
-      // (5% of the samples of bench/lua/cpu.lua ended in bad_function when it was trusted).
-      long rbp = regs.get(Register.RBP);
-      if (Long.compareUnsigned(rbp, stack) > 0 && Long.compareUnsigned(rbp, stackEnd) < 0
-          && (rbp & 7) == 0 && holdsFunction(r, rbp - 16)) {
-        base = rbp;
+    } else if (interpreter.contains(regs.pc()) && vmstate == VM_INTERP) {
+      // The PC is rbx (callee-saved) in the interpreter and in the C helpers it calls directly
+      // without leaving the interpreted state (lj_tab_len for #t, ...). BASE is rdx at the
+      // leaf, except inside the instructions of a call or return that move it (the slot below
+      // holds no function yet); a direct C call saves it in rbp ("mov RB, BASE" in
+      // vm_x64.dasc). L->base, synced only at some calls, is the fallback: trusting it for the
+      // direct calls ended 5% of bench/lua/cpu.lua's samples in bad_function.
+      long candidate = regs.get(leaf ? Register.RDX : Register.RBP);
+      if (Long.compareUnsigned(candidate, stack) > 0
+          && Long.compareUnsigned(candidate, stackEnd) < 0 && (candidate & 7) == 0
+          && holdsFunction(r, candidate - 16)) {
+        base = candidate;
       }
       pc = regs.get(Register.RBX);
     } else {
