@@ -209,16 +209,30 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
     long page = at & -PAGE;
     byte[] bytes = stablePages.get(page);
     if (bytes == null) {
-      if (stablePages.size() >= MAX_PAGES) {
+      bytes = readInto(stablePages, stableSource, page);
+      if (bytes == null) {
         return 0;
       }
-      bytes = readPage(stableSource, page);
       stableLiveReads++;
-      stablePages.put(page, bytes);
     }
-    if (bytes == UNREADABLE) {
-      return 0;
+    return bytes == UNREADABLE ? 0 : copyOut(bytes, page, at, dst, offset, length);
+  }
+
+  /**
+   * Reads a page into {@code cache} and returns it (UNREADABLE included), or null when the cache
+   * already holds as many pages as one sample may pull.
+   */
+  private static byte[] readInto(Map<Long, byte[]> cache, RemoteMemory source, long page) {
+    if (cache.size() >= MAX_PAGES) {
+      return null;
     }
+    byte[] bytes = readPage(source, page);
+    cache.put(page, bytes);
+    return bytes;
+  }
+
+  private static int copyOut(byte[] bytes, long page, long at, byte[] dst, int offset,
+      int length) {
     int index = (int) (at - page);
     int n = Math.min(length, PAGE - index);
     System.arraycopy(bytes, index, dst, offset, n);
@@ -235,12 +249,11 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
       return 0;
     }
     if (bytes == null) {
-      if (pages.size() >= MAX_PAGES) {
+      bytes = readInto(pages, live, page);
+      if (bytes == null) {
         return 0;
       }
-      bytes = readPage(live, page);
       liveReads++;
-      pages.put(page, bytes);
     }
     if (bytes == UNREADABLE) {
       if (used != null) {
@@ -253,9 +266,6 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
     }
     lastPage = page;
     lastBytes = bytes;
-    int index = (int) (at - page);
-    int n = Math.min(length, PAGE - index);
-    System.arraycopy(bytes, index, dst, offset, n);
-    return n;
+    return copyOut(bytes, page, at, dst, offset, length);
   }
 }
