@@ -11,7 +11,10 @@ final class Bytecode {
   static final int UGET = 45;
   static final int GGET = 54;
   static final int TGETS = 57;
+  static final int CALLM = 65;
+  static final int CALL = 66;
   static final int ITERC = 69;
+  static final int ITERN = 70;
   static final int RETM = 73;
   static final int RET1 = 76;
 

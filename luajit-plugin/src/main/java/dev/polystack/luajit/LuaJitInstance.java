@@ -408,26 +408,17 @@ final class LuaJitInstance implements RuntimeInstance {
       // vm_x64.dasc). L->base, synced only at some calls, is the fallback: trusting it for the
       // direct calls ended 5% of bench/lua/cpu.lua's samples in bad_function.
       long candidate = regs.get(leaf ? Register.RDX : Register.RBP);
+      pc = regs.get(Register.RBX);
       if (Long.compareUnsigned(candidate, stack) > 0
           && Long.compareUnsigned(candidate, stackEnd) < 0 && (candidate & 7) == 0
-          && holdsFunction(r, candidate - 16)) {
+          && (LuaStack.isFunction(r, candidate - 16)
+              || LuaStack.returningFrame(r, candidate, pc) != 0)) {
         base = candidate;
       }
-      pc = regs.get(Register.RBX);
     } else {
       pc = r.u64(cframe + Layout.CF_SAVE_PC, "cframe");
     }
     return LuaStack.walk(r, L, base, pc, exact);
-  }
-
-  /** Whether the stack slot at {@code slot} holds a function object. */
-  private static boolean holdsFunction(TargetReader r, long slot) {
-    try {
-      r.expectGcType(r.u64(slot, "frame") & Layout.GCVMASK, Layout.GCT_FUNC, "function");
-      return true;
-    } catch (WalkException e) {
-      return false;
-    }
   }
 
   /** The prototype of the Lua function whose frame starts at {@code base}, or 0 for a C one. */

@@ -82,6 +82,12 @@ final class LuaStack {
       long frame = base - 8;
       long pc = topPc;
       boolean exact = topExact;
+      long caller = topExact ? 0 : returningFrame(r, base, topPc);
+      if (caller != 0) {
+        // The top frame is returning: the walk starts at its caller, at the call (jit.p, which
+        // samples at the next dispatch, charges these samples to the caller too).
+        frame = caller - 8;
+      }
       for (int steps = 0; steps < MAX_FRAMES; steps++) {
         if (Long.compareUnsigned(frame, stack + 8) <= 0) {
           break; // stack[0] holds the thread, stack[1] the bottom frame's link
@@ -137,5 +143,60 @@ final class LuaStack {
       ends.add(out.size());
     }
     return new LuaStack(List.copyOf(out), List.copyOf(ends), error);
+  }
+
+  /**
+   * The caller's base when the frame at {@code base} is already returning, else 0. A return
+   * loads the link (the return PC into the caller) into PC before it moves BASE, and stores
+   * result i at base-2+i on the way (BC_RET*, the fast functions' fff_res, lib_string.c's
+   * string.byte loop): for a few instructions the function slot holds a result, or still the
+   * returning Lua function while PC already points into its caller. Accepted only when
+   * {@code pc} follows a call instruction and lies inside the bytecode of the Lua function
+   * found where that call's A operand puts the caller's frame, so a stale base never passes.
+   */
+  static long returningFrame(TargetReader r, long base, long pc) {
+    try {
+      if (pc == 0 || (pc & 3) != 0) {
+        return 0;
+      }
+      if (isFunction(r, base - 16)) {
+        long fn = r.u64(base - 16, "frame") & Layout.GCVMASK;
+        // A C or fast function's frame is reported as is; a Lua one only while PC is its own.
+        if (r.u8(fn + Layout.FN_FFID, "function") != 0 || inBytecode(r, fn, pc)) {
+          return 0;
+        }
+      }
+      int call = r.u32(pc - 4, "bytecode");
+      int op = call & 0xff;
+      if (op != Bytecode.CALLM && op != Bytecode.CALL && op != Bytecode.ITERC
+          && op != Bytecode.ITERN) {
+        return 0;
+      }
+      long caller = base - 8L * (2 + Bytecode.a(call));
+      if (!isFunction(r, caller - 16)) {
+        return 0;
+      }
+      long fn = r.u64(caller - 16, "frame") & Layout.GCVMASK;
+      return r.u8(fn + Layout.FN_FFID, "function") == 0 && inBytecode(r, fn, pc) ? caller : 0;
+    } catch (WalkException e) {
+      return 0;
+    }
+  }
+
+  /** Whether {@code pc} is a PC of Lua function {@code fn}'s bytecode (or just past its end). */
+  private static boolean inBytecode(TargetReader r, long fn, long pc) throws WalkException {
+    long bc = r.u64(fn + Layout.FN_PC, "function");
+    long sizeBc = r.u32(bc - Layout.PROTO_SIZE + Layout.PT_SIZEBC, "proto") & 0xffffffffL;
+    return Long.compareUnsigned(pc, bc) > 0 && Long.compareUnsigned(pc, bc + 4 * sizeBc) <= 0;
+  }
+
+  /** Whether the stack slot at {@code slot} holds a function object. */
+  static boolean isFunction(TargetReader r, long slot) {
+    try {
+      r.expectGcType(r.u64(slot, "frame") & Layout.GCVMASK, Layout.GCT_FUNC, "function");
+      return true;
+    } catch (WalkException e) {
+      return false;
+    }
   }
 }

@@ -129,7 +129,16 @@ public final class PtraceProbeBackend implements ProbeBackend {
       }
       TraceEvent e = p.nextEvent();
       if (e != null) {
-        handle(p, e);
+        try {
+          handle(p, e);
+        } catch (SyscallException ex) {
+          // ESRCH: the thread was killed in its stop (another thread's exit_group or exec wakes
+          // a stopped tracee to die); its exit is reported next, nothing is left to do for it.
+          if (ex.errno() != Errno.ESRCH) {
+            throw ex;
+          }
+          listener.count("thread_gone", 1);
+        }
         idleSince = System.nanoTime();
         continue;
       }

@@ -292,7 +292,16 @@ final class PtraceSampler {
     RawStack stack = null;
     SampleMemory snapshot = null;
     try {
-      regs = ApiRegisters.of(p.getRegs(tid));
+      try {
+        regs = ApiRegisters.of(p.getRegs(tid));
+      } catch (SyscallException e) {
+        // ESRCH: killed in its stop (another thread's exit_group or exec), its exit follows.
+        if (e.errno() != Errno.ESRCH) {
+          throw e;
+        }
+        sink.lost("thread_gone");
+        return;
+      }
       if (PauseBreakdown.ENABLED) {
         breakdown.mark(PauseBreakdown.GETREGS);
       }
