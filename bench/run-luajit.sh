@@ -4,7 +4,8 @@
 #      benchmark, polystack walking native frames only (bench/workload.c, no LuaJIT), and the
 #      minimal C loop (bench/ptrace_floor.c) on the same LuaJIT benchmark;
 #   2. target slowdown at 99 Hz, paired interleaved rounds (median of ROUNDS): no profiler,
-#      polystack (ptrace), luajit -jp (in-process), perf record -F 99 -g.
+#      polystack (ptrace), the C floor (the same stops, no walk), luajit -jp (in-process),
+#      perf record -F 99 -g.
 # The benchmark times itself (CLOCK_MONOTONIC via FFI), so profiler start-up is not counted.
 # Usage: bench/run-luajit.sh [ROUNDS (default 5)] [N (benchmark rounds, default 600 ~ 3.5 s)]
 #        bench/run-luajit.sh --help
@@ -52,6 +53,8 @@ for r in $(seq 1 "$rounds"); do
   luajit ${LUAJIT_OPTS:-} "$bench" "$n" "$work/base.$r"
   "$root/polystack" record --rate 99 --format folded -o "$work/p.folded" \
     -- luajit ${LUAJIT_OPTS:-} "$bench" "$n" "$work/poly.$r" 2>/dev/null
+  "$work/ptrace_floor" -r 99 -- luajit ${LUAJIT_OPTS:-} "$bench" "$n" "$work/floor.$r" \
+    2>/dev/null
   luajit ${LUAJIT_OPTS:-} -jp=f,"$work/jp.txt" "$bench" "$n" "$work/jp.$r"
   perf record -q -F 99 -g -o "$work/perf.data" -- luajit ${LUAJIT_OPTS:-} "$bench" "$n" \
     "$work/perf.$r" >/dev/null 2>&1
@@ -61,7 +64,9 @@ import statistics, sys
 w, rounds = sys.argv[1], int(sys.argv[2])
 def run(name, r):
     return float(open(f"{w}/{name}.{r}").read())
-names = (("poly", "polystack record --rate 99 (ptrace)"), ("jp", "luajit -jp (in-process)"),
+names = (("poly", "polystack record --rate 99 (ptrace)"),
+         ("floor", "C ptrace floor at 99 Hz (bench/ptrace_floor.c)"),
+         ("jp", "luajit -jp (in-process)"),
          ("perf", "perf record -F 99 -g"))
 # Each round runs every configuration back to back; a round's slowdown compares it with the
 # same round's unprofiled run, which cancels most of the drift between rounds.

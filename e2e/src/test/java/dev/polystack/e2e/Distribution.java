@@ -58,14 +58,46 @@ final class Distribution {
           .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
           .start();
       if (!p.waitFor(120, TimeUnit.SECONDS)) {
+        String threads = threadDump(p.pid());
         p.destroyForcibly();
-        throw new AssertionError("polystack " + String.join(" ", args) + " did not finish in 120 s");
+        throw new AssertionError("polystack " + String.join(" ", args) + " did not finish in 120 s"
+            + "; stderr so far:\n" + Files.readString(err, StandardCharsets.UTF_8) + threads);
       }
       return new Result(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8),
           Files.readString(err, StandardCharsets.UTF_8));
     } finally {
       Files.deleteIfExists(out);
       Files.deleteIfExists(err);
+    }
+  }
+
+  /**
+   * The threads of a polystack JVM that overran its time (jcmd Thread.print), so that a hang
+   * in CI shows where it was; empty when the JVM does not answer in 20 s.
+   */
+  static String threadDump(long pid) {
+    try {
+      Path dump = Files.createTempFile("polystack-threads", ".txt");
+      try {
+        Process jcmd = new ProcessBuilder(
+            Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
+            Long.toString(pid), "Thread.print").redirectErrorStream(true)
+            .redirectOutput(dump.toFile()).start();
+        if (!jcmd.waitFor(20, TimeUnit.SECONDS)) {
+          jcmd.destroyForcibly();
+          return "\n(no thread dump: jcmd did not answer in 20 s)";
+        }
+        String text = Files.readString(dump, StandardCharsets.UTF_8);
+        return "\nthreads of the polystack JVM:\n"
+            + text.substring(0, Math.min(text.length(), 20_000));
+      } finally {
+        Files.deleteIfExists(dump);
+      }
+    } catch (IOException e) {
+      return "\n(no thread dump: " + e.getMessage() + ")";
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return "";
     }
   }
 
@@ -162,9 +194,10 @@ final class Distribution {
     Result await(long seconds) throws IOException, InterruptedException {
       if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
         String soFar = stderrSoFar();
+        String threads = threadDump(process.pid());
         process.destroyForcibly();
         throw new AssertionError("polystack " + args + " did not finish in " + seconds
-            + " s; stderr so far:\n" + soFar);
+            + " s; stderr so far:\n" + soFar + threads);
       }
       return new Result(process.exitValue(), Files.readString(out, StandardCharsets.UTF_8),
           Files.readString(err, StandardCharsets.UTF_8));

@@ -85,7 +85,8 @@ final class LuaStack {
       long caller = topExact ? 0 : returningFrame(r, base, topPc);
       if (caller != 0) {
         // The top frame is returning: the walk starts at its caller, at the call (jit.p, which
-        // samples at the next dispatch, charges these samples to the caller too).
+        // samples at the next dispatch, charges these samples to the caller too, one
+        // instruction later).
         frame = caller - 8;
       }
       for (int steps = 0; steps < MAX_FRAMES; steps++) {

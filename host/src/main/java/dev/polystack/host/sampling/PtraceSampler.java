@@ -335,6 +335,12 @@ final class PtraceSampler {
     long epochNanos = System.currentTimeMillis() * 1_000_000L;
     if (snapshot != null) {
       stack = walker.walk(thread(tid, regs, snapshot), table);
+      if (stack.errors().contains("no_module") && refreshNow()) {
+        // A library mapped since the table was read (libc, loaded after the exec the record
+        // started at, met by the first sample): the copy is frozen, so the walk can be redone
+        // against the fresh table as if it had been current at the stop.
+        stack = walker.walk(thread(tid, regs, snapshot), target.table());
+      }
       java.util.Set<Long> missed = snapshot.missedPages();
       prefetch.walked(tid, snapshot.pagesRead(), missed);
       if (PauseBreakdown.ENABLED) {
@@ -346,7 +352,6 @@ final class PtraceSampler {
         sink.lost("walk_page_missed");
         return;
       }
-      refreshIfStale(stack);
     } else if (stack == null) {
       stack = walkCopy(tid, regs, table);
       if (PauseBreakdown.ENABLED) {
