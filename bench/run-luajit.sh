@@ -7,8 +7,11 @@
 #      polystack (ptrace), the C floor (the same stops, no walk), luajit -jp (in-process),
 #      perf record -F 99 -g.
 # The benchmark times itself (CLOCK_MONOTONIC via FFI), so profiler start-up is not counted.
-# Usage: bench/run-luajit.sh [ROUNDS (default 5)] [N (benchmark rounds, default 600 ~ 3.5 s)]
+# Usage: bench/run-luajit.sh [--halt-poll NS] [ROUNDS (default 5)] [N (benchmark rounds,
+#        default 600 ~ 3.5 s)]
 #        bench/run-luajit.sh --help
+# --halt-poll NS sets the guest's cpuidle halt polling for the run (root; restored on exit):
+# how long an idle vCPU spins before it halts (see bench/lib.sh and docs/benchmarks.md).
 # LUAJIT_OPTS (e.g. -joff) is passed to luajit in every slowdown run: with the JIT on, the
 # benchmark's own run time swings by a third from run to run (the trace compiler's choices
 # differ), more than any profiler costs; the interpreter alone varies by about 5%.
@@ -16,12 +19,18 @@ set -euo pipefail
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"
 bench_name=run-luajit
 . "$root/bench/lib.sh"
-case "${1:-}" in
-  -h|--help) usage "$0"; exit 0 ;;
-esac
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -h|--help) usage "$0"; exit 0 ;;
+    --halt-poll) halt_poll="$2"; shift 2 ;;
+    --*) echo "run-luajit.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
+    *) break ;;
+  esac
+done
 rounds=${1:-5}
 n=${2:-600}
 make_work /tmp/polystack-luajit-bench.XXXXXX
+apply_halt_poll
 bench="$root/bench/lua/cpu.lua"
 require_tools gcc luajit perf python3
 gcc -O2 -fomit-frame-pointer -pthread -o "$work/workload" "$root/bench/workload.c"
