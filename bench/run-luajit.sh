@@ -58,15 +58,29 @@ print(f"| ratio LuaJIT walk / floor | {lj['median']/fm:.1f}x | {lj['p99']/fp:.1f
 PY
 
 echo; echo "## slowdown at 99 Hz, $rounds paired rounds (seconds of work, median)${LUAJIT_OPTS:+, luajit $LUAJIT_OPTS}"
-for r in $(seq 1 "$rounds"); do
-  luajit ${LUAJIT_OPTS:-} "$bench" "$n" "$work/base.$r"
+# One configuration per function; each round starts at a different one (rotating the order),
+# so that a drift inside a round (the host's, or the page cache's) does not always fall on the
+# same configuration: with a fixed order the unprofiled run always went first and perf record,
+# which costs nothing measurable at 99 Hz, came out +4.7%.
+run_base() { luajit ${LUAJIT_OPTS:-} "$bench" "$n" "$work/base.$1"; }
+run_poly() {
   "$root/polystack" record --rate 99 --format folded -o "$work/p.folded" \
-    -- luajit ${LUAJIT_OPTS:-} "$bench" "$n" "$work/poly.$r" 2>/dev/null
-  "$work/ptrace_floor" -r 99 -- luajit ${LUAJIT_OPTS:-} "$bench" "$n" "$work/floor.$r" \
+    -- luajit ${LUAJIT_OPTS:-} "$bench" "$n" "$work/poly.$1" 2>/dev/null
+}
+run_floor() {
+  "$work/ptrace_floor" -r 99 -- luajit ${LUAJIT_OPTS:-} "$bench" "$n" "$work/floor.$1" \
     2>/dev/null
-  luajit ${LUAJIT_OPTS:-} -jp=f,"$work/jp.txt" "$bench" "$n" "$work/jp.$r"
+}
+run_jp() { luajit ${LUAJIT_OPTS:-} -jp=f,"$work/jp.txt" "$bench" "$n" "$work/jp.$1"; }
+run_perf() {
   perf record -q -F 99 -g -o "$work/perf.data" -- luajit ${LUAJIT_OPTS:-} "$bench" "$n" \
-    "$work/perf.$r" >/dev/null 2>&1
+    "$work/perf.$1" >/dev/null 2>&1
+}
+order=(base poly floor jp perf)
+for r in $(seq 1 "$rounds"); do
+  for i in 0 1 2 3 4; do
+    "run_${order[$(( (r + i) % 5 ))]}" "$r"
+  done
 done
 python3 - "$work" "$rounds" <<'PY'
 import statistics, sys
@@ -92,4 +106,13 @@ for name, label in names:
     m = statistics.median(run(name, r) for r in range(1, rounds + 1))
     paired = statistics.median(run(name, r) / run("base", r) - 1 for r in range(1, rounds + 1))
     print(f"| {label} | {m:.3f} | {100 * paired:+.1f}% |")
+# The goal compares two slowdowns; each round gives one difference of the two, in points.
+def points(a, b):
+    return statistics.median(100 * (run(a, r) - run(b, r)) / run("base", r)
+                             for r in range(1, rounds + 1))
+print()
+print("| difference, median over rounds | points |\n|---|---|")
+print(f"| polystack - luajit -jp | {points('poly', 'jp'):+.1f} |")
+print(f"| C floor - luajit -jp | {points('floor', 'jp'):+.1f} |")
+print(f"| polystack - C floor | {points('poly', 'floor'):+.1f} |")
 PY
