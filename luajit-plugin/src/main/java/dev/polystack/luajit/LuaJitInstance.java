@@ -389,7 +389,8 @@ final class LuaJitInstance implements RuntimeInstance {
           if (at.unresolved() != null) {
             count(at.unresolved());
           }
-          return LuaStack.walk(r, L, base, at.basePc(), at.basePcExact()).under(at.inlined());
+          return LuaStack.walk(r, L, start(r, base, at.basePc(), at.basePcExact()),
+              at.basePc(), at.basePcExact()).under(at.inlined());
         } catch (WalkException e) {
           if (!e.reason().equals(TraceSnapshots.UNSUPPORTED)) {
             throw e;
@@ -403,22 +404,38 @@ final class LuaJitInstance implements RuntimeInstance {
     } else if (interpreter.contains(regs.pc()) && vmstate == VM_INTERP) {
       // The PC is rbx (callee-saved) in the interpreter and in the C helpers it calls directly
       // without leaving the interpreted state (lj_tab_len for #t, ...). BASE is rdx at the
-      // leaf, except inside the instructions of a call or return that move it (the slot below
-      // holds no function yet); a direct C call saves it in rbp ("mov RB, BASE" in
+      // leaf, except inside the instructions of a call that move it (the slot below holds no
+      // function yet; a returning frame's slot may hold a result, see
+      // LuaStack.returningFrame); a direct C call saves it in rbp ("mov RB, BASE" in
       // vm_x64.dasc). L->base, synced only at some calls, is the fallback: trusting it for the
       // direct calls ended 5% of bench/lua/cpu.lua's samples in bad_function.
       long candidate = regs.get(leaf ? Register.RDX : Register.RBP);
       pc = regs.get(Register.RBX);
       if (Long.compareUnsigned(candidate, stack) > 0
-          && Long.compareUnsigned(candidate, stackEnd) < 0 && (candidate & 7) == 0
-          && (LuaStack.isFunction(r, candidate - 16)
-              || LuaStack.returningFrame(r, candidate, pc) != 0)) {
-        base = candidate;
+          && Long.compareUnsigned(candidate, stackEnd) < 0 && (candidate & 7) == 0) {
+        if (LuaStack.isFunction(r, candidate - 16)) {
+          base = candidate;
+        } else {
+          long caller = LuaStack.returningFrame(r, candidate, pc);
+          if (caller != 0) {
+            return LuaStack.walk(r, L, caller, pc, false);
+          }
+        }
       }
     } else {
       pc = r.u64(cframe + Layout.CF_SAVE_PC, "cframe");
     }
-    return LuaStack.walk(r, L, base, pc, exact);
+    return LuaStack.walk(r, L, start(r, base, pc, exact), pc, exact);
+  }
+
+  /**
+   * Where the walk starts: the caller's base when the top frame at {@code base} is already
+   * returning (its PC points into the caller: the walk then starts at the call, where jit.p,
+   * sampling at the next dispatch, charges such samples too, one instruction later).
+   */
+  private static long start(TargetReader r, long base, long pc, boolean exact) {
+    long caller = exact ? 0 : LuaStack.returningFrame(r, base, pc);
+    return caller != 0 ? caller : base;
   }
 
   /** The prototype of the Lua function whose frame starts at {@code base}, or 0 for a C one. */

@@ -82,13 +82,6 @@ final class LuaStack {
       long frame = base - 8;
       long pc = topPc;
       boolean exact = topExact;
-      long caller = topExact ? 0 : returningFrame(r, base, topPc);
-      if (caller != 0) {
-        // The top frame is returning: the walk starts at its caller, at the call (jit.p, which
-        // samples at the next dispatch, charges these samples to the caller too, one
-        // instruction later).
-        frame = caller - 8;
-      }
       for (int steps = 0; steps < MAX_FRAMES; steps++) {
         if (Long.compareUnsigned(frame, stack + 8) <= 0) {
           break; // stack[0] holds the thread, stack[1] the bottom frame's link
