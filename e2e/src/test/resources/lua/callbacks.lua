@@ -17,7 +17,7 @@ end
 
 local text = string.rep("lorem ipsum dolor sit amet ", 40)
 local out = 0
-for round = 1, ROUNDS or 150 do
+for round = 1, ROUNDS or 220 do
   local t = {}
   for i = 1, 2000 do t[i] = (i * 7919 + round) % 10007 end
   table.sort(t, by_weight)

@@ -18,7 +18,7 @@ end
 local counters = {}
 for c = 1, 8 do counters[c] = make_counter(c) end
 local total = 0
-for round = 1, ROUNDS or 100000 do
+for round = 1, ROUNDS or 160000 do
   total = total + counters[round % 8 + 1](10)
 end
 print(total)

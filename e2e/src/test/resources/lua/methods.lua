@@ -23,7 +23,7 @@ end
 
 local acct = Account.new("alice")
 local sum = 0
-for i = 1, ITERATIONS or 2000000 do
+for i = 1, ITERATIONS or 3000000 do
   acct:deposit(i)
   if i % 3 == 0 then acct:withdraw(i) end
   sum = sum + M.helper("x" .. (i % 50))

@@ -22,7 +22,7 @@ end
 
 local tree = build(16)
 local total = 0
-for round = 1, ROUNDS or 32 do
+for round = 1, ROUNDS or 48 do
   total = total + fib(26)
   total = total + depth(tree)
 end

@@ -12,7 +12,7 @@ local function spread(x)
 end
 
 local sum = 0
-for i = 1, ITERATIONS or 12000000 do
+for i = 1, ITERATIONS or 18000000 do
   local a = byte(s, 1, 120); sum = sum + a
   local b, c, d, e = spread(i); sum = sum + b + e
 end
