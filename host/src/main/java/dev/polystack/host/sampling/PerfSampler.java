@@ -9,6 +9,8 @@ import dev.polystack.host.perf.PerfRingBuffer;
 import dev.polystack.host.perf.PerfSample;
 import dev.polystack.host.perf.SampleParser;
 import dev.polystack.host.proc.ProcReadException;
+import dev.polystack.host.memory.RemoteReadException;
+import dev.polystack.host.process.ModuleTable;
 import dev.polystack.host.process.TargetProcess;
 import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.sys.Errno;
@@ -62,7 +64,8 @@ final class PerfSampler implements AutoCloseable {
   /** Bytes of a sample record besides the stack copy: header, ip, tid, time, abi, regs, sizes. */
   static final int RECORD_OVERHEAD = 8 + 8 + 8 + 8 + 8 + 17 * 8 + 8 + 8;
 
-  private record Stream(int tid, PerfEvent event, PerfRingBuffer ring) {}
+  /** @param eachSample the event wakes the reader at every sample (see {@link #open}) */
+  private record Stream(int tid, PerfEvent event, PerfRingBuffer ring, boolean eachSample) {}
 
   private final TargetProcess target;
   private final SamplingOptions options;
@@ -71,12 +74,16 @@ final class PerfSampler implements AutoCloseable {
   private final Runnable refreshRequest;
   private final Consumer<String> warn;
   private final PerfEventAttr attr;
+  private final PerfEventAttr attrEachSample;
   private final SampleParser parser;
   private final int ringLog2;
   private final long epochOffset = monotonicToEpochOffset();
   private final Map<Integer, Stream> streams = new LinkedHashMap<>();
   private final Set<Integer> refused = new HashSet<>();
   private final PerfPoll poll = new PerfPoll();
+  private final PagePrefetch prefetch = new PagePrefetch();
+  /** Page buffers for one prefetch, reused: a walk ends before the next sample's prefetch. */
+  private final byte[][] pagePool = new byte[PagePrefetch.MAX_PAGES][];
   private long lastSyncRefresh = System.nanoTime() - SYNC_REFRESH_NANOS;
 
   PerfSampler(TargetProcess target, SamplingOptions options, StackWalker walker, SampleSink sink,
@@ -90,14 +97,16 @@ final class PerfSampler implements AutoCloseable {
     int stack = stackBytes(options);
     this.ringLog2 = ringPagesLog2(options.rateHz(), stack);
     this.attr = attr(options, stack, (4096 << ringLog2) / 4);
+    this.attrEachSample = attr(options, stack, 0);
     this.parser = SampleParser.forAttr(attr);
   }
 
+  /** @param watermark bytes in the ring that wake the reader, or 0 to wake it at every sample */
   static PerfEventAttr attr(SamplingOptions options, int stackBytes, int watermark) {
     // cpu-clock counts only while the thread runs, which is the default "on-CPU only". A fixed
     // period equals what sample_freq would give: the kernel turns a cpu-clock frequency into
     // the period 1e9/freq anyway (perf_swevent_init_hrtimer).
-    return PerfEventAttr.builder()
+    PerfEventAttr.Builder b = PerfEventAttr.builder()
         .type(PerfConstants.TYPE_SOFTWARE)
         .config(PerfConstants.COUNT_SW_CPU_CLOCK)
         .samplePeriod(options.periodNanos())
@@ -108,10 +117,10 @@ final class PerfSampler implements AutoCloseable {
         .excludeHv(true)
         // Sample times on the clock of System.nanoTime(), so one offset makes them wall time.
         .clockid(PerfConstants.CLOCK_MONOTONIC)
-        // Wake the reader when a ring is a quarter full; the poll timeout covers quiet rings.
-        .wakeupWatermark(watermark)
-        .disabled(true)
-        .build();
+        .disabled(true);
+    // Wake the reader when a ring is a quarter full (the poll timeout covers quiet rings), or at
+    // every sample when the walk must read the target's memory soon after the tick.
+    return (watermark > 0 ? b.wakeupWatermark(watermark) : b.wakeupEvents(1)).build();
   }
 
   /** The stack copy: what the options ask for, within what the kernel accepts. */
@@ -188,12 +197,21 @@ final class PerfSampler implements AutoCloseable {
     return options.threads().isEmpty() || options.threads().contains(tid);
   }
 
+  /**
+   * Opens a thread's event. A process with a runtime plug-in gets an event that wakes the reader
+   * at every sample: the runtime's own structures (the Lua stack) are not in the kernel's copy
+   * and are read from the running target when the sample is walked, so every millisecond
+   * between the tick and the walk lets them drift from what the registers show (at a quarter
+   * of a 50 ms ring, a walk came up to 12 ms after its tick). A native-only walk needs nothing
+   * but the copy and keeps the cheap watermark.
+   */
   private void open(int tid) throws SyscallException {
-    PerfEvent event = PerfEvent.open(attr, tid);
+    boolean eachSample = !target.table().bindings().isEmpty();
+    PerfEvent event = PerfEvent.open(eachSample ? attrEachSample : attr, tid);
     try {
       PerfRingBuffer ring = mapRing(event);
       event.enable();
-      streams.put(tid, new Stream(tid, event, ring));
+      streams.put(tid, new Stream(tid, event, ring, eachSample));
     } catch (SyscallException | RuntimeException e) {
       closeQuietly(event);
       throw e;
@@ -219,14 +237,23 @@ final class PerfSampler implements AutoCloseable {
     }
   }
 
-  /** Follows new threads and lets go of exited ones. */
+  /**
+   * Follows new threads and lets go of exited ones. Once a runtime plug-in has found its
+   * runtime (a shared libluajit is mapped after the exec the record starts at), threads opened
+   * before are reopened with an event that wakes the reader at every sample.
+   */
   private void rescan() {
     List<Integer> tids = Tracer.listTasks(target.pid());
     Set<Integer> live = new HashSet<>(tids);
+    boolean runtime = !target.table().bindings().isEmpty();
     for (Stream s : List.copyOf(streams.values())) {
       if (!live.contains(s.tid())) {
         drain(s);
         close(s);
+        prefetch.forget(s.tid());
+      } else if (runtime && !s.eachSample()) {
+        drain(s);
+        close(s); // reopened below
       }
     }
     refused.retainAll(live);
@@ -309,11 +336,49 @@ final class PerfSampler implements AutoCloseable {
   private RawStack walk(PerfSample s, Registers regs) {
     long sp = regs.sp();
     int copied = (int) s.stackDynSize();
+    ModuleTable table = target.table();
     // The copy is served first; reads beyond it go to the live, running target: racy, which the
-    // unwinder tolerates by validating every frame it derives.
-    SampleMemory memory = new SampleMemory(target.hostMemory(), sp, s.stack(), copied);
-    CapturedThread thread = new CapturedThread(target.pid(), s.tid(), regs, memory, sp, copied);
-    return walker.walk(thread, target.table());
+    // unwinder and the plug-ins tolerate by validating everything they derive.
+    if (table.bindings().isEmpty()) {
+      SampleMemory memory = new SampleMemory(target.hostMemory(), sp, s.stack(), copied);
+      return walker.walk(new CapturedThread(target.pid(), s.tid(), regs, memory, sp, copied),
+          table);
+    }
+    // A runtime walk reads the same few heap pages sample after sample: read those in one
+    // system call first, so the walk sees the runtime at one instant right after the tick.
+    SampleMemory memory = SampleMemory.prefetched(target.hostMemory(), sp, s.stack(), copied,
+        prefetchPages(s.tid()));
+    RawStack stack = walker.walk(
+        new CapturedThread(target.pid(), s.tid(), regs, memory, sp, copied), table);
+    prefetch.walked(s.tid(), memory.pagesRead(), memory.missedPages());
+    return stack;
+  }
+
+  /** The thread's expected pages, read together; an empty map when none are known yet. */
+  private Map<Long, byte[]> prefetchPages(int tid) {
+    long[] want = prefetch.pages(tid);
+    int n = Math.min(want.length, PagePrefetch.MAX_PAGES);
+    if (n == 0) {
+      return Map.of();
+    }
+    long[] at = java.util.Arrays.copyOf(want, n);
+    byte[][] into = new byte[n][];
+    for (int i = 0; i < n; i++) {
+      if (pagePool[i] == null) {
+        pagePool[i] = new byte[SampleMemory.PAGE];
+      }
+      into[i] = pagePool[i];
+    }
+    Map<Long, byte[]> pages = new java.util.HashMap<>();
+    try {
+      int[] got = target.hostMemory().readScattered(at, into);
+      for (int i = 0; i < n; i++) {
+        pages.put(at[i], got[i] == SampleMemory.PAGE ? into[i] : new byte[0]);
+      }
+    } catch (RemoteReadException e) {
+      return Map.of(); // the walk reads page by page instead
+    }
+    return pages;
   }
 
   /**

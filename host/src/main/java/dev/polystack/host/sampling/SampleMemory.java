@@ -77,6 +77,25 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
     return m;
   }
 
+  /**
+   * Memory of a thread that never stopped (perf mode), for a runtime walk: the stack copy the
+   * kernel took at the tick, then pages read together a moment after it (see {@link
+   * PagePrefetch}), then the live process page by page. One read of every page the walk is
+   * expected to need shows the runtime's structures at one instant, close to the tick, where
+   * page-by-page reads spread a walk over its own duration. Pages read live are reported by
+   * {@link #missedPages}, pages used by {@link #pagesRead}, so the set can be learned.
+   *
+   * @param pages page address to contents (a page that could not be read maps to an empty array)
+   */
+  static SampleMemory prefetched(RemoteMemory live, long copyStart, byte[] copy, int copyLength,
+      Map<Long, byte[]> pages) {
+    SampleMemory m = new SampleMemory(live, copyStart, copy, copyLength);
+    pages.forEach((page, bytes) -> m.pages.put(page, bytes.length == PAGE ? bytes : UNREADABLE));
+    m.missed = new LinkedHashSet<>();
+    m.used = new HashSet<>();
+    return m;
+  }
+
   @Override
   public dev.polystack.plugin.api.RemoteMemory stable() {
     return stableSource == null ? this : stableView;
@@ -87,7 +106,10 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
     return stableLiveReads;
   }
 
-  /** Pages the walk needed beyond the snapshot; empty when it had all it read. */
+  /**
+   * Pages the walk needed beyond the snapshot (prefetched mode: read live for it); empty when it
+   * had all it read.
+   */
   Set<Long> missedPages() {
     return missed == null ? Set.of() : missed;
   }
@@ -254,6 +276,9 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
         return 0;
       }
       liveReads++;
+      if (missed != null && missed.size() < MAX_PAGES) {
+        missed.add(page); // prefetched mode: read live because the set lacked it
+      }
     }
     if (bytes == UNREADABLE) {
       if (used != null) {

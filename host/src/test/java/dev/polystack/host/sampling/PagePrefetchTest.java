@@ -128,4 +128,42 @@ class PagePrefetchTest {
     SampleMemory strict = SampleMemory.snapshot(0x7000_0000L, new byte[64], 64, Map.of(), null);
     assertThrows(MemoryReadException.class, () -> strict.stable().readLong(0x5008L));
   }
+  @Test
+  void prefetchedMemoryServesItsPagesFirstAndReadsTheRestLiveAsMisses() throws Exception {
+    byte[] prefetched = new byte[PAGE];
+    prefetched[16] = 7;
+    byte[] livePage = new byte[PAGE];
+    livePage[8] = 9;
+    livePage[16] = 5; // page 0x1000 has changed since the prefetch: the prefetch must win
+    int[] liveCalls = {0};
+    dev.polystack.host.memory.RemoteMemory live = new dev.polystack.host.memory.RemoteMemory() {
+      @Override
+      public int read(long address, byte[] dst, int off, int len) {
+        liveCalls[0]++;
+        long page = address & -PAGE;
+        if (page != 0x5000L && page != 0x1000L) {
+          return 0;
+        }
+        int n = (int) Math.min(len, page + PAGE - address);
+        System.arraycopy(livePage, (int) (address - page), dst, off, n);
+        return n;
+      }
+
+      @Override
+      public int maxReadBytes() {
+        return 1 << 20;
+      }
+    };
+    SampleMemory m = SampleMemory.prefetched(live, 0x7000_0000L, new byte[64], 64,
+        Map.of(0x1000L, prefetched, 0x3000L, new byte[0]));
+    assertEquals(7, m.readLong(0x1010L), "the prefetched page, not the live one");
+    assertThrows(MemoryReadException.class, () -> m.readLong(0x3008L)); // unmapped at prefetch
+    assertEquals(0, liveCalls[0]);
+    assertEquals(9, m.readLong(0x5008L), "a page the prefetch lacks is read live");
+    assertEquals(9, m.readLong(0x5008L));
+    assertEquals(1, m.liveReads(), "once per page");
+    assertThrows(MemoryReadException.class, () -> m.readLong(0x9008L));
+    assertEquals(Set.of(0x5000L, 0x9000L), m.missedPages(), "what the set should learn");
+    assertEquals(Set.of(0x1000L, 0x3000L, 0x5000L, 0x9000L), m.pagesRead());
+  }
 }
