@@ -30,12 +30,20 @@ final class PauseBreakdown {
 
   private final long[][] values = new long[NAMES.length][LIMIT];
   private final long[] current = new long[NAMES.length];
+  /** When each kept sample started, for the slowest ones in the report: a tail has a time. */
+  private final long[] starts = new long[LIMIT];
+  private long first = -1;
+  private long started;
   private long last;
   private int count;
 
   void start(long nanos) {
     Arrays.fill(current, 0);
     last = nanos;
+    started = nanos;
+    if (first < 0) {
+      first = nanos;
+    }
   }
 
   void mark(int phase) {
@@ -60,6 +68,7 @@ final class PauseBreakdown {
       for (int i = 0; i < NAMES.length; i++) {
         values[i][count] = current[i];
       }
+      starts[count] = started;
       count++;
     }
   }
@@ -75,7 +84,36 @@ final class PauseBreakdown {
           .append(String.format(java.util.Locale.ROOT, "%.1f/%.1f", at(sorted, 0.5) / unit,
               at(sorted, 0.99) / unit));
     }
+    return sb.append(slowest(5)).toString();
+  }
+
+  /** The n samples with the longest pause: their number, start since the first, and phases. */
+  private String slowest(int n) {
+    Integer[] order = new Integer[count];
+    for (int k = 0; k < count; k++) {
+      order[k] = k;
+    }
+    Arrays.sort(order, (a, b) -> Long.compare(pause(b), pause(a)));
+    StringBuilder sb = new StringBuilder("; slowest:");
+    for (int k = 0; k < Math.min(n, count); k++) {
+      int s = order[k];
+      sb.append(String.format(java.util.Locale.ROOT, " #%d at %.0f ms (", s,
+          (starts[s] - first) / 1e6));
+      for (int i = INTERRUPT; i <= CONT; i++) {
+        sb.append(i == INTERRUPT ? "" : " ").append(String.format(java.util.Locale.ROOT, "%.0f",
+            values[i][s] / 1e3));
+      }
+      sb.append(" us)");
+    }
     return sb.toString();
+  }
+
+  private long pause(int sample) {
+    long sum = 0;
+    for (int i = INTERRUPT; i <= CONT; i++) {
+      sum += values[i][sample];
+    }
+    return sum;
   }
 
   private static long at(long[] sorted, double q) {

@@ -2,9 +2,10 @@ package dev.polystack.host.sampling;
 
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcReadException;
-import dev.polystack.host.proc.ThreadState;
+import dev.polystack.host.proc.TaskStat;
 import dev.polystack.host.process.ModuleTable;
 import dev.polystack.host.process.TargetProcess;
+import dev.polystack.host.ptrace.HoldPriority;
 import dev.polystack.host.ptrace.Ptrace;
 import dev.polystack.host.ptrace.TraceEvent;
 import dev.polystack.host.ptrace.Tracer;
@@ -76,6 +77,7 @@ final class PtraceSampler {
       // Warm up and let the JIT settle before anything is sampled: a launched program waits for
       // it at its first instruction; an attached one runs on untraced meanwhile (it is seized
       // only afterwards, so its first samples follow at once).
+      priority = HoldPriority.forCurrentThread();
       warmUp(p, heldAtExec);
       CompilerSettle.await(stop);
       if (heldAtExec) {
@@ -88,7 +90,10 @@ final class PtraceSampler {
       long period = options.periodNanos();
       long start = System.nanoTime();
       long end = options.durationNanos() == 0 ? Long.MAX_VALUE : start + options.durationNanos();
-      long next = start;
+      // The first tick one period in, as every later one: a tick at once would stop a launched
+      // program in its dynamic loader, whose page faults and mappings delay the stop by up to a
+      // millisecond (measured: the first samples' waits, 0.2-1.2 ms against 5-30 us after).
+      long next = start + period;
       while (true) {
         control.drain(p);
         if (control.gone(p)) {
@@ -150,8 +155,18 @@ final class PtraceSampler {
       break;
     }
     p.warmUp(pid, WARM_UP_ROUNDS);
+    // Both kinds of stopped read: the stack alone, and the stack with a runtime's pages (one
+    // scattered read, whose first calls took 1.2 ms in the first stop of a LuaJIT record).
+    long[] pages = {address & -SampleMemory.PAGE};
     for (int i = 0; i < WARM_UP_ROUNDS && address != 0; i++) {
       capture.copy(address);
+      capture.copyWithPages(address, pages);
+      capture.snapshotMemory(null);
+    }
+    for (int i = 0; i < WARM_UP_ROUNDS; i++) {
+      priority.hold();
+      priority.currentCpu();
+      priority.release();
     }
     if (held) {
       // The launched program sits at its first instruction with a real, one-frame stack: walking
@@ -179,23 +194,53 @@ final class PtraceSampler {
       if (!options.threads().isEmpty() && !options.threads().contains(tid)) {
         continue;
       }
-      if (!options.idle() && !onCpu(tid)) {
-        continue;
+      int cpu = UNKNOWN_CPU;
+      if (!options.idle()) {
+        cpu = cpuIfOnCpu(tid);
+        if (cpu == NOT_ON_CPU) {
+          continue;
+        }
       }
       onCpu++;
-      sampleOne(p, tid, block);
+      sampleHeld(p, tid, block, cpu);
     }
     onCpuLastTick = onCpu;
   }
 
+  private static final int NOT_ON_CPU = -2;
+  private static final int UNKNOWN_CPU = -1;
 
-  /** Thread state from /proc, read before stopping anything: a stopped thread looks idle. */
-  private boolean onCpu(int tid) {
+  /**
+   * Thread state from /proc, read before stopping anything (a stopped thread looks idle): the
+   * CPU it runs on, or {@link #NOT_ON_CPU}.
+   */
+  private int cpuIfOnCpu(int tid) {
     try {
-      ThreadState s = proc.forPid(target.pid()).taskStat(tid).state();
-      return s.isOnCpu();
+      TaskStat stat = proc.forPid(target.pid()).taskStat(tid);
+      return stat.state().isOnCpu() ? Math.max(UNKNOWN_CPU, stat.processor()) : NOT_ON_CPU;
     } catch (ProcReadException e) {
-      return false;
+      return NOT_ON_CPU;
+    }
+  }
+
+  /** Raises the tracer while it holds a thread (see {@link HoldPriority}); set on the tracer. */
+  private HoldPriority priority;
+
+  /**
+   * One sample with the tracer at real-time priority from before the interrupt until the
+   * thread is resumed ({@link #sampleOne} drops it right after the resume).
+   *
+   * @param cpu the CPU the thread was seen running on, or {@link #UNKNOWN_CPU}
+   */
+  private void sampleHeld(Ptrace p, int tid, boolean block, int cpu) throws SyscallException {
+    boolean held = priority.hold();
+    try {
+      // A real-time tracer that spins keeps a thread on its own CPU from reaching the stop
+      // (yielding does not give way to normal threads): spin only for a thread elsewhere.
+      boolean spin = !held || cpu != UNKNOWN_CPU && cpu != priority.currentCpu();
+      sampleOne(p, tid, block, spin ? STOP_SPIN_NANOS : 0);
+    } finally {
+      priority.release();
     }
   }
 
@@ -242,7 +287,8 @@ final class PtraceSampler {
    * @param block wait for the stop in a blocking waitpid: the thread was just seen on a CPU and
    *     few enough threads want one that it is most likely running, so its stop is imminent
    */
-  private void sampleOne(Ptrace p, int tid, boolean block) throws SyscallException {
+  private void sampleOne(Ptrace p, int tid, boolean block, long spinNanos)
+      throws SyscallException {
     long t0 = System.nanoTime();
     if (PauseBreakdown.ENABLED) {
       breakdown.start(t0);
@@ -259,7 +305,7 @@ final class PtraceSampler {
     if (PauseBreakdown.ENABLED) {
       breakdown.mark(PauseBreakdown.INTERRUPT);
     }
-    WaitStatus stopped = block ? p.awaitStopBlocking(tid, STOP_TIMEOUT_NANOS, STOP_SPIN_NANOS)
+    WaitStatus stopped = block ? p.awaitStopBlocking(tid, STOP_TIMEOUT_NANOS, spinNanos)
         : p.awaitStop(tid, STOP_TIMEOUT_NANOS);
     if (stopped == null) {
       // Still running (uninterruptible sleep) or gone; the stop, if it comes, is passed on later.
@@ -286,11 +332,13 @@ final class PtraceSampler {
     // A runtime plug-in reads its own structures (Lua stack, prototypes, traces), which must be
     // one consistent instant: either its walk stays inside the stop, or the pages it will read
     // are copied with the stack while stopped and it walks that frozen copy afterwards.
-    boolean walkStopped = runtime && (!PREFETCH || prefetch.walkStopped(tid));
-    boolean fromSnapshot = runtime && !walkStopped;
+    boolean learning = runtime && PREFETCH && learningWalks < LEARNING_WALKS;
+    boolean walkStopped = runtime && !learning && (!PREFETCH || prefetch.walkStopped(tid));
+    boolean fromSnapshot = runtime && !walkStopped && !learning;
     Registers regs;
     RawStack stack = null;
     SampleMemory snapshot = null;
+    long t1;
     try {
       try {
         regs = ApiRegisters.of(p.getRegs(tid));
@@ -327,12 +375,20 @@ final class PtraceSampler {
       }
     } finally {
       control.resume(p, tid, 0);
-    }
-    long t1 = System.nanoTime();
-    if (PauseBreakdown.ENABLED) {
-      breakdown.mark(PauseBreakdown.CONT);
+      t1 = System.nanoTime();
+      if (PauseBreakdown.ENABLED) {
+        breakdown.mark(PauseBreakdown.CONT);
+      }
+      // What follows is the tracer's own work: no precedence over anyone. Dropping to normal
+      // priority may let a waiting thread run first; the target already runs, so the pause
+      // ends above, at the resume.
+      priority.release();
     }
     long epochNanos = System.currentTimeMillis() * 1_000_000L;
+    if (learning) {
+      learnAfterResume(tid, regs, table);
+      return;
+    }
     if (snapshot != null) {
       stack = walker.walk(thread(tid, regs, snapshot), table);
       if (stack.errors().contains("no_module") && refreshNow()) {
@@ -364,6 +420,29 @@ final class PtraceSampler {
       breakdown.commit();
     }
     sink.accept(new ThreadSample(tid, epochNanos, stack, t1 - t0));
+  }
+
+  /**
+   * Runtime walks of a session that run after the resume, to learn pages and warm up, instead of
+   * while the thread is held. The first runtime walk runs cold (the plug-in's classes load and
+   * initialise, its code is interpreted): 18-26 ms with the thread stopped on bench/lua/cpu.lua,
+   * and the next few 0.2-2.4 ms, against 0.2-0.3 ms once compiled. Their samples are dropped.
+   */
+  static final int LEARNING_WALKS = 8;
+
+  private int learningWalks;
+
+  /**
+   * A learning walk: from the stack copy and the live target, which has moved on, so its frames
+   * are not kept (counted as {@code learning_walk}); the pages it read become the thread's set,
+   * so its next sample is walked from a copy taken while it is held.
+   */
+  private void learnAfterResume(int tid, Registers regs, ModuleTable table) {
+    SampleMemory memory = capture.memory(target.hostMemory());
+    walker.walk(thread(tid, regs, memory), table);
+    prefetch.learned(tid, memory.pagesRead());
+    learningWalks++;
+    sink.lost("learning_walk");
   }
 
   /**
