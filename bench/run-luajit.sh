@@ -4,8 +4,8 @@
 #      benchmark, polystack walking native frames only (bench/workload.c, no LuaJIT), and the
 #      minimal C loop (bench/ptrace_floor.c) on the same LuaJIT benchmark;
 #   2. target slowdown at 99 Hz, paired interleaved rounds (median of ROUNDS): no profiler,
-#      polystack (ptrace), the C floor (the same stops, no walk), luajit -jp (in-process),
-#      perf record -F 99 -g.
+#      polystack (ptrace), polystack --mode perf (never stops the target), the C floor (the
+#      same stops, no walk), luajit -jp (in-process), perf record -F 99 -g.
 # The benchmark times itself (CLOCK_MONOTONIC via FFI), so profiler start-up is not counted.
 # Usage: bench/run-luajit.sh [--halt-poll NS] [ROUNDS (default 5)] [N (benchmark rounds,
 #        default 600 ~ 3.5 s)]
@@ -67,6 +67,11 @@ run_poly() {
   "$root/polystack" record --rate 99 --format folded -o "$work/p.folded" \
     -- luajit ${LUAJIT_OPTS:-} "$bench" "$n" "$work/poly.$1" 2>/dev/null
 }
+run_pperf() {
+  "$root/polystack" record --mode perf --rate 99 --format folded -o "$work/pp.$1.folded" \
+    --stats-json "$work/pp.$1.json" -- luajit ${LUAJIT_OPTS:-} "$bench" "$n" "$work/pperf.$1" \
+    2>/dev/null
+}
 run_floor() {
   "$work/ptrace_floor" -r 99 -- luajit ${LUAJIT_OPTS:-} "$bench" "$n" "$work/floor.$1" \
     2>/dev/null
@@ -76,11 +81,12 @@ run_perf() {
   perf record -q -F 99 -g -o "$work/perf.data" -- luajit ${LUAJIT_OPTS:-} "$bench" "$n" \
     "$work/perf.$1" >/dev/null 2>&1
 }
-order=(base poly floor jp perf)
+order=(base poly pperf floor jp perf)
 for r in $(seq 1 "$rounds"); do
-  for i in 0 1 2 3 4; do
-    "run_${order[$(( (r + i) % 5 ))]}" "$r"
+  for i in 0 1 2 3 4 5; do
+    "run_${order[$(( (r + i) % 6 ))]}" "$r"
   done
+  log "round $r/$rounds done (load $(cut -d' ' -f1 /proc/loadavg))"
 done
 python3 - "$work" "$rounds" <<'PY'
 import statistics, sys
@@ -88,6 +94,7 @@ w, rounds = sys.argv[1], int(sys.argv[2])
 def run(name, r):
     return float(open(f"{w}/{name}.{r}").read())
 names = (("poly", "polystack record --rate 99 (ptrace)"),
+         ("pperf", "polystack record --mode perf --rate 99"),
          ("floor", "C ptrace floor at 99 Hz (bench/ptrace_floor.c)"),
          ("jp", "luajit -jp (in-process)"),
          ("perf", "perf record -F 99 -g"))
@@ -113,6 +120,7 @@ def points(a, b):
 print()
 print("| difference, median over rounds | points |\n|---|---|")
 print(f"| polystack - luajit -jp | {points('poly', 'jp'):+.1f} |")
+print(f"| polystack --mode perf - luajit -jp | {points('pperf', 'jp'):+.1f} |")
 print(f"| C floor - luajit -jp | {points('floor', 'jp'):+.1f} |")
 print(f"| polystack - C floor | {points('poly', 'floor'):+.1f} |")
 PY
