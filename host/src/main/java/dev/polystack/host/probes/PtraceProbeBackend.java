@@ -4,6 +4,7 @@ import dev.polystack.host.memory.PluginMemory;
 import dev.polystack.host.memory.RemoteMemory;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcReadException;
+import dev.polystack.host.ptrace.HoldPriority;
 import dev.polystack.host.ptrace.Ptrace;
 import dev.polystack.host.ptrace.PtraceConstants;
 import dev.polystack.host.ptrace.SigInfo;
@@ -54,6 +55,8 @@ public final class PtraceProbeBackend implements ProbeBackend {
   private final Map<Integer, ResolvedPlan> plans = new HashMap<>();
   private final Map<Integer, PluginMemory> memories = new HashMap<>();
   private HitListener listener;
+  /** Real-time priority while a thread is held at a hit (see {@link HoldPriority}). */
+  private HoldPriority priority;
   private int pid;
   private WaitStatus exit;
 
@@ -101,6 +104,7 @@ public final class PtraceProbeBackend implements ProbeBackend {
   }
 
   private End loop(Ptrace p, BooleanSupplier stop, long deadline) throws SyscallException {
+    priority = HoldPriority.forCurrentThread();
     if (launched) {
       arm(p, pid, pid);
       p.cont(pid, 0); // out of its exec stop
@@ -129,6 +133,10 @@ public final class PtraceProbeBackend implements ProbeBackend {
       }
       TraceEvent e = p.nextEvent();
       if (e != null) {
+        // The thread is held from here to its resume: nothing else of polystack may run in the
+        // tracer's place meanwhile. The wait above stays at normal priority, so its spin never
+        // keeps a tracee that shares the tracer's CPU from reaching its next stop.
+        priority.hold();
         try {
           handle(p, e);
         } catch (SyscallException ex) {
@@ -138,6 +146,8 @@ public final class PtraceProbeBackend implements ProbeBackend {
             throw ex;
           }
           listener.count("thread_gone", 1);
+        } finally {
+          priority.release();
         }
         idleSince = System.nanoTime();
         continue;
@@ -260,6 +270,7 @@ public final class PtraceProbeBackend implements ProbeBackend {
     } else if (st.stopSignal() == Syscalls.SIGTRAP && perfTrap(p, tid)) {
       ProbeHit entry = hit(p, tid);
       resume(p, tid, 0); // suppressed: the SIGTRAP was ours
+      priority.release(); // the monitor's work on the entry overlaps the target's run
       if (entry != null) {
         listener.hit(entry);
       }
