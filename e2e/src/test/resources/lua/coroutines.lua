@@ -19,7 +19,7 @@ local function consume(co)
 end
 
 local grand = 0
-for round = 1, ROUNDS or 12000 do
+for round = 1, ROUNDS or 16000 do
   grand = grand + consume(coroutine.create(produce))
 end
 print(grand)

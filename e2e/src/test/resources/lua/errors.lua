@@ -12,7 +12,7 @@ local function risky(i)
 end
 
 local caught, total = 0, 0
-for i = 1, ITERATIONS or 160000 do
+for i = 1, ITERATIONS or 210000 do
   local ok, res = pcall(risky, i)
   if ok then total = total + res else caught = caught + 1 end
 end

@@ -6,7 +6,7 @@ local function make_record(i)
 end
 
 local total = 0
-for i = 1, ITERATIONS or 4500000 do
+for i = 1, ITERATIONS or 6000000 do
   local r = make_record(i)
   ring[i % size + 1] = r
   total = total + #r.name + r.tags[2]
