@@ -98,24 +98,8 @@ class PagePrefetchTest {
     byte[] frozen = new byte[PAGE];
     frozen[16] = 7;
     // The live process after the resume: page 0x5000 exists there, page 0x1000 has changed.
-    dev.polystack.host.memory.RemoteMemory live = new dev.polystack.host.memory.RemoteMemory() {
-      @Override
-      public int read(long address, byte[] dst, int off, int len) {
-        long page = address & -PAGE;
-        if (page != 0x5000L && page != 0x1000L) {
-          return 0;
-        }
-        int n = (int) Math.min(len, page + PAGE - address);
-        byte[] src = page == 0x5000L ? livePage : new byte[PAGE];
-        System.arraycopy(src, (int) (address - page), dst, off, n);
-        return n;
-      }
-
-      @Override
-      public int maxReadBytes() {
-        return 1 << 20;
-      }
-    };
+    dev.polystack.host.memory.RemoteMemory live =
+        fakeLive(Map.of(0x5000L, livePage, 0x1000L, new byte[PAGE]), new int[1]);
     SampleMemory m = SampleMemory.snapshot(0x7000_0000L, new byte[64], 64,
         Map.of(0x1000L, frozen), live);
     assertEquals(9, m.stable().readLong(0x5008L), "a stable object's page is read live");
@@ -136,24 +120,8 @@ class PagePrefetchTest {
     livePage[8] = 9;
     livePage[16] = 5; // page 0x1000 has changed since the prefetch: the prefetch must win
     int[] liveCalls = {0};
-    dev.polystack.host.memory.RemoteMemory live = new dev.polystack.host.memory.RemoteMemory() {
-      @Override
-      public int read(long address, byte[] dst, int off, int len) {
-        liveCalls[0]++;
-        long page = address & -PAGE;
-        if (page != 0x5000L && page != 0x1000L) {
-          return 0;
-        }
-        int n = (int) Math.min(len, page + PAGE - address);
-        System.arraycopy(livePage, (int) (address - page), dst, off, n);
-        return n;
-      }
-
-      @Override
-      public int maxReadBytes() {
-        return 1 << 20;
-      }
-    };
+    dev.polystack.host.memory.RemoteMemory live =
+        fakeLive(Map.of(0x5000L, livePage, 0x1000L, livePage), liveCalls);
     SampleMemory m = SampleMemory.prefetched(live, 0x7000_0000L, new byte[64], 64,
         Map.of(0x1000L, prefetched, 0x3000L, new byte[0]));
     assertEquals(7, m.readLong(0x1010L), "the prefetched page, not the live one");
@@ -165,5 +133,29 @@ class PagePrefetchTest {
     assertThrows(MemoryReadException.class, () -> m.readLong(0x9008L));
     assertEquals(Set.of(0x5000L, 0x9000L), m.missedPages(), "what the set should learn");
     assertEquals(Set.of(0x1000L, 0x3000L, 0x5000L, 0x9000L), m.pagesRead());
+  }
+
+  /** A process whose memory is {@code pages} (whole pages), counting its reads in calls[0]. */
+  private static dev.polystack.host.memory.RemoteMemory fakeLive(Map<Long, byte[]> pages,
+      int[] calls) {
+    return new dev.polystack.host.memory.RemoteMemory() {
+      @Override
+      public int read(long address, byte[] dst, int off, int len) {
+        calls[0]++;
+        long page = address & -PAGE;
+        byte[] src = pages.get(page);
+        if (src == null) {
+          return 0;
+        }
+        int n = (int) Math.min(len, page + PAGE - address);
+        System.arraycopy(src, (int) (address - page), dst, off, n);
+        return n;
+      }
+
+      @Override
+      public int maxReadBytes() {
+        return 1 << 20;
+      }
+    };
   }
 }
