@@ -12,5 +12,5 @@ local function mix(x, k)
   return (x * 31 + v) % 1000003
 end
 local acc = 0
-for i = 1, N or 100000000 do acc = mix(acc, i) end
+for i = 1, N or 160000000 do acc = mix(acc, i) end
 print(acc)
