@@ -35,7 +35,6 @@ final class CompilerSettle {
    * Ctrl-C must not wait for the JIT); returns how long it waited.
    */
   static long await(java.util.function.BooleanSupplier stop) {
-    yieldToTargets();
     long start = System.nanoTime();
     long last = compilerNanos();
     if (last < 0) {
@@ -56,40 +55,6 @@ final class CompilerSettle {
         last = used;
         quietSince = System.nanoTime();
       }
-    }
-  }
-
-  /** Nice value of the compiler threads: the lowest, so a target sharing their CPU goes first. */
-  static final int COMPILER_NICE = 19;
-  private static final long SYS_SETPRIORITY = 141;
-  private static final int PRIO_PROCESS = 0;
-
-  /**
-   * Lowers this JVM's compiler threads to nice {@link #COMPILER_NICE}. Compilation does not
-   * stop once sampling starts (the runtime plug-in's walk and the naming of its frames first
-   * run then), and a compiler thread on the target's CPU takes turns with it: a scheduler trace
-   * of a LuaJIT record on 2 vCPUs found the C1 thread behind 89 of the target's preemptions,
-   * 19.4 ms of run-queue wait in a 2.9 s run; at nice 19, 2 (2.5 ms). Compiled code arrives
-   * later only when every CPU is busy. Lowering one's own threads needs no privilege; threads
-   * that cannot be reniced are left alone.
-   */
-  static void yieldToTargets() {
-    try (DirectoryStream<Path> tasks = Files.newDirectoryStream(TASKS)) {
-      for (Path task : tasks) {
-        String comm = readSmall(task.resolve("comm"));
-        if (comm == null || !(comm.contains("CompilerThre") || comm.startsWith("VM Thread"))) {
-          continue;
-        }
-        try {
-          int tid = Integer.parseInt(task.getFileName().toString());
-          dev.polystack.host.sys.Native.libc().syscall(SYS_SETPRIORITY, PRIO_PROCESS, tid,
-              COMPILER_NICE, 0, 0, 0);
-        } catch (NumberFormatException | LinkageError e) {
-          // not a thread directory, or no native access: compilation keeps its priority
-        }
-      }
-    } catch (IOException | SecurityException e) {
-      // no /proc/self/task: nothing to lower
     }
   }
 
