@@ -4,7 +4,6 @@ import dev.polystack.host.memory.PluginMemory;
 import dev.polystack.host.memory.RemoteMemory;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcReadException;
-import dev.polystack.host.ptrace.HoldPriority;
 import dev.polystack.host.ptrace.Ptrace;
 import dev.polystack.host.ptrace.PtraceConstants;
 import dev.polystack.host.ptrace.SigInfo;
@@ -55,8 +54,6 @@ public final class PtraceProbeBackend implements ProbeBackend {
   private final Map<Integer, ResolvedPlan> plans = new HashMap<>();
   private final Map<Integer, PluginMemory> memories = new HashMap<>();
   private HitListener listener;
-  /** Real-time priority while a thread is held at a hit (see {@link HoldPriority}). */
-  private HoldPriority priority;
   private int pid;
   private WaitStatus exit;
 
@@ -104,7 +101,6 @@ public final class PtraceProbeBackend implements ProbeBackend {
   }
 
   private End loop(Ptrace p, BooleanSupplier stop, long deadline) throws SyscallException {
-    priority = HoldPriority.forCurrentThread();
     if (launched) {
       arm(p, pid, pid);
       p.cont(pid, 0); // out of its exec stop
@@ -133,10 +129,6 @@ public final class PtraceProbeBackend implements ProbeBackend {
       }
       TraceEvent e = p.nextEvent();
       if (e != null) {
-        // The thread is held from here to its resume: nothing else of polystack may run in the
-        // tracer's place meanwhile. The wait above stays at normal priority, so its spin never
-        // keeps a tracee that shares the tracer's CPU from reaching its next stop.
-        priority.hold();
         try {
           handle(p, e);
         } catch (SyscallException ex) {
@@ -146,8 +138,6 @@ public final class PtraceProbeBackend implements ProbeBackend {
             throw ex;
           }
           listener.count("thread_gone", 1);
-        } finally {
-          priority.release();
         }
         idleSince = System.nanoTime();
         continue;
@@ -270,7 +260,6 @@ public final class PtraceProbeBackend implements ProbeBackend {
     } else if (st.stopSignal() == Syscalls.SIGTRAP && perfTrap(p, tid)) {
       ProbeHit entry = hit(p, tid);
       resume(p, tid, 0); // suppressed: the SIGTRAP was ours
-      priority.release(); // the monitor's work on the entry overlaps the target's run
       if (entry != null) {
         listener.hit(entry);
       }
