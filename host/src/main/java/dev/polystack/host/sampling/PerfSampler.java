@@ -12,6 +12,7 @@ import dev.polystack.host.proc.ProcReadException;
 import dev.polystack.host.memory.RemoteReadException;
 import dev.polystack.host.process.ModuleTable;
 import dev.polystack.host.process.TargetProcess;
+import dev.polystack.host.sched.CpuPlacement;
 import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.SyscallException;
@@ -37,8 +38,9 @@ import java.util.function.Consumer;
  * /proc/PID/task, so a thread's first {@link #RESCAN_NANOS} can go unsampled.
  */
 final class PerfSampler implements AutoCloseable {
+  // SAMPLE_CPU: where the thread ran at the tick, so that polystack's threads can keep off it.
   static final long SAMPLE_TYPE = PerfConstants.SAMPLE_IP | PerfConstants.SAMPLE_TID
-      | PerfConstants.SAMPLE_TIME | PerfConstants.SAMPLE_REGS_USER
+      | PerfConstants.SAMPLE_TIME | PerfConstants.SAMPLE_CPU | PerfConstants.SAMPLE_REGS_USER
       | PerfConstants.SAMPLE_STACK_USER;
   static final long REGS = PerfConstants.REGS_GENERAL;
 
@@ -61,8 +63,11 @@ final class PerfSampler implements AutoCloseable {
   static final int MIN_RING_LOG2 = 3;
   static final int MAX_RING_LOG2 = 8;
 
-  /** Bytes of a sample record besides the stack copy: header, ip, tid, time, abi, regs, sizes. */
-  static final int RECORD_OVERHEAD = 8 + 8 + 8 + 8 + 8 + 17 * 8 + 8 + 8;
+  /**
+   * Bytes of a sample record besides the stack copy: header, ip, tid, time, cpu, abi, regs,
+   * sizes.
+   */
+  static final int RECORD_OVERHEAD = 8 + 8 + 8 + 8 + 8 + 8 + 17 * 8 + 8 + 8;
 
   /** @param eachSample the event wakes the reader at every sample (see {@link #open}) */
   private record Stream(int tid, PerfEvent event, PerfRingBuffer ring, boolean eachSample) {}
@@ -85,6 +90,10 @@ final class PerfSampler implements AutoCloseable {
   /** Page buffers for one prefetch, reused: a walk ends before the next sample's prefetch. */
   private final byte[][] pagePool = new byte[PagePrefetch.MAX_PAGES][];
   private long lastSyncRefresh = System.nanoTime() - SYNC_REFRESH_NANOS;
+  /** Keeps polystack's threads off the CPUs the samples were taken on (see CpuPlacement). */
+  private final CpuPlacement placement = CpuPlacement.forThisProcess();
+  /** CPUs of the samples drained since the last placement; reused. */
+  private final java.util.BitSet targetCpus = new java.util.BitSet();
 
   PerfSampler(TargetProcess target, SamplingOptions options, StackWalker walker, SampleSink sink,
       Runnable refreshRequest, Consumer<String> warn) {
@@ -178,6 +187,8 @@ final class PerfSampler implements AutoCloseable {
       }
       pollAndDrain((int) Math.min(POLL_MILLIS, (end - now + 999_999) / 1_000_000));
       now = System.nanoTime();
+      placement.targetRunsOn(targetCpus, now);
+      targetCpus.clear();
       if (now >= nextScan) {
         nextScan = now + RESCAN_NANOS;
         if (exit.gone()) {
@@ -190,6 +201,7 @@ final class PerfSampler implements AutoCloseable {
     for (Stream s : streams.values()) {
       drain(s); // what the kernel wrote before the end still counts
     }
+    placement.close();
     return new SamplerOutcome(exit.status(), byUser, gone);
   }
 
@@ -320,6 +332,9 @@ final class PerfSampler implements AutoCloseable {
       sink.lost("no_user_regs"); // no user context at the tick (the kernel says ABI_NONE)
       return;
     }
+    if (s.cpu() >= 0) {
+      targetCpus.set(s.cpu());
+    }
     Registers regs = ApiRegisters.fromPerf(s.regs(), REGS);
     RawStack stack = walk(s, regs);
     if (stack.errors().contains("no_module")) {
@@ -415,6 +430,7 @@ final class PerfSampler implements AutoCloseable {
 
   @Override
   public void close() {
+    placement.close();
     for (Stream s : List.copyOf(streams.values())) {
       close(s);
     }

@@ -11,6 +11,7 @@ import dev.polystack.host.ptrace.TraceEvent;
 import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.ptrace.TracerWakeup;
 import dev.polystack.host.ptrace.WaitStatus;
+import dev.polystack.host.sched.CpuPlacement;
 import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.SyscallException;
 import dev.polystack.plugin.api.Registers;
@@ -80,6 +81,11 @@ final class PtraceSampler {
       priority = HoldPriority.forCurrentThread();
       warmUp(p, heldAtExec);
       CompilerSettle.await(stop);
+      // Off the target's CPU before it runs: a launched program resumes on the CPU it last ran
+      // on, and the first samples' compilation would otherwise preempt it there.
+      if (!options.idle()) {
+        placement.targetRunsOn(lastCpus(), System.nanoTime());
+      }
       if (heldAtExec) {
         control.resume(p, target.pid(), 0);
       } else {
@@ -125,6 +131,7 @@ final class PtraceSampler {
         }
       }
     } finally {
+      placement.close();
       wakeup.ifPresent(TracerWakeup::close);
       wakeup = Optional.empty();
       for (int i = control.detachAll(p); i > 0; i--) {
@@ -190,6 +197,7 @@ final class PtraceSampler {
     boolean block = !options.idle() && BLOCKING_WAIT && wakeup.isPresent()
         && onCpuLastTick <= CPUS;
     int onCpu = 0;
+    targetCpus.clear();
     for (int tid : p.tracedThreads()) {
       if (!options.threads().isEmpty() && !options.threads().contains(tid)) {
         continue;
@@ -200,11 +208,40 @@ final class PtraceSampler {
         if (cpu == NOT_ON_CPU) {
           continue;
         }
+        if (cpu >= 0) {
+          targetCpus.set(cpu);
+        }
       }
       onCpu++;
       sampleHeld(p, tid, block, cpu);
     }
     onCpuLastTick = onCpu;
+    placement.targetRunsOn(targetCpus, System.nanoTime());
+  }
+
+  /** Keeps polystack's own threads off the target's CPUs (see {@link CpuPlacement}). */
+  private final CpuPlacement placement = CpuPlacement.forThisProcess();
+
+  /** The CPUs the sampled threads ran on in this tick; reused. */
+  private final java.util.BitSet targetCpus = new java.util.BitSet();
+
+  /** The CPUs the target's threads last ran on, whatever their state (before the first tick). */
+  private java.util.BitSet lastCpus() {
+    java.util.BitSet cpus = new java.util.BitSet();
+    try {
+      for (int tid : Tracer.listTasks(target.pid())) {
+        if (!options.threads().isEmpty() && !options.threads().contains(tid)) {
+          continue;
+        }
+        int cpu = proc.forPid(target.pid()).taskStat(tid).processor();
+        if (cpu >= 0) {
+          cpus.set(cpu);
+        }
+      }
+    } catch (ProcReadException | RuntimeException e) {
+      // No placement before the first tick; the ticks place it.
+    }
+    return cpus;
   }
 
   private static final int NOT_ON_CPU = -2;

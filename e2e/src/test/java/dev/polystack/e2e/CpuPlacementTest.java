@@ -1,0 +1,124 @@
+package dev.polystack.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * While recording, polystack's own threads (compiler, tracer, sample processor) keep off the CPU
+ * that the sampled thread runs on when there are CPUs to spare, and keep every CPU when the
+ * target uses them all: read back from the kernel's view of both processes.
+ */
+class CpuPlacementTest {
+
+  @TempDir Path dir;
+
+  @Test
+  void polystacksThreadsLeaveTheSampledThreadsCpu() throws Exception {
+    assumeTrue(Runtime.getRuntime().availableProcessors() >= 2, "needs two CPUs");
+    Path out = dir.resolve("placed.folded");
+    try (Target target = Target.start(Workloads.binary("two_threads"), "stdin");
+        Distribution.Running polystack = Distribution.start(Distribution.launcherJvmOptions(),
+            "record", "--pid", Integer.toString(target.pid()), "--threads",
+            Integer.toString(target.pid()), "--format", "folded", "-o", out.toString())) {
+      target.awaitTraced(60_000);
+      // The sampled (main) thread may move between ticks; polystack follows within a tick or
+      // two. Wanted: one moment where the thread stayed on one CPU and no polystack thread may
+      // run there.
+      long deadline = System.nanoTime() + 20_000_000_000L;
+      String last = "";
+      boolean seen = false;
+      while (!seen && System.nanoTime() < deadline) {
+        int before = cpuOf(target.pid(), target.pid());
+        List<String> masks = allowedLists(polystack.pid());
+        int after = cpuOf(target.pid(), target.pid());
+        last = "target on CPU " + before + "/" + after + ", polystack threads " + masks;
+        seen = before == after && before >= 0 && !masks.isEmpty()
+            && masks.stream().noneMatch(m -> contains(m, before));
+        Thread.sleep(50);
+      }
+      assertTrue(seen, "polystack's threads never left the sampled thread's CPU: " + last
+          + "\n" + polystack.stderrSoFar());
+
+      polystack.signal("INT");
+      var result = polystack.await(20);
+      RecordLaunchTest.assertSucceeded(result, out);
+      assertTrue(Tools.total(Tools.folded(out)) > 0, result.stderr());
+    }
+  }
+
+  @Test
+  void aTargetOnEveryCpuLeavesPolystackEveryCpu() throws Exception {
+    assumeTrue(Runtime.getRuntime().availableProcessors() == 2, "two busy threads fill 2 CPUs");
+    Path out = dir.resolve("all.folded");
+    try (Target target = Target.start(Workloads.binary("two_threads"), "stdin");
+        Distribution.Running polystack = Distribution.start(Distribution.launcherJvmOptions(),
+            "record", "--pid", Integer.toString(target.pid()), "--format", "folded", "-o",
+            out.toString())) {
+      target.awaitTraced(60_000);
+      String full = allowedLists(ProcessHandle.current().pid()).get(0);
+      for (int i = 0; i < 20; i++) {
+        Thread.sleep(50);
+        for (String mask : allowedLists(polystack.pid())) {
+          assertEquals(full, mask, "a polystack thread lost a CPU while the target uses both");
+        }
+      }
+      polystack.signal("INT");
+      RecordLaunchTest.assertSucceeded(polystack.await(20), out);
+    }
+  }
+
+  /** The CPU a thread last ran on: field 39 of its stat. */
+  private static int cpuOf(int pid, int tid) {
+    try {
+      String stat = Files.readString(Path.of("/proc", Integer.toString(pid), "task",
+          Integer.toString(tid), "stat"));
+      String[] after = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+      return Integer.parseInt(after[39 - 3]);
+    } catch (IOException | RuntimeException e) {
+      return -1;
+    }
+  }
+
+  /** Cpus_allowed_list of every thread of a process. */
+  private static List<String> allowedLists(long pid) throws IOException {
+    List<String> out = new ArrayList<>();
+    try (DirectoryStream<Path> tasks = Files.newDirectoryStream(
+        Path.of("/proc", Long.toString(pid), "task"))) {
+      for (Path task : tasks) {
+        try {
+          for (String line : Files.readAllLines(task.resolve("status"))) {
+            if (line.startsWith("Cpus_allowed_list:")) {
+              out.add(line.substring(line.indexOf(':') + 1).trim());
+            }
+          }
+        } catch (IOException e) {
+          // the thread exited meanwhile
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Whether a list such as "0-1,3" names {@code cpu}. */
+  private static boolean contains(String list, int cpu) {
+    for (String part : list.split(",")) {
+      String[] range = part.trim().split("-");
+      int lo = Integer.parseInt(range[0]);
+      int hi = range.length > 1 ? Integer.parseInt(range[1]) : lo;
+      if (cpu >= lo && cpu <= hi) {
+        return true;
+      }
+    }
+    return false;
+  }
+}
