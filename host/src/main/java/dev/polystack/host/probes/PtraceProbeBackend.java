@@ -142,7 +142,7 @@ public final class PtraceProbeBackend implements ProbeBackend {
         idleSince = System.nanoTime();
         continue;
       }
-      if (exit != null || p.tracedThreads().isEmpty()) {
+      if (exit != null || !p.tracesAny()) {
         return End.TARGET_EXITED;
       }
       long now = System.nanoTime();
@@ -171,7 +171,7 @@ public final class PtraceProbeBackend implements ProbeBackend {
     for (int round = 0; round < 100; round++) {
       boolean fresh = false;
       for (int tid : Tracer.listTasks(pid)) {
-        if (p.tracedThreads().contains(tid)) {
+        if (p.traces(tid)) {
           continue;
         }
         try {
@@ -182,7 +182,7 @@ public final class PtraceProbeBackend implements ProbeBackend {
             throw e;
           }
         }
-        if (p.tracedThreads().contains(tid)) {
+        if (p.traces(tid)) {
           arm(p, tid, pid);
         }
       }

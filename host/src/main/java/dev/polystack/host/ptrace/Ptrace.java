@@ -55,6 +55,18 @@ public final class Ptrace {
     return Collections.unmodifiableSet(new LinkedHashSet<>(threads.keySet()));
   }
 
+  /** Whether any thread is seized; unlike {@link #tracedThreads()} it copies nothing. */
+  public boolean tracesAny() {
+    checkThread();
+    return !threads.isEmpty();
+  }
+
+  /** Whether {@code tid} is seized; unlike {@link #tracedThreads()} it copies nothing. */
+  public boolean traces(int tid) {
+    checkThread();
+    return threads.containsKey(tid);
+  }
+
   /** True if the last report for {@code tid} was a stop and it has not been resumed since. */
   public boolean isStopped(int tid) {
     checkThread();

@@ -346,7 +346,7 @@ final class PtraceSampler {
         : p.awaitStop(tid, STOP_TIMEOUT_NANOS);
     if (stopped == null) {
       // Still running (uninterruptible sleep) or gone; the stop, if it comes, is passed on later.
-      sink.lost(p.tracedThreads().contains(tid) ? "stop_timeout" : "thread_gone");
+      sink.lost(p.traces(tid) ? "stop_timeout" : "thread_gone");
       return;
     }
     TraceEvent event = p.takeEvent(tid);

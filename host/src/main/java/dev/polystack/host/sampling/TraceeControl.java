@@ -36,7 +36,7 @@ final class TraceeControl {
   }
 
   boolean gone(Ptrace p) {
-    return exit != null || p.tracedThreads().isEmpty();
+    return exit != null || !p.tracesAny();
   }
 
   /**
