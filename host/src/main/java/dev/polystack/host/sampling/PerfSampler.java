@@ -169,6 +169,15 @@ final class PerfSampler implements AutoCloseable {
     }
   }
 
+  /**
+   * Pins polystack's threads away from where the target's threads last ran, before a launched
+   * program is let go: the start-up's compilation would otherwise preempt it there.
+   */
+  void placeBeforeStart(dev.polystack.host.proc.ProcFs proc) {
+    placement.targetRunsOn(TargetCpus.lastOf(proc, target.pid(), options.threads()),
+        System.nanoTime());
+  }
+
   /** Samples until {@code stop}, the duration's end or the target's exit. */
   SamplerOutcome run(BooleanSupplier stop, TargetExit exit) throws SyscallException {
     long start = System.nanoTime();

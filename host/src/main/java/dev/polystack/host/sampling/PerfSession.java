@@ -68,6 +68,7 @@ final class PerfSession {
           try (PerfSampler sampler = new PerfSampler(target, options, walker, processor, refresh,
               warn)) {
             sampler.openAll();
+            sampler.placeBeforeStart(proc);
             release.run();
             return sampler.run(stop, exit);
           }

@@ -84,7 +84,8 @@ final class PtraceSampler {
       // Off the target's CPU before it runs: a launched program resumes on the CPU it last ran
       // on, and the first samples' compilation would otherwise preempt it there.
       if (!options.idle()) {
-        placement.targetRunsOn(lastCpus(), System.nanoTime());
+        placement.targetRunsOn(TargetCpus.lastOf(proc, target.pid(), options.threads()),
+            System.nanoTime());
       }
       if (heldAtExec) {
         control.resume(p, target.pid(), 0);
@@ -225,24 +226,6 @@ final class PtraceSampler {
   /** The CPUs the sampled threads ran on in this tick; reused. */
   private final java.util.BitSet targetCpus = new java.util.BitSet();
 
-  /** The CPUs the target's threads last ran on, whatever their state (before the first tick). */
-  private java.util.BitSet lastCpus() {
-    java.util.BitSet cpus = new java.util.BitSet();
-    try {
-      for (int tid : Tracer.listTasks(target.pid())) {
-        if (!options.threads().isEmpty() && !options.threads().contains(tid)) {
-          continue;
-        }
-        int cpu = proc.forPid(target.pid()).taskStat(tid).processor();
-        if (cpu >= 0) {
-          cpus.set(cpu);
-        }
-      }
-    } catch (ProcReadException | RuntimeException e) {
-      // No placement before the first tick; the ticks place it.
-    }
-    return cpus;
-  }
 
   private static final int NOT_ON_CPU = -2;
   private static final int UNKNOWN_CPU = -1;
