@@ -88,7 +88,7 @@ final class PerfSampler implements AutoCloseable {
   private final PerfPoll poll = new PerfPoll();
   private final PagePrefetch prefetch = new PagePrefetch();
   /** Page buffers for one prefetch, reused: a walk ends before the next sample's prefetch. */
-  private final byte[][] pagePool = new byte[PagePrefetch.MAX_PAGES][];
+  private final PagePool pagePool = new PagePool();
   private long lastSyncRefresh = System.nanoTime() - SYNC_REFRESH_NANOS;
   /** Keeps polystack's threads off the CPUs the samples were taken on (see CpuPlacement). */
   private final CpuPlacement placement = CpuPlacement.forThisProcess();
@@ -381,24 +381,12 @@ final class PerfSampler implements AutoCloseable {
   /** The thread's expected pages, read together; an empty map when none are known yet. */
   private Map<Long, byte[]> prefetchPages(int tid) {
     long[] want = prefetch.pages(tid);
-    int n = Math.min(want.length, PagePrefetch.MAX_PAGES);
-    if (n == 0) {
+    if (want.length == 0) {
       return Map.of();
-    }
-    long[] at = java.util.Arrays.copyOf(want, n);
-    byte[][] into = new byte[n][];
-    for (int i = 0; i < n; i++) {
-      if (pagePool[i] == null) {
-        pagePool[i] = new byte[SampleMemory.PAGE];
-      }
-      into[i] = pagePool[i];
     }
     Map<Long, byte[]> pages = new java.util.HashMap<>();
     try {
-      int[] got = target.hostMemory().readScattered(at, into);
-      for (int i = 0; i < n; i++) {
-        pages.put(at[i], got[i] == SampleMemory.PAGE ? into[i] : new byte[0]);
-      }
+      pagePool.read(target.hostMemory(), 0, null, want, pages);
     } catch (RemoteReadException e) {
       return Map.of(); // the walk reads page by page instead
     }

@@ -41,12 +41,7 @@ final class StackCapture {
 
   /** Pages read with the last {@link #copyWithPages}, by address. */
   private final java.util.Map<Long, byte[]> pages = new java.util.HashMap<>();
-  /**
-   * Page buffers reused from sample to sample: the walk of one sample's copy ends before the
-   * next copy, and fresh buffers were a quarter of what sampling allocated (so of how often the
-   * JVM's collector ran, which can hold a stopped target until it is done).
-   */
-  private final byte[][] pagePool = new byte[PagePrefetch.MAX_PAGES][];
+  private final PagePool pagePool = new PagePool();
 
   /**
    * Copies the stack as {@link #copy} and, in the same system call, whole pages the caller
@@ -60,24 +55,8 @@ final class StackCapture {
     }
     start = sp;
     length = 0;
-    int n = Math.min(pageAddresses.length, PagePrefetch.MAX_PAGES);
-    long[] at = new long[n + 1];
-    byte[][] into = new byte[n + 1][];
-    at[0] = sp;
-    into[0] = buffer;
-    for (int i = 0; i < n; i++) {
-      at[i + 1] = pageAddresses[i];
-      if (pagePool[i] == null) {
-        pagePool[i] = new byte[SampleMemory.PAGE];
-      }
-      into[i + 1] = pagePool[i];
-    }
     try {
-      int[] got = live.readScattered(at, into);
-      length = got[0];
-      for (int i = 0; i < n; i++) {
-        pages.put(at[i + 1], got[i + 1] == SampleMemory.PAGE ? into[i + 1] : new byte[0]);
-      }
+      length = pagePool.read(live, sp, buffer, pageAddresses, pages);
     } catch (RemoteReadException e) {
       length = 0;
       pages.clear();
