@@ -5,7 +5,9 @@
 #      minimal C loop (bench/ptrace_floor.c) on the same LuaJIT benchmark;
 #   2. target slowdown at 99 Hz, paired interleaved rounds (median of ROUNDS): no profiler,
 #      polystack (ptrace), polystack --mode perf (never stops the target), the C floor (the
-#      same stops, no walk), luajit -jp (in-process), perf record -F 99 -g.
+#      same stops, no walk), luajit -jp (in-process), perf record -F 99 -g; and, per
+#      configuration, the target's run queue wait (its schedstat), which shows a profiler's
+#      threads taking the target's CPU even where the machine's speed swamps the slowdown.
 # The benchmark times itself (CLOCK_MONOTONIC via FFI), so profiler start-up is not counted.
 # Usage: bench/run-luajit.sh [--halt-poll NS] [ROUNDS (default 5)] [N (benchmark rounds,
 #        default 600 ~ 3.5 s)]
@@ -92,7 +94,10 @@ python3 - "$work" "$rounds" <<'PY'
 import statistics, sys
 w, rounds = sys.argv[1], int(sys.argv[2])
 def run(name, r):
-    return float(open(f"{w}/{name}.{r}").read())
+    return float(open(f"{w}/{name}.{r}").read().split()[0])
+def wait_ms(name, r):
+    f = open(f"{w}/{name}.{r}").read().split()
+    return float(f[1]) / 1e6 if len(f) > 1 else float("nan")
 names = (("poly", "polystack record --rate 99 (ptrace)"),
          ("pperf", "polystack record --mode perf --rate 99"),
          ("floor", "C ptrace floor at 99 Hz (bench/ptrace_floor.c)"),
@@ -113,6 +118,14 @@ for name, label in names:
     m = statistics.median(run(name, r) for r in range(1, rounds + 1))
     paired = statistics.median(run(name, r) / run("base", r) - 1 for r in range(1, rounds + 1))
     print(f"| {label} | {m:.3f} | {100 * paired:+.1f}% |")
+# The target's run queue wait: time it could have run but another thread had its CPU. Unlike
+# the elapsed time it does not move with the machine's speed, so it shows a profiler's threads
+# crowding the target even where the slowdown is lost in noise.
+print()
+print("| configuration | run queue wait per run, median (ms) |\n|---|---|")
+print(f"| no profiler | {statistics.median(wait_ms('base', r) for r in range(1, rounds + 1)):.1f} |")
+for name, label in names:
+    print(f"| {label} | {statistics.median(wait_ms(name, r) for r in range(1, rounds + 1)):.1f} |")
 # The goal compares two slowdowns; each round gives one difference of the two, in points.
 def points(a, b):
     return statistics.median(100 * (run(a, r) - run(b, r)) / run("base", r)
