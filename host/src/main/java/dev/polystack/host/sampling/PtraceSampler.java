@@ -226,7 +226,6 @@ final class PtraceSampler {
   /** The CPUs the sampled threads ran on in this tick; reused. */
   private final java.util.BitSet targetCpus = new java.util.BitSet();
 
-
   private static final int NOT_ON_CPU = -2;
   private static final int UNKNOWN_CPU = -1;
 
