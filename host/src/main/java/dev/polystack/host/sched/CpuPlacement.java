@@ -40,6 +40,7 @@ public final class CpuPlacement implements AutoCloseable {
   private final BitSet allowed;
   private final Pointer mask = Native.allocate(MASK_BYTES);
   private BitSet applied;
+  private final BitSet scratch = new BitSet();
   private long lastChange = Long.MIN_VALUE / 2;
   private boolean enabled;
   private int repins;
@@ -84,7 +85,10 @@ public final class CpuPlacement implements AutoCloseable {
     if (!enabled || targetCpus.isEmpty()) {
       return;
     }
-    BitSet wanted = (BitSet) allowed.clone();
+    // Called once per tick: the set is worked out in a reused scratch, copied only on a change.
+    BitSet wanted = scratch;
+    wanted.clear();
+    wanted.or(allowed);
     wanted.andNot(targetCpus);
     if (wanted.isEmpty()) {
       wanted = allowed;
