@@ -39,7 +39,9 @@ public final class ElfFile {
     this.debugLink = new Lazy<>(() -> Notes.debugLink(layout));
     this.ehFrame = new Lazy<>(() -> Frames.ehFrame(layout));
     this.debugFrame = new Lazy<>(() -> Frames.debugFrame(layout));
-    this.symbolizer = new Lazy<>(() -> new Symbolizer(staticSymbols.get(), dynamicSymbols.get().table));
+    this.symbolizer = new Lazy<>(() -> new Symbolizer(staticSymbols.get(),
+        dynamicSymbols.get().table,
+        new SymbolTable(PltSymbols.read(layout, dynamicSymbols.get().table))));
   }
 
   /** Parses the ELF header, program headers and section headers (with names). */

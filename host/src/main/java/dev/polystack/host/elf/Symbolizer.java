@@ -10,7 +10,7 @@ import java.util.Set;
 
 /**
  * Address-to-symbol index over defined function and object symbols of .symtab (preferred, it
- * has local symbols) merged with .dynsym. Addresses are link-time: subtract the load bias first.
+ * has local symbols) merged with .dynsym and the PLT stubs' names ({@code name@plt}). Addresses are link-time: subtract the load bias first.
  *
  * <p>Matching rules:
  * <ol>
@@ -27,11 +27,13 @@ public final class Symbolizer {
   /** prefixMaxEnd[i]: greatest end of any sized symbol among sorted[0..i], to bound backward scans. */
   private final long[] prefixMaxEnd;
 
-  Symbolizer(SymbolTable staticSymbols, SymbolTable dynamicSymbols) {
+  /** @param pltSymbols the import stubs' names ({@link PltSymbols}) */
+  Symbolizer(SymbolTable staticSymbols, SymbolTable dynamicSymbols, SymbolTable pltSymbols) {
     List<ElfSymbol> all = new ArrayList<>();
     Set<String> seen = new HashSet<>();
     addAll(staticSymbols, all, seen);
     addAll(dynamicSymbols, all, seen);
+    addAll(pltSymbols, all, seen);
     all.sort(Comparator.comparing(ElfSymbol::value, Long::compareUnsigned)
         .thenComparing(ElfSymbol::size, Comparator.reverseOrder()));
     this.sorted = Collections.unmodifiableList(all);
