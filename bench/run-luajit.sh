@@ -7,10 +7,14 @@
 #      polystack (ptrace), polystack --mode perf (never stops the target), the C floor (the
 #      same stops, no walk), luajit -jp (in-process), perf record -F 99 -g; and, per
 #      configuration, the target's run queue wait (its schedstat), which shows a profiler's
-#      threads taking the target's CPU even where the machine's speed swamps the slowdown.
+#      threads taking the target's CPU even where the machine's speed swamps the slowdown;
+#   3. the time taken from the target at 99 Hz, the same configurations and pairing on
+#      bench/lua/lost.lua, which counts the time it did not run (gaps between clock reads every
+#      microsecond or so) instead of timing a fixed amount of work: on a VM whose speed wanders
+#      by 5-15% from run to run, this is what resolves a difference of a point.
 # The benchmark times itself (CLOCK_MONOTONIC via FFI), so profiler start-up is not counted.
 # Usage: bench/run-luajit.sh [--halt-poll NS] [ROUNDS (default 5)] [N (benchmark rounds,
-#        default 600 ~ 3.5 s)]
+#        default 600 ~ 3.5 s)] [LOST_SECONDS (length of each lost.lua run, default 5)]
 #        bench/run-luajit.sh --help
 # --halt-poll NS sets the guest's cpuidle halt polling for the run (root; restored on exit):
 # how long an idle vCPU spins before it halts (see bench/lib.sh and docs/benchmarks.md).
@@ -31,6 +35,9 @@ while [ $# -gt 0 ]; do
 done
 rounds=${1:-5}
 n=${2:-600}
+lost_seconds=${3:-5}
+[[ "$rounds" =~ ^[1-9][0-9]*$ && "$n" =~ ^[1-9][0-9]*$ && "$lost_seconds" =~ ^[1-9][0-9]*$ ]] ||
+  { echo "run-luajit.sh: ROUNDS, N and LOST_SECONDS are positive integers (try --help)" >&2; exit 2; }
 make_work /tmp/polystack-luajit-bench.XXXXXX
 apply_halt_poll
 bench="$root/bench/lua/cpu.lua"
@@ -64,39 +71,47 @@ echo; echo "## slowdown at 99 Hz, $rounds paired rounds (seconds of work, median
 # so that a drift inside a round (the host's, or the page cache's) does not always fall on the
 # same configuration: with a fixed order the unprofiled run always went first and perf record,
 # which costs nothing measurable at 99 Hz, came out +4.7%.
-run_base() { luajit ${LUAJIT_OPTS:-} "$bench" "$n" "$work/base.$1"; }
+# Each writes the benchmark's own figures to $work/<phase>.<configuration>.<round>; the program
+# and its arguments are $prog and $prog_args (cpu.lua N, then lost.lua SECONDS).
+run_base() { luajit ${LUAJIT_OPTS:-} "$prog" $prog_args "$work/$phase.base.$1"; }
 run_poly() {
   "$root/polystack" record --rate 99 --format folded -o "$work/p.folded" \
-    -- luajit ${LUAJIT_OPTS:-} "$bench" "$n" "$work/poly.$1" 2>/dev/null
+    -- luajit ${LUAJIT_OPTS:-} "$prog" $prog_args "$work/$phase.poly.$1" 2>/dev/null
 }
 run_pperf() {
-  "$root/polystack" record --mode perf --rate 99 --format folded -o "$work/pp.$1.folded" \
-    --stats-json "$work/pp.$1.json" -- luajit ${LUAJIT_OPTS:-} "$bench" "$n" "$work/pperf.$1" \
-    2>/dev/null
+  "$root/polystack" record --mode perf --rate 99 --format folded -o "$work/pp.folded" \
+    -- luajit ${LUAJIT_OPTS:-} "$prog" $prog_args "$work/$phase.pperf.$1" 2>/dev/null
 }
 run_floor() {
-  "$work/ptrace_floor" -r 99 -- luajit ${LUAJIT_OPTS:-} "$bench" "$n" "$work/floor.$1" \
-    2>/dev/null
+  "$work/ptrace_floor" -r 99 -- luajit ${LUAJIT_OPTS:-} "$prog" $prog_args \
+    "$work/$phase.floor.$1" 2>/dev/null
 }
-run_jp() { luajit ${LUAJIT_OPTS:-} -jp=f,"$work/jp.txt" "$bench" "$n" "$work/jp.$1"; }
+run_jp() { luajit ${LUAJIT_OPTS:-} -jp=f,"$work/jp.txt" "$prog" $prog_args "$work/$phase.jp.$1"; }
 run_perf() {
-  perf record -q -F 99 -g -o "$work/perf.data" -- luajit ${LUAJIT_OPTS:-} "$bench" "$n" \
-    "$work/perf.$1" >/dev/null 2>&1
+  perf record -q -F 99 -g -o "$work/perf.data" -- luajit ${LUAJIT_OPTS:-} "$prog" $prog_args \
+    "$work/$phase.perf.$1" >/dev/null 2>&1
+}
+# One round: every configuration once, starting at a different one each round.
+run_rounds() { # phase
+  phase=$1
+  local r i
+  for r in $(seq 1 "$rounds"); do
+    for i in 0 1 2 3 4 5; do
+      "run_${order[$(( (r + i) % 6 ))]}" "$r"
+    done
+    log "$phase: round $r/$rounds done (load $(cut -d' ' -f1 /proc/loadavg))"
+  done
 }
 order=(base poly pperf floor jp perf)
-for r in $(seq 1 "$rounds"); do
-  for i in 0 1 2 3 4 5; do
-    "run_${order[$(( (r + i) % 6 ))]}" "$r"
-  done
-  log "round $r/$rounds done (load $(cut -d' ' -f1 /proc/loadavg))"
-done
+prog="$bench" prog_args="$n"
+run_rounds slowdown
 python3 - "$work" "$rounds" <<'PY'
 import statistics, sys
 w, rounds = sys.argv[1], int(sys.argv[2])
 def run(name, r):
-    return float(open(f"{w}/{name}.{r}").read().split()[0])
+    return float(open(f"{w}/slowdown.{name}.{r}").read().split()[0])
 def wait_ms(name, r):
-    f = open(f"{w}/{name}.{r}").read().split()
+    f = open(f"{w}/slowdown.{name}.{r}").read().split()
     return float(f[1]) / 1e6 if len(f) > 1 else float("nan")
 names = (("poly", "polystack record --rate 99 (ptrace)"),
          ("pperf", "polystack record --mode perf --rate 99"),
@@ -136,4 +151,53 @@ print(f"| polystack - luajit -jp | {points('poly', 'jp'):+.1f} |")
 print(f"| polystack --mode perf - luajit -jp | {points('pperf', 'jp'):+.1f} |")
 print(f"| C floor - luajit -jp | {points('floor', 'jp'):+.1f} |")
 print(f"| polystack - C floor | {points('poly', 'floor'):+.1f} |")
+PY
+
+echo; echo "## time taken from the target at 99 Hz (bench/lua/lost.lua), $rounds paired rounds of ${lost_seconds} s${LUAJIT_OPTS:+, luajit $LUAJIT_OPTS}"
+# The elapsed time above wanders with the machine's speed by more than the goal (1 point); the
+# benchmark's own count of the time it did not run does not (see bench/lua/lost.lua). Each
+# round's unprofiled run gives that round's floor of interrupts and preemptions, which the
+# profiled runs of the same round are compared with.
+prog="$root/bench/lua/lost.lua" prog_args="$lost_seconds"
+run_rounds lost
+python3 - "$work" "$rounds" <<'PY'
+import statistics, sys
+w, rounds = sys.argv[1], int(sys.argv[2])
+def fields(name, r):
+    return open(f"{w}/lost.{name}.{r}").read().split()
+def lost(name, r):  # percent of the run's time
+    f = fields(name, r)
+    return 100 * float(f[1]) / (float(f[0]) * 1e9)
+def gaps_per_s(name, r):
+    f = fields(name, r)
+    return float(f[2]) / float(f[0])
+names = (("poly", "polystack record --rate 99 (ptrace)"),
+         ("pperf", "polystack record --mode perf --rate 99"),
+         ("floor", "C ptrace floor at 99 Hz (bench/ptrace_floor.c)"),
+         ("jp", "luajit -jp (in-process)"),
+         ("perf", "perf record -F 99 -g"))
+R = range(1, rounds + 1)
+print("| round | no profiler (% lost) | " + " | ".join(label for _, label in names) + " |")
+print("|---|---|" + "---|" * len(names))
+for r in R:
+    b = lost("base", r)
+    print(f"| {r} | {b:.2f} | " + " | ".join(f"{lost(n, r) - b:+.2f}" for n, _ in names) + " |")
+print()
+print("| configuration | time lost, % (median) | taken by the profiler, points (median of paired rounds) | gaps per second |\n|---|---|---|---|")
+print(f"| no profiler | {statistics.median(lost('base', r) for r in R):.2f} | - | {statistics.median(gaps_per_s('base', r) for r in R):.0f} |")
+for name, label in names:
+    print(f"| {label} | {statistics.median(lost(name, r) for r in R):.2f} | "
+          f"{statistics.median(lost(name, r) - lost('base', r) for r in R):+.2f} | "
+          f"{statistics.median(gaps_per_s(name, r) for r in R):.0f} |")
+def points(a, b):
+    d = sorted(lost(a, r) - lost(b, r) for r in R)
+    return statistics.median(d), d[len(d) // 4], d[(3 * len(d)) // 4]
+print()
+print("| difference, over rounds | median (points) | quartiles |\n|---|---|---|")
+for a, b, label in (("poly", "jp", "polystack - luajit -jp"),
+                    ("pperf", "jp", "polystack --mode perf - luajit -jp"),
+                    ("floor", "jp", "C floor - luajit -jp"),
+                    ("poly", "floor", "polystack - C floor")):
+    m, lo, hi = points(a, b)
+    print(f"| {label} | {m:+.2f} | {lo:+.2f} .. {hi:+.2f} |")
 PY

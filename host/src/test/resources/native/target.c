@@ -50,10 +50,17 @@ int main(int argc, char **argv) {
   char *pages = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   for (int i = 0; i < 8192; i++) pages[i] = (char)(i & 0xff);
   mprotect(pages + 4096, 4096, PROT_NONE);
+  /* One readable page between two PROT_NONE ones: a stack copy that starts below the stack
+   * pointer must fall back to the pointer when the mapping begins in between. */
+  char *guard = mmap(NULL, 12288, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  char *guarded = guard + 4096;
+  for (int i = 0; i < 4096; i++) guarded[i] = (char)((i * 7) & 0xff);
+  mprotect(guard, 4096, PROT_NONE);
+  mprotect(guard + 8192, 4096, PROT_NONE);
   if (strcmp(argv[1], "loop") == 0) {
     deadline_ms = now_ms() + atol(argv[2]);
-    printf("ready pattern=%p counter=%p work=%p pages=%p\n", (void *)pattern, (void *)&counter,
-           (void *)work, (void *)pages);
+    printf("ready pattern=%p counter=%p work=%p pages=%p guarded=%p\n", (void *)pattern,
+           (void *)&counter, (void *)work, (void *)pages, (void *)guarded);
     fflush(stdout);
     unsigned long acc = spin();
     printf("done counter=%lu acc=%lu\n", counter, acc);

@@ -73,6 +73,8 @@ record Layout(int luaStateSize, int vmstate, int curL, int jitBase, int strLen, 
 
   /** Low 47 bits of a TValue hold a GC pointer; the tag is above. */
   static final long GCVMASK = (1L << 47) - 1;
+  /** The tag (bits 47-63) of a TValue holding a function: LJ_TFUNC, ~8u, in 17 bits. */
+  static final long TAG_FUNC = 0x1FFF7L;
 
   /** The global_State layouts of LuaJIT 2.1 (see docs/luajit.md), keyed by cur_L. */
   static Layout forCurL(int curL, int luaStateSize) {

@@ -1,5 +1,7 @@
 package dev.polystack.luajit;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -96,5 +98,30 @@ class HostileStructuresTest {
     TargetReader r = new TargetReader(m, null);
     assertNull(Names.slot(r, p, sizeBc - 1, 5));
     assertTrue(m.reads <= 2 * Names.WINDOW, m.reads + " reads for one slot name");
+  }
+
+  /**
+   * A frame slot is a function only if its tag says so: a returning frame's slot may hold a
+   * number whose low 47 bits look like an address, and following it read a page of whatever lay
+   * there (which a walk from a stack copy lacks, and drops the sample for).
+   */
+  @Test
+  void aSlotIsTakenForAFunctionOnlyWithTheFunctionTag() {
+    Memory m = new Memory();
+    byte[] slots = m.region(0x100000, 16);
+    byte[] fn = m.region(0x200000, 64);
+    fn[Layout.GC_GCT] = (byte) Layout.GCT_FUNC;
+    TargetReader r = new TargetReader(m, null);
+
+    // The number 2.0000000000009095 (0x4000000000200000): its low bits are the function's address.
+    put(slots, 0, 0x4000000000200000L, 8);
+    m.reads = 0;
+    assertFalse(LuaStack.isFunction(r, 0x100000), "a number whose bits point at a function");
+    assertEquals(1, m.reads, "only the slot itself is read");
+
+    put(slots, 8, Layout.TAG_FUNC << 47 | 0x200000, 8);
+    assertTrue(LuaStack.isFunction(r, 0x100008));
+    fn[Layout.GC_GCT] = 4; // tagged, but the object is a table: refused as before
+    assertFalse(LuaStack.isFunction(r, 0x100008));
   }
 }
