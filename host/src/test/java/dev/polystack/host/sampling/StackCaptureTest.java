@@ -1,13 +1,13 @@
 package dev.polystack.host.sampling;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.polystack.host.memory.RemoteMemory;
 import dev.polystack.host.testutil.TestTarget;
 import dev.polystack.plugin.api.MemoryReadException;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -21,17 +21,25 @@ class StackCaptureTest {
     return (byte) ((address - page) * 7);
   }
 
+  private interface Check {
+    void run(StackCapture capture, long page) throws Exception;
+  }
+
+  /** Runs {@code check} on a capture of a live test target and the address of its page. */
+  private static void withGuardedPage(Check check) throws Exception {
+    try (TestTarget t = TestTarget.start("loop", "600")) {
+      long page = TestTarget.hex(t.awaitLine("ready", 5000).get("guarded"));
+      check.run(new StackCapture(RemoteMemory.of(t.pid()), 16384), page);
+    }
+  }
+
   @Test
   void copiesFromBelowTheStackPointerSoAnEpiloguesPoppedRegistersAreInTheCopy() throws Exception {
-    try (TestTarget t = TestTarget.start("loop", "600")) {
-      Map<String, String> ready = t.awaitLine("ready", 5000);
-      long page = TestTarget.hex(ready.get("guarded"));
-      StackCapture capture = new StackCapture(RemoteMemory.of(t.pid()), 16384);
-
+    withGuardedPage((capture, page) -> {
       long sp = page + 1024;
       assertTrue(capture.copy(sp));
       assertEquals(sp - StackCapture.BELOW_SP, capture.start());
-      assertEquals(4096 - 1024 + StackCapture.BELOW_SP, capture.length(), "up to the PROT_NONE page");
+      assertEquals(4096 - 1024 + StackCapture.BELOW_SP, capture.length(), "up to PROT_NONE");
       // Served from the copy alone (no live fallback): a word popped 48 bytes below sp.
       SampleMemory copy = capture.memory(null);
       byte[] word = copy.readFully(sp - 48, 8);
@@ -42,16 +50,12 @@ class StackCaptureTest {
       SampleMemory snapshot = capture.snapshotMemory(null);
       assertEquals(expected(sp - 8, page), snapshot.readFully(sp - 8, 1)[0]);
       assertEquals(expected(page + 5, page), snapshot.readFully(page + 5, 1)[0], "the page too");
-    }
+    });
   }
 
   @Test
   void startsAtTheStackPointerWhenTheMappingBeginsBelowIt() throws Exception {
-    try (TestTarget t = TestTarget.start("loop", "600")) {
-      Map<String, String> ready = t.awaitLine("ready", 5000);
-      long page = TestTarget.hex(ready.get("guarded"));
-      StackCapture capture = new StackCapture(RemoteMemory.of(t.pid()), 16384);
-
+    withGuardedPage((capture, page) -> {
       long sp = page + 64; // 128 bytes below lies the PROT_NONE page
       assertTrue(capture.copy(sp));
       assertEquals(sp, capture.start());
@@ -63,8 +67,8 @@ class StackCaptureTest {
       assertEquals(sp, capture.start());
       assertEquals(4096 - 64, capture.length());
 
-      assertTrue(!capture.copy(page - 4096 + 256), "nothing readable: an empty copy");
+      assertFalse(capture.copy(page - 4096 + 256), "nothing readable: an empty copy");
       assertEquals(0, capture.length());
-    }
+    });
   }
 }
