@@ -13,11 +13,13 @@
 #      microsecond or so) instead of timing a fixed amount of work: on a VM whose speed wanders
 #      by 5-15% from run to run, this is what resolves a difference of a point.
 # The benchmark times itself (CLOCK_MONOTONIC via FFI), so profiler start-up is not counted.
-# Usage: bench/run-luajit.sh [--halt-poll NS] [ROUNDS (default 5)] [N (benchmark rounds,
-#        default 600 ~ 3.5 s)] [LOST_SECONDS (length of each lost.lua run, default 5)]
+# Usage: bench/run-luajit.sh [--halt-poll NS] [--only pause|slowdown|lost] [ROUNDS (default 5)]
+#        [N (benchmark rounds, default 600 ~ 3.5 s)]
+#        [LOST_SECONDS (length of each lost.lua run, default 5)]
 #        bench/run-luajit.sh --help
 # --halt-poll NS sets the guest's cpuidle halt polling for the run (root; restored on exit):
 # how long an idle vCPU spins before it halts (see bench/lib.sh and docs/benchmarks.md).
+# --only SECTION runs one of the three sections (lost alone: about 6 minutes for 10 rounds).
 # LUAJIT_OPTS (e.g. -joff) is passed to luajit in every slowdown run: with the JIT on, the
 # benchmark's own run time swings by a third from run to run (the trace compiler's choices
 # differ), more than any profiler costs; the interpreter alone varies by about 5%.
@@ -25,10 +27,12 @@ set -euo pipefail
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"
 bench_name=run-luajit
 . "$root/bench/lib.sh"
+only=""
 while [ $# -gt 0 ]; do
   case "$1" in
     -h|--help) usage "$0"; exit 0 ;;
     --halt-poll) halt_poll="$2"; shift 2 ;;
+    --only) only="$2"; shift 2 ;;
     --*) echo "run-luajit.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
     *) break ;;
   esac
@@ -36,6 +40,11 @@ done
 rounds=${1:-5}
 n=${2:-600}
 lost_seconds=${3:-5}
+case "$only" in
+  ""|pause|slowdown|lost) ;;
+  *) echo "run-luajit.sh: --only takes pause, slowdown or lost, not '$only'" >&2; exit 2 ;;
+esac
+want() { [ -z "$only" ] || [ "$only" = "$1" ]; }
 [[ "$rounds" =~ ^[1-9][0-9]*$ && "$n" =~ ^[1-9][0-9]*$ && "$lost_seconds" =~ ^[1-9][0-9]*$ ]] ||
   { echo "run-luajit.sh: ROUNDS, N and LOST_SECONDS are positive integers (try --help)" >&2; exit 2; }
 make_work /tmp/polystack-luajit-bench.XXXXXX
@@ -46,6 +55,7 @@ gcc -O2 -fomit-frame-pointer -pthread -o "$work/workload" "$root/bench/workload.
 gcc -O2 -Wall -o "$work/ptrace_floor" "$root/bench/ptrace_floor.c"
 build_polystack   # before anything is timed
 
+if want pause; then
 echo "## pause per sample at 99 Hz (us)"
 "$root/polystack" record --rate 99 --format folded -o "$work/lj.folded" \
   --stats-json "$work/lj.json" -- luajit "$bench" "$n" "$work/t" 2>"$work/lj.err"
@@ -65,8 +75,8 @@ print(f"| polystack, native-only walk (C workload) | {c['median']/1000:.0f} | {c
 print(f"| C floor on the LuaJIT benchmark | {fm/1000:.0f} | {fp/1000:.0f} |")
 print(f"| ratio LuaJIT walk / floor | {lj['median']/fm:.1f}x | {lj['p99']/fp:.1f}x |")
 PY
+fi
 
-echo; echo "## slowdown at 99 Hz, $rounds paired rounds (seconds of work, median)${LUAJIT_OPTS:+, luajit $LUAJIT_OPTS}"
 # One configuration per function; each round starts at a different one (rotating the order),
 # so that a drift inside a round (the host's, or the page cache's) does not always fall on the
 # same configuration: with a fixed order the unprofiled run always went first and perf record,
@@ -103,6 +113,8 @@ run_rounds() { # phase
   done
 }
 order=(base poly pperf floor jp perf)
+if want slowdown; then
+echo; echo "## slowdown at 99 Hz, $rounds paired rounds (seconds of work, median)${LUAJIT_OPTS:+, luajit $LUAJIT_OPTS}"
 prog="$bench" prog_args="$n"
 run_rounds slowdown
 python3 - "$work" "$rounds" <<'PY'
@@ -152,7 +164,9 @@ print(f"| polystack --mode perf - luajit -jp | {points('pperf', 'jp'):+.1f} |")
 print(f"| C floor - luajit -jp | {points('floor', 'jp'):+.1f} |")
 print(f"| polystack - C floor | {points('poly', 'floor'):+.1f} |")
 PY
+fi
 
+if want lost; then
 echo; echo "## time taken from the target at 99 Hz (bench/lua/lost.lua), $rounds paired rounds of ${lost_seconds} s${LUAJIT_OPTS:+, luajit $LUAJIT_OPTS}"
 # The elapsed time above wanders with the machine's speed by more than the goal (1 point); the
 # benchmark's own count of the time it did not run does not (see bench/lua/lost.lua). Each
@@ -201,3 +215,4 @@ for a, b, label in (("poly", "jp", "polystack - luajit -jp"),
     m, lo, hi = points(a, b)
     print(f"| {label} | {m:+.2f} | {lo:+.2f} .. {hi:+.2f} |")
 PY
+fi
