@@ -74,6 +74,32 @@ class PagePrefetchTest {
   }
 
   @Test
+  void aPageNeededAgainAfterItWasForgottenIsKeptLonger() {
+    PagePrefetch p = new PagePrefetch();
+    p.learned(4, Set.of(0x1000L, 0x2000L));
+    for (int i = 0; i <= PagePrefetch.FORGET_AFTER; i++) {
+      p.walked(4, Set.of(0x1000L), Set.of());
+    }
+    assertEquals(Set.of(0x1000L), p.snapshotOf(4).keySet(), "0x2000 forgotten");
+    p.walked(4, Set.of(0x1000L), Set.of(0x2000L)); // needed again: a miss
+    p.learned(4, Set.of(0x1000L, 0x2000L)); // the stopped walk that follows
+    for (int i = 0; i < PagePrefetch.KEEP_RETURNING; i++) {
+      p.walked(4, Set.of(0x1000L), Set.of());
+      assertTrue(p.snapshotOf(4).containsKey(0x2000L), "kept, sample " + i);
+    }
+    for (int i = 0; i <= PagePrefetch.FORGET_AFTER; i++) {
+      p.walked(4, Set.of(0x1000L), Set.of());
+    }
+    assertEquals(Set.of(0x1000L), p.snapshotOf(4).keySet(), "then forgotten after all");
+    // A page never seen before that a walk misses (a new coroutine's stack) is not kept longer.
+    p.walked(4, Set.of(0x1000L), Set.of(0x70000L));
+    for (int i = 0; i <= PagePrefetch.FORGET_AFTER; i++) {
+      p.walked(4, Set.of(0x1000L), Set.of());
+    }
+    assertEquals(Set.of(0x1000L), p.snapshotOf(4).keySet());
+  }
+
+  @Test
   void snapshotMemoryServesTheCopyAndItsPagesAndRecordsEverythingElseAsMissed()
       throws Exception {
     byte[] stack = new byte[64];
