@@ -82,7 +82,7 @@ fi
 # same configuration: with a fixed order the unprofiled run always went first and perf record,
 # which costs nothing measurable at 99 Hz, came out +4.7%.
 # Each writes the benchmark's own figures to $work/<phase>.<configuration>.<round>; the program
-# and its arguments are $prog and $prog_args (cpu.lua N, then lost.lua SECONDS).
+# and its arguments are $prog and $prog_args, set by run_rounds (cpu.lua N, lost.lua SECONDS).
 run_base() { luajit ${LUAJIT_OPTS:-} "$prog" $prog_args "$work/$phase.base.$1"; }
 run_poly() {
   "$root/polystack" record --rate 99 --format folded -o "$work/p.folded" \
@@ -101,9 +101,9 @@ run_perf() {
   perf record -q -F 99 -g -o "$work/perf.data" -- luajit ${LUAJIT_OPTS:-} "$prog" $prog_args \
     "$work/$phase.perf.$1" >/dev/null 2>&1
 }
-# One round: every configuration once, starting at a different one each round.
-run_rounds() { # phase
-  phase=$1
+# ROUNDS rounds of every configuration once, each round starting at a different one.
+run_rounds() { # phase program args
+  phase=$1 prog=$2 prog_args=$3
   local r i
   for r in $(seq 1 "$rounds"); do
     for i in 0 1 2 3 4 5; do
@@ -115,8 +115,7 @@ run_rounds() { # phase
 order=(base poly pperf floor jp perf)
 if want slowdown; then
 echo; echo "## slowdown at 99 Hz, $rounds paired rounds (seconds of work, median)${LUAJIT_OPTS:+, luajit $LUAJIT_OPTS}"
-prog="$bench" prog_args="$n"
-run_rounds slowdown
+run_rounds slowdown "$bench" "$n"
 python3 - "$work" "$rounds" <<'PY'
 import statistics, sys
 w, rounds = sys.argv[1], int(sys.argv[2])
@@ -172,8 +171,7 @@ echo; echo "## time taken from the target at 99 Hz (bench/lua/lost.lua), $rounds
 # benchmark's own count of the time it did not run does not (see bench/lua/lost.lua). Each
 # round's unprofiled run gives that round's floor of interrupts and preemptions, which the
 # profiled runs of the same round are compared with.
-prog="$root/bench/lua/lost.lua" prog_args="$lost_seconds"
-run_rounds lost
+run_rounds lost "$root/bench/lua/lost.lua" "$lost_seconds"
 python3 - "$work" "$rounds" <<'PY'
 import statistics, sys
 w, rounds = sys.argv[1], int(sys.argv[2])
