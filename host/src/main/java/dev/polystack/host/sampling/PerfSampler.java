@@ -354,7 +354,7 @@ final class PerfSampler implements AutoCloseable {
         stack = walk(s, regs);
       }
     }
-    sink.accept(new ThreadSample(s.tid(), s.time() + epochOffset, stack, 0));
+    sink.accept(new ThreadSample(s.tid(), s.time() + epochOffset, stack, 0, 1));
   }
 
   private RawStack walk(PerfSample s, Registers regs) {

@@ -53,6 +53,7 @@ final class PtraceSampler {
       SampleSink sink, ProcFs proc, Runnable refreshRequest) {
     this.target = target;
     this.options = options;
+    this.carry = new CarriedPeriods(options.periodNanos());
     this.walker = walker;
     this.sink = sink;
     this.proc = proc;
@@ -124,6 +125,7 @@ final class PtraceSampler {
             for (long i = 0; i < missed; i++) {
               sink.lost("late_tick");
             }
+            carry.late(missed);
             next += missed * period;
           }
         } else {
@@ -214,8 +216,10 @@ final class PtraceSampler {
         }
       }
       onCpu++;
+      carry.sampling(tid);
       sampleHeld(p, tid, block, cpu);
     }
+    carry.tickDone();
     onCpuLastTick = onCpu;
     placement.targetRunsOn(targetCpus, System.nanoTime());
   }
@@ -288,6 +292,9 @@ final class PtraceSampler {
   static final boolean PREFETCH = !"false".equals(System.getProperty("polystack.prefetchWalk"));
 
   private final PagePrefetch prefetch = new PagePrefetch();
+
+  /** What the next samples carry of ticks not taken or not kept (see {@link CarriedPeriods}). */
+  private final CarriedPeriods carry;
 
   /**
    * Whether a walk from the copy may read objects that never change (prototypes, strings, trace
@@ -423,8 +430,10 @@ final class PtraceSampler {
       }
       if (!missed.isEmpty()) {
         // The walk needed memory the copy lacks, which reading now would take from a thread that
-        // has moved on: the sample is dropped (counted), the thread's next one walks stopped.
+        // has moved on: the sample is dropped (counted), the thread's next one walks stopped
+        // and carries its period.
         sink.lost("walk_page_missed");
+        carry.notKept(tid);
         return;
       }
     } else if (stack == null) {
@@ -438,7 +447,7 @@ final class PtraceSampler {
     if (PauseBreakdown.ENABLED) {
       breakdown.commit();
     }
-    sink.accept(new ThreadSample(tid, epochNanos, stack, t1 - t0));
+    sink.accept(new ThreadSample(tid, epochNanos, stack, t1 - t0, carry.take(tid)));
   }
 
   /**
@@ -462,6 +471,7 @@ final class PtraceSampler {
     prefetch.learned(tid, memory.pagesRead());
     learningWalks++;
     sink.lost("learning_walk");
+    carry.notKept(tid);
   }
 
   /**

@@ -94,7 +94,7 @@ final class SampleProcessor implements SampleSink, AutoCloseable {
     List<Frame> frames = namer.name(s.stack(), target.table());
     StackTrace stack = stacks.computeIfAbsent(frames, StackTrace::new);
     samples.add(new Sample(s.tid(), threadName(s.tid()), s.epochNanos(), stack,
-        sampleAttributes(frames)));
+        sampleAttributes(frames), s.periods()));
     threads.add(s.tid());
     pauses.add(s.pauseNanos());
     for (String reason : s.stack().errors()) {

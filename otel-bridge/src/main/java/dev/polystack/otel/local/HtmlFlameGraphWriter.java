@@ -152,10 +152,10 @@ final class HtmlFlameGraphWriter implements ProfileWriter {
     Map<Integer, String> threadNames = Stacks.threadNames(recording);
     Node root = new Node(recording.target().executableName() + " (pid "
         + recording.target().pid() + ")", "root");
-    root.value = recording.samples().size();
+    root.value = Stacks.periods(recording.samples());
     byThread.forEach((tid, samples) -> {
       Node thread = root.child(Stacks.threadLabel(tid, threadNames.get(tid)), "thread");
-      thread.value = samples.size();
+      thread.value = Stacks.periods(samples);
       // Walk each distinct stack once with its count rather than once per sample.
       for (Stacks.Counted c : Stacks.countByStack(samples)) {
         List<String> labels = stacks.rootFirstLabels(c.stack());

@@ -133,7 +133,9 @@ final class PprofWriter implements ProfileWriter {
         List<Long> ids = stackLocations.computeIfAbsent(sample.stack(), this::locationIds);
         SampleKey key = new SampleKey(ids, sample.tid(), sample.threadName(),
             List.copyOf(new TreeMap<>(sample.attributes()).entrySet()));
-        samples.computeIfAbsent(key, k -> new long[1])[0]++;
+        long[] counts = samples.computeIfAbsent(key, k -> new long[2]);
+        counts[0]++;
+        counts[1] += sample.periods();
       }
     }
 
@@ -201,6 +203,7 @@ final class PprofWriter implements ProfileWriter {
       for (Map.Entry<SampleKey, long[]> e : samples.entrySet()) {
         SampleKey key = e.getKey();
         long count = e.getValue()[0];
+        long periods = e.getValue()[1];
         // Strings are interned before the nested message is written: the table comes last.
         long threadName = string(key.threadName());
         List<long[]> attrs = new ArrayList<>();
@@ -209,7 +212,8 @@ final class PprofWriter implements ProfileWriter {
         }
         message(out, 2, o -> {
           packed(o, 1, key.locationIds().stream().mapToLong(Long::longValue).toArray());
-          packed(o, 2, new long[] {count, count * period});
+          // samples: those taken; cpu: the time they stand for, ticks not taken included.
+          packed(o, 2, new long[] {count, periods * period});
           message(o, 3, l -> {
             int64(l, 1, threadIdKey);
             int64(l, 3, key.tid());

@@ -35,9 +35,11 @@ final class SpeedscopeWriter implements ProfileWriter {
     Map<FrameKey, Integer> frames = new LinkedHashMap<>();
     Map<StackTrace, int[]> rootFirst = new IdentityHashMap<>();
     Map<Integer, List<int[]>> stacksByThread = new HashMap<>();
+    Map<Integer, List<Sample>> samplesByThread = new HashMap<>();
     for (Sample sample : recording.samples()) {
       int[] stack = rootFirst.computeIfAbsent(sample.stack(), s -> indices(s, recording, frames));
       stacksByThread.computeIfAbsent(sample.tid(), t -> new ArrayList<>()).add(stack);
+      samplesByThread.computeIfAbsent(sample.tid(), t -> new ArrayList<>()).add(sample);
     }
 
     Writer w = new BufferedWriter(new OutputStreamWriter(out, StandardCharsets.UTF_8));
@@ -64,11 +66,12 @@ final class SpeedscopeWriter implements ProfileWriter {
     first = true;
     for (Map.Entry<Integer, String> thread : Stacks.threadNames(recording).entrySet()) {
       List<int[]> stacks = stacksByThread.get(thread.getKey());
+      List<Sample> samples = samplesByThread.get(thread.getKey());
       w.write(first ? "\n{\"type\":\"sampled\",\"name\":" : ",\n{\"type\":\"sampled\",\"name\":");
       w.write(Json.string(Stacks.threadLabel(thread.getKey(), thread.getValue())));
-      // Every sample stands for one period of its thread, so the thread's span is their sum.
+      // A sample weighs the periods it stands for, so the thread's span is their sum.
       w.write(",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":"
-          + stacks.size() * period + ",\n\"samples\":[");
+          + Stacks.periods(samples) * period + ",\n\"samples\":[");
       for (int i = 0; i < stacks.size(); i++) {
         sb.setLength(0);
         sb.append(i == 0 ? "[" : ",[");
@@ -80,7 +83,8 @@ final class SpeedscopeWriter implements ProfileWriter {
       }
       w.write("],\n\"weights\":[");
       for (int i = 0; i < stacks.size(); i++) {
-        w.write(i == 0 ? Long.toString(period) : "," + period);
+        long weight = samples.get(i).periods() * period;
+        w.write(i == 0 ? Long.toString(weight) : "," + weight);
       }
       w.write("]}");
       first = false;

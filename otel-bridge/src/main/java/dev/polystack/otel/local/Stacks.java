@@ -39,12 +39,12 @@ final class Stacks {
     });
   }
 
-  /** A distinct stack and how many samples had it. */
+  /** A distinct stack and the sampling periods its samples stand for. */
   record Counted(StackTrace stack, long count) {}
 
   /**
-   * How often each distinct stack (by identity, see above) occurs in {@code samples}, in order
-   * of first occurrence: identity hash order would differ from run to run, and so would files.
+   * The periods of each distinct stack (by identity, see above) in {@code samples}, in order of
+   * first occurrence: identity hash order would differ from run to run, and so would files.
    */
   static List<Counted> countByStack(List<Sample> samples) {
     Map<StackTrace, long[]> counts = new IdentityHashMap<>();
@@ -53,9 +53,18 @@ final class Stacks {
       counts.computeIfAbsent(sample.stack(), s -> {
         order.add(s);
         return new long[1];
-      })[0]++;
+      })[0] += sample.periods();
     }
     return order.stream().map(s -> new Counted(s, counts.get(s)[0])).toList();
+  }
+
+  /** The sampling periods {@code samples} stand for: their count, plus the ticks they carry. */
+  static long periods(List<Sample> samples) {
+    long n = 0;
+    for (Sample sample : samples) {
+      n += sample.periods();
+    }
+    return n;
   }
 
   /**

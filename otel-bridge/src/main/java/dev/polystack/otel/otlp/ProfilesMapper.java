@@ -27,7 +27,9 @@ import java.util.UUID;
  * ExportProfilesServiceRequest (opentelemetry-proto 1.10/1.11 layout): one resource, one scope,
  * one Profile of sample type samples/count with period type cpu/nanoseconds. Samples with the
  * same stack and attributes are merged into one Sample carrying one timestamp per sample and no
- * values (each timestamp counts one). docs/otlp.md has the field-by-field table.
+ * values (each timestamp counts one); when a sample of the recording carries ticks that were not
+ * taken ({@link Sample#periods()} above 1), every Sample of that profile also has values, the
+ * periods of each timestamp. docs/otlp.md has the field-by-field table.
  */
 public final class ProfilesMapper {
   /** Frame attributes that describe the thread's state, lifted onto the Sample. */
@@ -56,11 +58,13 @@ public final class ProfilesMapper {
     }
 
     ExportProfilesServiceRequest request(OtlpResource resource) {
-      Map<SampleKey, List<Long>> merged = new LinkedHashMap<>();
+      Map<SampleKey, List<Sample>> merged = new LinkedHashMap<>();
+      boolean weighted = false;
       for (Sample sample : recording.samples()) {
         int stack = stacks.computeIfAbsent(sample.stack(), this::stack);
         merged.computeIfAbsent(new SampleKey(stack, attributes(sample)), k -> new ArrayList<>())
-            .add(sample.epochNanos());
+            .add(sample);
+        weighted |= sample.periods() > 1;
       }
       Profile.Builder profile = Profile.newBuilder()
           .setSampleType(valueType("samples", "count"))
@@ -69,11 +73,20 @@ public final class ProfilesMapper {
           .setTimeUnixNano(recording.startEpochNanos())
           .setDurationNano(recording.endEpochNanos() - recording.startEpochNanos())
           .setProfileId(profileId(recording));
-      merged.forEach((key, timestamps) -> profile.addSamples(
-          io.opentelemetry.proto.profiles.v1development.Sample.newBuilder()
-              .setStackIndex(key.stack())
-              .addAllAttributeIndices(key.attributes())
-              .addAllTimestampsUnixNano(timestamps)));
+      boolean withValues = weighted;
+      merged.forEach((key, samples) -> {
+        var s = io.opentelemetry.proto.profiles.v1development.Sample.newBuilder()
+            .setStackIndex(key.stack())
+            .addAllAttributeIndices(key.attributes());
+        for (Sample sample : samples) {
+          s.addTimestampsUnixNano(sample.epochNanos());
+          if (withValues) {
+            // One value per timestamp (the same length, as OTLP requires when both are set).
+            s.addValues(sample.periods());
+          }
+        }
+        profile.addSamples(s);
+      });
       return ExportProfilesServiceRequest.newBuilder()
           .addResourceProfiles(ResourceProfiles.newBuilder()
               .setResource(resource.toProto())

@@ -40,6 +40,12 @@ class FoldedWriterTest {
     assertEquals("main;a:b c  (x:y.lua:3) 1\n", folded(r));
   }
 
+  @Test
+  void aSampleCountsThePeriodsItStandsFor() throws IOException {
+    // The second sample carries three ticks the sampler did not take before it.
+    assertEquals("main 5\n", folded(TestRecordings.carrying(4)));
+  }
+
   private static String folded(Recording r) throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ProfileFormat.FOLDED.writer().write(r, out);

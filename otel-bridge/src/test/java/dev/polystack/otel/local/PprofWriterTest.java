@@ -74,6 +74,20 @@ class PprofWriterTest {
   }
 
   @Test
+  void samplesCountWhatWasTakenAndCpuTheTimeItStandsFor() throws Exception {
+    Path carrying = dir.resolve("carrying.pb.gz");
+    try (OutputStream out = Files.newOutputStream(carrying)) {
+      ProfileFormat.PPROF.writer().write(TestRecordings.carrying(4), out);
+    }
+    Proc samples = Proc.run(TIMEOUT, dir, go, "tool", "pprof", "-top", "-sample_index=samples",
+        carrying.toString()).assertSuccess();
+    assertTrue(samples.stdout().contains("Total samples = 2"), samples::toString);
+    Proc cpu = Proc.run(TIMEOUT, dir, go, "tool", "pprof", "-top", "-sample_index=cpu",
+        "-unit=ns", carrying.toString()).assertSuccess();
+    assertTrue(cpu.stdout().contains("Total samples = 50000000ns"), cpu::toString);
+  }
+
+  @Test
   void tracesKeepThreadsAndAttributesApartAndSumIdenticalSamples() throws Exception {
     Proc traces = pprof("-traces");
     TreeSet<String> expected = new TreeSet<>(List.of(

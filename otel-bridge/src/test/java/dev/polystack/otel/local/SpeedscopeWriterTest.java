@@ -91,6 +91,15 @@ class SpeedscopeWriterTest {
         ? m.get("name") : null);
   }
 
+  @Test
+  void aSampleWeighsThePeriodsItStandsFor() throws IOException {
+    List<Map<String, Object>> profiles = list(write(TestRecordings.carrying(4)).get("profiles"));
+    Map<String, Object> p = profiles.get(0);
+    assertEquals(List.of(TestRecordings.PERIOD, 4 * TestRecordings.PERIOD),
+        list(p.get("weights")));
+    assertEquals(5 * TestRecordings.PERIOD, p.get("endValue"));
+  }
+
   private static Map<String, Object> write(Recording r) throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ProfileFormat.SPEEDSCOPE.writer().write(r, out);

@@ -89,4 +89,18 @@ public final class TestRecordings {
   static Frame luaFrame(String function, int line, int startLine) {
     return new Frame("luajit", 0, function, "app.lua", line, startLine, "", Map.of());
   }
+
+  /**
+   * Two samples of one thread with one stack (main): the first stands for one period, the
+   * second for {@code periods} (the ticks before it that were not taken).
+   */
+  public static Recording carrying(int periods) {
+    StackTrace stack = new StackTrace(List.of(MAIN));
+    return new Recording(new TargetInfo(PID, APP.path(), List.of(APP.path())), START,
+        START + (1 + periods) * PERIOD, PERIOD, "ptrace", List.of(APP),
+        List.of(new Sample(MAIN_TID, "app-server", START, stack, Map.of()),
+            new Sample(MAIN_TID, "app-server", START + periods * PERIOD, stack, Map.of(),
+                periods)),
+        Map.of("late_tick", (long) periods - 1));
+  }
 }

@@ -76,6 +76,17 @@ class ProfilesMapperTest {
   }
 
   @Test
+  void samplesThatCarryTicksGiveEveryTimestampItsPeriods() {
+    Profile p = request(TestRecordings.carrying(4)).getResourceProfiles(0).getScopeProfiles(0)
+        .getProfiles(0);
+    assertEquals(1, p.getSamplesCount(), "one stack, one thread: merged");
+    var s = p.getSamples(0);
+    assertEquals(List.of(TestRecordings.START, TestRecordings.START + 4 * TestRecordings.PERIOD),
+        s.getTimestampsUnixNanoList());
+    assertEquals(List.of(1L, 4L), s.getValuesList(), "one value per timestamp");
+  }
+
+  @Test
   void luaStackIsLeafFirstWithFrameTypesFunctionsAndLines() {
     ExportProfilesServiceRequest req = request(TestRecordings.service());
     ProfilesDictionary d = req.getDictionary();
