@@ -81,8 +81,8 @@ final class RecordCommand implements Runnable {
   int maxDepth;
 
   @Option(names = "--stats-json", paramLabel = "FILE",
-      description = "Write run statistics as JSON to FILE (samples, target pause per sample:"
-          + " mean, median, p99, max; losses).")
+      description = "Write run statistics as JSON to FILE (samples, the periods they stand for,"
+          + " target pause per sample: mean, median, p99, max; losses).")
   Path statsJson;
 
   @ParentCommand PolystackCommand parent;

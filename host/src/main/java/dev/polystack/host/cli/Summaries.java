@@ -15,6 +15,10 @@ final class Summaries {
     var err = console.err();
     err.printf("polystack: %d samples from %d thread(s), %.1f Hz per thread%n", s.samples(),
         s.threads(), s.achievedHz());
+    if (s.periods() > s.samples()) {
+      err.printf("polystack: %d ticks not taken or not kept count in the next sample's time"
+          + " (%d periods in the profile)%n", s.periods() - s.samples(), s.periods());
+    }
     if (RecordSession.Mode.PERF.id().equals(result.recording().mode())) {
       err.println("polystack: target never stopped (perf mode)");
     } else {
@@ -36,11 +40,12 @@ final class Summaries {
 
   /**
    * The run's figures as one JSON object (for {@code record --stats-json}): sample and thread
-   * counts, achieved rate, target pause per sample in nanoseconds (count, mean, median, p99, max),
+   * counts, the sampling periods the samples stand for (see {@code Sample#periods}), achieved rate, target pause per sample in nanoseconds (count, mean, median, p99, max),
    * the error and loss counters by reason, and polystack's own CPU time and peak RSS.
    */
   static String statsJson(RecordSession.Summary s) {
     return "{\"samples\": " + s.samples()
+        + ", \"periods\": " + s.periods()
         + ", \"threads\": " + s.threads()
         + ", \"achieved_hz\": " + String.format(java.util.Locale.ROOT, "%.3f", s.achievedHz())
         + ", \"pause_ns\": {\"count\": " + s.pauseCount()

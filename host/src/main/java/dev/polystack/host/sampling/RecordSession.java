@@ -71,7 +71,7 @@ public final class RecordSession {
    * Figures for the end-of-run summary. The target pause per sample runs from the interrupt to
    * the resume; the median and p99 come from a bounded reservoir, the mean and count are exact.
    */
-  public record Summary(long samples, int threads, Map<String, Long> errors,
+  public record Summary(long samples, long periods, int threads, Map<String, Long> errors,
       Map<String, Long> losses, long pauseCount, long meanPauseNanos, long medianPauseNanos,
       long p99PauseNanos, long maxPauseNanos, double achievedHz) {}
 

@@ -44,6 +44,8 @@ final class SampleProcessor implements SampleSink, AutoCloseable {
   private final Map<String, Long> errors = new TreeMap<>();
   private volatile boolean closing;
   private volatile long processed;
+  /** The sampling periods the processed samples stand for (see {@link ThreadSample#periods}). */
+  private volatile long periods;
 
   SampleProcessor(TargetProcess target, ProcFs proc) {
     this.target = target;
@@ -101,6 +103,7 @@ final class SampleProcessor implements SampleSink, AutoCloseable {
       errors.merge(reason, 1L, Long::sum);
     }
     processed++;
+    periods += s.periods();
   }
 
   /**
@@ -134,6 +137,10 @@ final class SampleProcessor implements SampleSink, AutoCloseable {
 
   long processed() {
     return processed;
+  }
+
+  long periods() {
+    return periods;
   }
 
   long lostCount() {

@@ -157,7 +157,7 @@ final class SamplingRun {
     Recording recording = new Recording(info, startEpoch, Math.max(startEpoch, endEpoch),
         options.periodNanos(), mode, new ArrayList<>(modules.values()), samples, losses);
     PauseStats pauses = processor.pauses();
-    RecordSession.Summary summary = new RecordSession.Summary(taken, threads,
+    RecordSession.Summary summary = new RecordSession.Summary(taken, processor.periods(), threads,
         processor.errors(), losses, pauses.count(), pauses.meanNanos(), pauses.quantileNanos(0.5),
         pauses.quantileNanos(0.99), pauses.maxNanos(),
         threads == 0 ? 0 : taken / seconds / threads);

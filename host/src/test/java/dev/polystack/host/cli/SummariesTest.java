@@ -4,6 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.polystack.host.sampling.RecordSession;
+import dev.polystack.otel.model.Recording;
+import dev.polystack.otel.model.TargetInfo;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -17,9 +22,9 @@ class SummariesTest {
     Map<String, Long> losses = new LinkedHashMap<>();
     losses.put("late_tick", 3L);
     losses.put("dropped \"x\"", 1L);
-    var summary = new RecordSession.Summary(600, 1, Map.of("no_module", 2L), losses, 600, 41_000,
-        38_000, 95_000, 120_000, 98.96);
-    assertEquals("{\"samples\": 600, \"threads\": 1, \"achieved_hz\": 98.960, \"pause_ns\":"
+    var summary = new RecordSession.Summary(600, 603, 1, Map.of("no_module", 2L), losses, 600,
+        41_000, 38_000, 95_000, 120_000, 98.96);
+    assertEquals("{\"samples\": 600, \"periods\": 603, \"threads\": 1, \"achieved_hz\": 98.960, \"pause_ns\":"
         + " {\"count\": 600, \"mean\": 41000, \"median\": 38000, \"p99\": 95000, \"max\": 120000},"
         + " \"errors\": {\"no_module\": 2}, \"losses\": {\"dropped \\\"x\\\"\": 1,"
         + " \"late_tick\": 3}, \"host\": {\"cpu_ns\": CPU, \"peak_rss_kib\": RSS}}\n",
@@ -36,10 +41,33 @@ class SummariesTest {
 
   @Test
   void statsJsonWithNoSamples() {
-    var summary = new RecordSession.Summary(0, 0, Map.of(), Map.of(), 0, 0, 0, 0, 0, 0);
-    assertEquals("{\"samples\": 0, \"threads\": 0, \"achieved_hz\": 0.000, \"pause_ns\":"
+    var summary = new RecordSession.Summary(0, 0, 0, Map.of(), Map.of(), 0, 0, 0, 0, 0, 0);
+    assertEquals("{\"samples\": 0, \"periods\": 0, \"threads\": 0, \"achieved_hz\": 0.000, \"pause_ns\":"
         + " {\"count\": 0, \"mean\": 0, \"median\": 0, \"p99\": 0, \"max\": 0}, \"errors\": {},"
         + " \"losses\": {}, \"host\": {\"cpu_ns\": CPU, \"peak_rss_kib\": RSS}}\n",
         withoutHostFigures(Summaries.statsJson(summary)));
+  }
+
+  @Test
+  void theSummarySaysWhenTicksNotTakenWeighOnTheNextSamples() {
+    Recording r = new Recording(new TargetInfo(7, "/usr/bin/luajit", List.of("luajit")), 0, 1,
+        10_000_000L, "ptrace", List.of(), List.of(), Map.of("late_tick", 25L));
+    var summary = new RecordSession.Summary(266, 294, 1, Map.of(), Map.of("late_tick", 25L), 266,
+        150_000, 140_000, 300_000, 900_000, 146.4);
+    String printed = print(new RecordSession.Result(r, summary, null, true, false));
+    assertTrue(printed.contains("polystack: 28 ticks not taken or not kept count in the next"
+        + " sample's time (294 periods in the profile)\n"), printed);
+
+    var onTime = new RecordSession.Summary(266, 266, 1, Map.of(), Map.of(), 266, 150_000,
+        140_000, 300_000, 900_000, 99.0);
+    printed = print(new RecordSession.Result(r, onTime, null, true, false));
+    assertTrue(!printed.contains("periods"), printed);
+  }
+
+  private static String print(RecordSession.Result result) {
+    StringWriter err = new StringWriter();
+    Summaries.print(new Console(new PrintWriter(new StringWriter()), new PrintWriter(err)),
+        result, null);
+    return err.toString();
   }
 }
