@@ -40,7 +40,8 @@ final class Summaries {
 
   /**
    * The run's figures as one JSON object (for {@code record --stats-json}): sample and thread
-   * counts, the sampling periods the samples stand for (see {@code Sample#periods}), achieved rate, target pause per sample in nanoseconds (count, mean, median, p99, max),
+   * counts, the sampling periods the samples stand for (see {@code Sample#periods}), achieved
+   * rate, target pause per sample in nanoseconds (count, mean, median, p99, max),
    * the error and loss counters by reason, and polystack's own CPU time and peak RSS.
    */
   static String statsJson(RecordSession.Summary s) {

@@ -59,9 +59,7 @@ class PagePrefetchTest {
   void pagesNoWalkReadForAWhileAreForgottenAndAnOversizedSetKeepsWalksStopped() {
     PagePrefetch p = new PagePrefetch();
     p.learned(1, Set.of(0x1000L, 0x2000L));
-    for (int i = 0; i <= PagePrefetch.FORGET_AFTER; i++) {
-      p.walked(1, Set.of(0x1000L), Set.of());
-    }
+    walkFirstPageOnly(p, 1);
     assertEquals(Set.of(0x1000L), p.snapshotOf(1).keySet());
     Set<Long> many = new java.util.HashSet<>();
     for (long i = 0; i <= PagePrefetch.MAX_PAGES; i++) {
@@ -73,13 +71,18 @@ class PagePrefetchTest {
     assertTrue(p.walkStopped(1));
   }
 
+  /** Walks of {@code tid} from the copy that read page 0x1000 only, enough to forget others. */
+  private static void walkFirstPageOnly(PagePrefetch p, int tid) {
+    for (int i = 0; i <= PagePrefetch.FORGET_AFTER; i++) {
+      p.walked(tid, Set.of(0x1000L), Set.of());
+    }
+  }
+
   @Test
   void aPageNeededAgainAfterItWasForgottenIsKeptLonger() {
     PagePrefetch p = new PagePrefetch();
     p.learned(4, Set.of(0x1000L, 0x2000L));
-    for (int i = 0; i <= PagePrefetch.FORGET_AFTER; i++) {
-      p.walked(4, Set.of(0x1000L), Set.of());
-    }
+    walkFirstPageOnly(p, 4);
     assertEquals(Set.of(0x1000L), p.snapshotOf(4).keySet(), "0x2000 forgotten");
     p.walked(4, Set.of(0x1000L), Set.of(0x2000L)); // needed again: a miss
     p.learned(4, Set.of(0x1000L, 0x2000L)); // the stopped walk that follows
@@ -87,15 +90,11 @@ class PagePrefetchTest {
       p.walked(4, Set.of(0x1000L), Set.of());
       assertTrue(p.snapshotOf(4).containsKey(0x2000L), "kept, sample " + i);
     }
-    for (int i = 0; i <= PagePrefetch.FORGET_AFTER; i++) {
-      p.walked(4, Set.of(0x1000L), Set.of());
-    }
+    walkFirstPageOnly(p, 4);
     assertEquals(Set.of(0x1000L), p.snapshotOf(4).keySet(), "then forgotten after all");
     // A page never seen before that a walk misses (a new coroutine's stack) is not kept longer.
     p.walked(4, Set.of(0x1000L), Set.of(0x70000L));
-    for (int i = 0; i <= PagePrefetch.FORGET_AFTER; i++) {
-      p.walked(4, Set.of(0x1000L), Set.of());
-    }
+    walkFirstPageOnly(p, 4);
     assertEquals(Set.of(0x1000L), p.snapshotOf(4).keySet());
   }
 

@@ -34,11 +34,9 @@ final class SpeedscopeWriter implements ProfileWriter {
   public void write(Recording recording, OutputStream out) throws IOException {
     Map<FrameKey, Integer> frames = new LinkedHashMap<>();
     Map<StackTrace, int[]> rootFirst = new IdentityHashMap<>();
-    Map<Integer, List<int[]>> stacksByThread = new HashMap<>();
     Map<Integer, List<Sample>> samplesByThread = new HashMap<>();
     for (Sample sample : recording.samples()) {
-      int[] stack = rootFirst.computeIfAbsent(sample.stack(), s -> indices(s, recording, frames));
-      stacksByThread.computeIfAbsent(sample.tid(), t -> new ArrayList<>()).add(stack);
+      rootFirst.computeIfAbsent(sample.stack(), s -> indices(s, recording, frames));
       samplesByThread.computeIfAbsent(sample.tid(), t -> new ArrayList<>()).add(sample);
     }
 
@@ -65,24 +63,23 @@ final class SpeedscopeWriter implements ProfileWriter {
     long period = recording.periodNanos();
     first = true;
     for (Map.Entry<Integer, String> thread : Stacks.threadNames(recording).entrySet()) {
-      List<int[]> stacks = stacksByThread.get(thread.getKey());
       List<Sample> samples = samplesByThread.get(thread.getKey());
       w.write(first ? "\n{\"type\":\"sampled\",\"name\":" : ",\n{\"type\":\"sampled\",\"name\":");
       w.write(Json.string(Stacks.threadLabel(thread.getKey(), thread.getValue())));
       // A sample weighs the periods it stands for, so the thread's span is their sum.
       w.write(",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":"
           + Stacks.periods(samples) * period + ",\n\"samples\":[");
-      for (int i = 0; i < stacks.size(); i++) {
+      for (int i = 0; i < samples.size(); i++) {
         sb.setLength(0);
         sb.append(i == 0 ? "[" : ",[");
-        int[] stack = stacks.get(i);
+        int[] stack = rootFirst.get(samples.get(i).stack());
         for (int j = 0; j < stack.length; j++) {
           sb.append(j == 0 ? "" : ",").append(stack[j]);
         }
         w.write(sb.append(']').toString());
       }
       w.write("],\n\"weights\":[");
-      for (int i = 0; i < stacks.size(); i++) {
+      for (int i = 0; i < samples.size(); i++) {
         long weight = samples.get(i).periods() * period;
         w.write(i == 0 ? Long.toString(weight) : "," + weight);
       }

@@ -73,20 +73,19 @@ public final class ProfilesMapper {
           .setTimeUnixNano(recording.startEpochNanos())
           .setDurationNano(recording.endEpochNanos() - recording.startEpochNanos())
           .setProfileId(profileId(recording));
-      boolean withValues = weighted;
-      merged.forEach((key, samples) -> {
+      for (Map.Entry<SampleKey, List<Sample>> e : merged.entrySet()) {
         var s = io.opentelemetry.proto.profiles.v1development.Sample.newBuilder()
-            .setStackIndex(key.stack())
-            .addAllAttributeIndices(key.attributes());
-        for (Sample sample : samples) {
+            .setStackIndex(e.getKey().stack())
+            .addAllAttributeIndices(e.getKey().attributes());
+        for (Sample sample : e.getValue()) {
           s.addTimestampsUnixNano(sample.epochNanos());
-          if (withValues) {
+          if (weighted) {
             // One value per timestamp (the same length, as OTLP requires when both are set).
             s.addValues(sample.periods());
           }
         }
         profile.addSamples(s);
-      });
+      }
       return ExportProfilesServiceRequest.newBuilder()
           .addResourceProfiles(ResourceProfiles.newBuilder()
               .setResource(resource.toProto())
