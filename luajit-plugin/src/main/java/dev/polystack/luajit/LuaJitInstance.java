@@ -1,5 +1,6 @@
 package dev.polystack.luajit;
 
+import dev.polystack.plugin.api.CapturePlan;
 import dev.polystack.plugin.api.CodeRange;
 import dev.polystack.plugin.api.DiscoveredOffset;
 import dev.polystack.plugin.api.Frame;
@@ -53,6 +54,10 @@ final class LuaJitInstance implements RuntimeInstance {
   /** Validated global_State addresses, most recently used last. */
   private final LinkedHashMap<Long, Vm> vms = new LinkedHashMap<>(4, 0.75f, true);
   private long g2disp = -1;
+
+  /** The capture plan last handed out, for the VM at {@link #planG}; rebuilt when G changes. */
+  private CapturePlan plan = CapturePlan.NONE;
+  private long planG;
 
   private ThreadContext stateOwner;
   private SampleState state;
@@ -211,6 +216,23 @@ final class LuaJitInstance implements RuntimeInstance {
     }
   }
 
+  /** The plan for the VM walked last; none until a walk validated a global_State. */
+  @Override
+  public synchronized CapturePlan capturePlan() {
+    if (vms.isEmpty()) {
+      return CapturePlan.NONE;
+    }
+    long g = 0;
+    for (long candidate : vms.keySet()) {
+      g = candidate; // access order: the last is the most recently used
+    }
+    if (g != planG) {
+      plan = CapturePlans.forVm(g, layout);
+      planG = g;
+    }
+    return plan;
+  }
+
   @Override
   public synchronized List<CodeRange> dynamicCodeRanges() {
     List<CodeRange> out = new ArrayList<>();
@@ -253,6 +275,8 @@ final class LuaJitInstance implements RuntimeInstance {
   @Override
   public synchronized void detach() {
     vms.clear();
+    plan = CapturePlan.NONE;
+    planG = 0;
     state = null;
     stateOwner = null;
   }

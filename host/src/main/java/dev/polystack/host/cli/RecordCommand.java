@@ -51,9 +51,11 @@ final class RecordCommand implements Runnable {
           + " Ctrl-C.")
   Duration duration;
 
-  @Option(names = "--mode", paramLabel = "MODE", defaultValue = "ptrace",
-      description = "ptrace (stop each sampled thread briefly; exact) or perf (perf_event"
-          + " samples; the target never stops). Default: ${DEFAULT-VALUE}.")
+  @Option(names = "--mode", paramLabel = "MODE",
+      description = "bpf (capture each tick in the kernel with eBPF; exact, the target never"
+          + " stops), ptrace (stop each sampled thread briefly; exact) or perf (perf_event"
+          + " samples, runtime state read after the tick; never stops). Default: bpf, or perf"
+          + " with one line saying why when bpf cannot load (ptrace with --idle).")
   String mode;
 
   @Option(names = "--idle",
@@ -107,11 +109,11 @@ final class RecordCommand implements Runnable {
     if ((pid == null) == command.isEmpty()) {
       throw new UsageException("give either --pid PID or a command after --, not both or neither");
     }
-    RecordSession.Mode backend = parseMode();
-    if (backend == RecordSession.Mode.PERF && idle) {
-      throw new UsageException("--idle cannot be used with --mode perf: perf samples come from"
-          + " a CPU clock that only ticks while a thread runs; use --mode ptrace --idle to"
-          + " sample sleeping threads too");
+    RecordSession.Backend backend = backend();
+    if (backend.mode() != RecordSession.Mode.PTRACE && idle) {
+      throw new UsageException("--idle cannot be used with --mode " + backend.mode().id() + ": "
+          + backend.mode().id() + " samples come from a CPU clock that only ticks while a thread"
+          + " runs; use --mode ptrace --idle to sample sleeping threads too");
     }
     if (pid != null && pid <= 0) {
       throw new UsageException("--pid " + pid + ": a process id is a positive number");
@@ -238,9 +240,14 @@ final class RecordCommand implements Runnable {
     }
   }
 
-  private RecordSession.Mode parseMode() {
+  /** --mode as given; by default bpf with perf as its fallback, or ptrace for --idle. */
+  private RecordSession.Backend backend() {
+    if (mode == null) {
+      return idle ? RecordSession.Backend.exactly(RecordSession.Mode.PTRACE)
+          : RecordSession.Backend.defaultBackend();
+    }
     try {
-      return RecordSession.Mode.parse(mode);
+      return RecordSession.Backend.exactly(RecordSession.Mode.parse(mode));
     } catch (IllegalArgumentException e) {
       throw new UsageException(e.getMessage());
     }

@@ -19,8 +19,8 @@ final class Summaries {
       err.printf("polystack: %d ticks not taken or not kept count in the next sample's time"
           + " (%d periods in the profile)%n", s.periods() - s.samples(), s.periods());
     }
-    if (RecordSession.Mode.PERF.id().equals(result.recording().mode())) {
-      err.println("polystack: target never stopped (perf mode)");
+    if (!RecordSession.Mode.PTRACE.id().equals(result.recording().mode())) {
+      err.println("polystack: target never stopped (" + result.recording().mode() + " mode)");
     } else {
       err.printf("polystack: target pause per sample: mean %d us, p99 %d us%n",
           s.meanPauseNanos() / 1000, s.p99PauseNanos() / 1000);
@@ -28,8 +28,13 @@ final class Summaries {
     if (!s.errors().isEmpty()) {
       err.println("polystack: stacks ending in an error frame: " + join(s.errors()));
     }
-    if (!s.losses().isEmpty()) {
-      err.println("polystack: not sampled or lost: " + join(s.losses()));
+    Map<String, Long> losses = withoutCapture(s.losses());
+    if (!losses.isEmpty()) {
+      err.println("polystack: not sampled or lost: " + join(losses));
+    }
+    Map<String, Long> capture = capture(s.losses());
+    if (!capture.isEmpty()) {
+      err.println("polystack: tick capture: " + join(capture));
     }
     err.println("polystack: " + describeExit(result));
     if (output != null) {
@@ -42,7 +47,9 @@ final class Summaries {
    * The run's figures as one JSON object (for {@code record --stats-json}): sample and thread
    * counts, the sampling periods the samples stand for (see {@code Sample#periods}), achieved
    * rate, target pause per sample in nanoseconds (count, mean, median, p99, max),
-   * the error and loss counters by reason, and polystack's own CPU time and peak RSS.
+   * the error and loss counters by reason, the tick capture's figures (bpf mode: ticks the
+   * kernel saw, records, plan stops and copies by outcome), and polystack's own CPU time and
+   * peak RSS.
    */
   static String statsJson(RecordSession.Summary s) {
     return "{\"samples\": " + s.samples()
@@ -55,9 +62,33 @@ final class Summaries {
         + ", \"p99\": " + s.p99PauseNanos()
         + ", \"max\": " + s.maxPauseNanos() + "}"
         + ", \"errors\": " + jsonCounts(s.errors())
-        + ", \"losses\": " + jsonCounts(s.losses())
+        + ", \"losses\": " + jsonCounts(withoutCapture(s.losses()))
+        + ", \"capture\": " + jsonCounts(capture(s.losses()))
         + ", \"host\": {\"cpu_ns\": " + ownCpuNanos()
         + ", \"peak_rss_kib\": " + peakRssKib() + "}}\n";
+  }
+
+  /** What bpf mode's capture reports besides losses travels with them, named capture_*. */
+  static final String CAPTURE_PREFIX = "capture_";
+
+  static Map<String, Long> capture(Map<String, Long> counters) {
+    Map<String, Long> out = new java.util.TreeMap<>();
+    counters.forEach((k, v) -> {
+      if (k.startsWith(CAPTURE_PREFIX)) {
+        out.put(k.substring(CAPTURE_PREFIX.length()), v);
+      }
+    });
+    return out;
+  }
+
+  static Map<String, Long> withoutCapture(Map<String, Long> counters) {
+    Map<String, Long> out = new java.util.LinkedHashMap<>();
+    counters.forEach((k, v) -> {
+      if (!k.startsWith(CAPTURE_PREFIX)) {
+        out.put(k, v);
+      }
+    });
+    return out;
   }
 
   /**
@@ -130,7 +161,7 @@ final class Summaries {
     if (exit == null && result.targetGone()) {
       return "target exited (its exit status went to its parent)";
     }
-    if (exit == null && RecordSession.Mode.PERF.id().equals(result.recording().mode())) {
+    if (exit == null && !RecordSession.Mode.PTRACE.id().equals(result.recording().mode())) {
       return (result.stoppedByUser() ? "stopped" : "done") + "; target still running";
     }
     if (exit == null) {

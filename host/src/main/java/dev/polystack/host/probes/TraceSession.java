@@ -154,7 +154,7 @@ public final class TraceSession {
         tracer.close(); // detached already; the child's end is ours to collect now
         return r.ended(child.end());
       }
-      // perf: armed before the first instruction, then never traced again (see PerfSession).
+      // perf: armed before the first instruction, then never traced again (see NoStopSession).
       TargetExit exit = TargetExit.ofChild(child);
       PerfProbeBackend backend = new PerfProbeBackend(resolver, exit, SLOTS);
       backend.armAll(plan);

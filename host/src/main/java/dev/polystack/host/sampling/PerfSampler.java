@@ -37,7 +37,7 @@ import java.util.function.Consumer;
  * inherited per-task event (EINVAL); new threads are therefore found by re-listing
  * /proc/PID/task, so a thread's first {@link #RESCAN_NANOS} can go unsampled.
  */
-final class PerfSampler implements AutoCloseable {
+final class PerfSampler implements NoStopSampler {
   // SAMPLE_CPU: where the thread ran at the tick, so that polystack's threads can keep off it.
   static final long SAMPLE_TYPE = PerfConstants.SAMPLE_IP | PerfConstants.SAMPLE_TID
       | PerfConstants.SAMPLE_TIME | PerfConstants.SAMPLE_CPU | PerfConstants.SAMPLE_REGS_USER
@@ -150,7 +150,8 @@ final class PerfSampler implements AutoCloseable {
    * Opens an event for every thread of the target. A failure other than a thread that just
    * exited (e.g. EACCES: not allowed to profile) ends the run with one clear message.
    */
-  void openAll() throws SamplingException {
+  @Override
+  public void openAll() throws SamplingException {
     for (int tid : Tracer.listTasks(target.pid())) {
       if (wanted(tid) && !streams.containsKey(tid)) {
         try {
@@ -173,13 +174,15 @@ final class PerfSampler implements AutoCloseable {
    * Pins polystack's threads away from where the target's threads last ran, before a launched
    * program is let go: the start-up's compilation would otherwise preempt it there.
    */
-  void placeBeforeStart(dev.polystack.host.proc.ProcFs proc) {
+  @Override
+  public void placeBeforeStart(dev.polystack.host.proc.ProcFs proc) {
     placement.targetRunsOn(TargetCpus.lastOf(proc, target.pid(), options.threads()),
         System.nanoTime());
   }
 
   /** Samples until {@code stop}, the duration's end or the target's exit. */
-  SamplerOutcome run(BooleanSupplier stop, TargetExit exit) throws SyscallException {
+  @Override
+  public SamplerOutcome run(BooleanSupplier stop, TargetExit exit) throws SyscallException {
     long start = System.nanoTime();
     long end = options.durationNanos() == 0 ? Long.MAX_VALUE : start + options.durationNanos();
     long nextScan = start + RESCAN_NANOS;

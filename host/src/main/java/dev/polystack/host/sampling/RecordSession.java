@@ -23,12 +23,14 @@ import java.util.function.IntConsumer;
 /**
  * One {@code record} run: attach to (or launch) the target, sample it until the duration ends,
  * the user stops it or it exits, always detach, and assemble the {@link Recording}. The ptrace
- * backend is orchestrated here; the perf backend in {@link PerfSession}.
+ * backend is orchestrated here; the bpf and perf backends in {@link NoStopSession}.
  */
 public final class RecordSession {
 
   /** The sampling backend. */
   public enum Mode {
+    /** Capture each tick in the kernel (eBPF): consistent stacks, no stop. */
+    BPF,
     /** Stop each sampled thread briefly: consistent stacks, a pause per sample. */
     PTRACE,
     /** perf_event cpu-clock samples with a stack copy: the target never stops. */
@@ -39,14 +41,36 @@ public final class RecordSession {
       return name().toLowerCase(Locale.ROOT);
     }
 
-    /** Parses {@code ptrace} or {@code perf}; IllegalArgumentException otherwise. */
+    /** Parses {@code bpf}, {@code ptrace} or {@code perf}; IllegalArgumentException otherwise. */
     public static Mode parse(String text) {
       for (Mode m : values()) {
         if (m.id().equals(text)) {
           return m;
         }
       }
-      throw new IllegalArgumentException("--mode " + text + ": expected ptrace or perf");
+      throw new IllegalArgumentException("--mode " + text + ": expected bpf, ptrace or perf");
+    }
+  }
+
+  /**
+   * The backend to sample with.
+   *
+   * @param fallback whether perf mode may stand in when bpf mode cannot load (the default mode,
+   *     not one the user named)
+   */
+  public record Backend(Mode mode, boolean fallback) {
+    public Backend {
+      java.util.Objects.requireNonNull(mode, "mode");
+    }
+
+    /** The default: bpf where it loads, else perf. */
+    public static Backend defaultBackend() {
+      return new Backend(Mode.BPF, true);
+    }
+
+    /** Exactly {@code mode}, as the user asked. */
+    public static Backend exactly(Mode mode) {
+      return new Backend(mode, false);
     }
   }
 
@@ -83,14 +107,14 @@ public final class RecordSession {
   private final ProcFs proc;
   private final PluginGuard guard;
   private final SamplingRun run;
-  private final PerfSession perf;
+  private final NoStopSession noStop;
 
   public RecordSession(ProcFs proc, PluginRegistry plugins, PluginGuard guard,
       Consumer<String> warn) {
     this.proc = proc;
     this.guard = guard;
     this.run = new SamplingRun(proc, plugins, guard, warn);
-    this.perf = new PerfSession(proc, run, guard, warn);
+    this.noStop = new NoStopSession(proc, run, guard, warn);
   }
 
   /**
@@ -129,11 +153,17 @@ public final class RecordSession {
     return attach(pid, Mode.PTRACE, options, stop, progress);
   }
 
-  /** Samples the running process {@code pid}; in perf mode it is never traced nor stopped. */
+  /** Samples the running process {@code pid} with exactly {@code mode}. */
   public Result attach(int pid, Mode mode, SamplingOptions options, BooleanSupplier stop,
       Progress progress) throws SamplingException {
-    if (mode == Mode.PERF) {
-      return perf.attach(pid, options, stop, progress);
+    return attach(pid, Backend.exactly(mode), options, stop, progress);
+  }
+
+  /** Samples the running process {@code pid}; in bpf and perf modes it is never stopped. */
+  public Result attach(int pid, Backend backend, SamplingOptions options, BooleanSupplier stop,
+      Progress progress) throws SamplingException {
+    if (backend.mode() != Mode.PTRACE) {
+      return noStop.attach(pid, backend, options, stop, progress);
     }
     checkAttachable(pid);
     try (Tracer tracer = Tracer.start(pid)) {
@@ -150,8 +180,14 @@ public final class RecordSession {
   /** Launches {@code command} with inherited stdio, sampled from its first instruction. */
   public Result launch(List<String> command, Mode mode, SamplingOptions options,
       BooleanSupplier stop, Progress progress) throws SamplingException {
-    if (mode == Mode.PERF) {
-      return perf.launch(command, options, stop, progress);
+    return launch(command, Backend.exactly(mode), options, stop, progress);
+  }
+
+  /** Launches {@code command} with inherited stdio, sampled from its first instruction. */
+  public Result launch(List<String> command, Backend backend, SamplingOptions options,
+      BooleanSupplier stop, Progress progress) throws SamplingException {
+    if (backend.mode() != Mode.PTRACE) {
+      return noStop.launch(command, backend, options, stop, progress);
     }
     return launch(command, options, stop, progress, pid -> { });
   }

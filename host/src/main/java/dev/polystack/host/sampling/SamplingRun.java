@@ -147,6 +147,7 @@ final class SamplingRun {
     double seconds = Math.max(1e-9, (System.nanoTime() - startNanos) / 1e9);
     Map<String, Long> losses = new LinkedHashMap<>(processor.losses());
     target.getAndResetCounters().forEach((k, v) -> losses.merge(k, v, Long::sum));
+    outcome.counters().forEach((k, v) -> losses.merge(k, v, Long::sum));
     target.close();
     if (listener != null) {
       stream.cut(processor, snapshot(modules), losses, true);

@@ -12,6 +12,8 @@ public enum Capability {
   SYMBOLIZE,
   /** Reports code the runtime generates at run time (JIT traces) as code ranges. */
   JIT_CODE,
+  /** Declares a {@link CapturePlan}: what to read at the sampling tick (since API 1.1). */
+  CAPTURE_AT_TICK,
   /** Plans probe sites (entry and return breakpoints) in a module. */
   PLAN_PROBES,
   /** Decodes probe hits into call records. */

@@ -35,6 +35,17 @@ public interface RuntimeInstance {
     return List.of();
   }
 
+  /**
+   * What must be read at the sampling tick for this process's walks to see one instant (since
+   * API 1.1, with {@link Capability#CAPTURE_AT_TICK}). The host asks again after walks and
+   * recompiles only when the answer changes (by {@link CapturePlan#equals}), so return the same
+   * plan while nothing it depends on changed. A plan may use what walks learned (an address
+   * validated against the process); until then, {@link CapturePlan#NONE}.
+   */
+  default CapturePlan capturePlan() {
+    return CapturePlan.NONE;
+  }
+
   /** The process mapped or unmapped memory; refresh anything derived from the memory map. */
   default void mappingsChanged(ProcessContext process) {}
 

@@ -1,0 +1,266 @@
+package dev.polystack.host.sampling;
+
+import dev.polystack.host.bpf.CaptureRecord;
+import dev.polystack.host.bpf.PlanEncoder;
+import dev.polystack.host.bpf.TickCapture;
+import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.proc.ProcReadException;
+import dev.polystack.host.process.RuntimeBinding;
+import dev.polystack.host.process.TargetProcess;
+import dev.polystack.host.plugins.PluginGuard;
+import dev.polystack.host.sched.CpuPlacement;
+import dev.polystack.plugin.api.CapturePlan;
+import dev.polystack.plugin.api.Capability;
+import dev.polystack.plugin.api.Registers;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The bpf sampling loop: the kernel captures each tick of the target's threads (registers, the
+ * stack, the regions the runtimes' capture plans name) into a ring buffer without stopping
+ * them; this loop parses each record and walks it exactly as it walks a stopped thread. One
+ * {@link TickCapture} serves the process through a tgid entry, so threads created later are
+ * covered from their first tick, with no per-thread events or /proc scans.
+ */
+final class BpfSampler implements NoStopSampler {
+  /** How often the kernel's counters are read, plans re-asked and the target's exit checked. */
+  static final long HOUSEKEEPING_NANOS = 100_000_000L;
+  static final int POLL_MILLIS = 10;
+  /** The ring holds ~1 s of records of 2 CPUs at 99 Hz with 16 KiB stacks; enough at any rate. */
+  static final int RING_BYTES = 8 << 20;
+  /** Most plans a process runs at the tick (the capture program's bound). */
+  static final int MAX_PLANS = 4;
+
+  /** Kernel counters that are samples lost, and the loss name the summary shows for each. */
+  private static final Map<String, String> KERNEL_LOSSES = Map.of(
+      "ring_full", "bpf_ring_full", "no_user_regs", "bpf_no_user_regs");
+
+  private final TargetProcess target;
+  private final SamplingOptions options;
+  private final StackWalker walker;
+  private final SampleSink sink;
+  private final Runnable refreshRequest;
+  private final PluginGuard guard;
+  private final TickCapture capture;
+  private final long epochOffset = PerfSampler.monotonicToEpochOffset();
+  private final CpuPlacement placement = CpuPlacement.forThisProcess();
+  private final BitSet targetCpus = new BitSet();
+  /** Kernel counters as last read; they count from the capture's load, shared by sessions. */
+  private final Map<String, Long> kernelSeen = new HashMap<>();
+  private final List<ByteBuffer> batch = new ArrayList<>();
+  private List<CapturePlan> plans = List.of();
+  /** Samples whose walk read memory the capture did not copy (from the live process). */
+  private long uncapturedSamples;
+  private long lastSyncRefresh = System.nanoTime() - PerfSampler.SYNC_REFRESH_NANOS;
+
+  BpfSampler(TargetProcess target, SamplingOptions options, StackWalker walker, SampleSink sink,
+      Runnable refreshRequest, PluginGuard guard, TickCapture capture) {
+    this.target = target;
+    this.options = options;
+    this.walker = walker;
+    this.sink = sink;
+    this.refreshRequest = refreshRequest;
+    this.guard = guard;
+    this.capture = capture;
+  }
+
+  @Override
+  public void openAll() throws SamplingException {
+    updatePlans();
+    try {
+      capture.addTarget(target.pid(), PerfSampler.stackBytes(options));
+    } catch (RuntimeException e) {
+      throw new SamplingException("cannot sample process " + target.pid() + " in bpf mode: "
+          + e.getMessage());
+    }
+  }
+
+  @Override
+  public void placeBeforeStart(ProcFs proc) {
+    placement.targetRunsOn(TargetCpus.lastOf(proc, target.pid(), options.threads()),
+        System.nanoTime());
+  }
+
+  @Override
+  public SamplerOutcome run(BooleanSupplier stop, TargetExit exit) {
+    long start = System.nanoTime();
+    long end = options.durationNanos() == 0 ? Long.MAX_VALUE : start + options.durationNanos();
+    long nextHousekeeping = start + HOUSEKEEPING_NANOS;
+    boolean byUser = false;
+    boolean gone = false;
+    while (true) {
+      if (stop.getAsBoolean()) {
+        byUser = true;
+        break;
+      }
+      long now = System.nanoTime();
+      if (now >= end) {
+        break;
+      }
+      drain((int) Math.min(POLL_MILLIS, (end - now + 999_999) / 1_000_000));
+      now = System.nanoTime();
+      placement.targetRunsOn(targetCpus, now);
+      targetCpus.clear();
+      if (now >= nextHousekeeping) {
+        nextHousekeeping = now + HOUSEKEEPING_NANOS;
+        updatePlans();
+        countKernelLosses();
+        if (exit.gone()) {
+          gone = true;
+          break;
+        }
+      }
+    }
+    capture.removeTarget(target.pid());
+    drain(0); // what the kernel wrote before the end still counts
+    countKernelLosses();
+    placement.close();
+    return new SamplerOutcome(exit.status(), byUser, gone, counters());
+  }
+
+  /** Copies the ready records out of the ring first, so the kernel gets the space back early. */
+  private void drain(int timeoutMillis) {
+    batch.clear();
+    capture.poll(timeoutMillis, record -> {
+      ByteBuffer copy = ByteBuffer.allocate(record.remaining());
+      copy.put(record.duplicate()).flip();
+      batch.add(copy);
+    });
+    for (ByteBuffer b : batch) {
+      sample(b);
+    }
+    batch.clear();
+  }
+
+  private void sample(ByteBuffer bytes) {
+    CaptureRecord r;
+    try {
+      r = CaptureRecord.parse(bytes);
+    } catch (IllegalArgumentException e) {
+      sink.lost("malformed_record");
+      return;
+    }
+    if (r.tgid() != target.pid()) {
+      return; // another session's process, or this one's from before a restart
+    }
+    if (!options.threads().isEmpty() && !options.threads().contains(r.tid())) {
+      return;
+    }
+    if (r.cpu() >= 0 && r.cpu() < 4096) {
+      targetCpus.set(r.cpu());
+    }
+    Registers regs = Registers.of(r.regs());
+    RawStack stack = walk(r, regs);
+    if (stack.errors().contains("no_module")) {
+      refreshRequest.run();
+      if (refreshNow()) {
+        stack = walk(r, regs); // the record is ours: walk it again with the new modules
+      }
+    }
+    sink.accept(new ThreadSample(r.tid(), r.monotonicNanos() + epochOffset, stack, 0, 1));
+  }
+
+  private RawStack walk(CaptureRecord r, Registers regs) {
+    TickMemory memory = new TickMemory(r, target.hostMemory());
+    RawStack stack = walker.walk(new CapturedThread(target.pid(), r.tid(), regs, memory,
+        r.stackStart(), r.stack().length), target.table());
+    if (memory.uncapturedReads() > 0) {
+      // With a plan installed these are what it missed; without one, every runtime read.
+      uncapturedSamples++;
+    }
+    return stack;
+  }
+
+  /**
+   * Asks every runtime instance for its capture plan and installs the plans that changed. A plan
+   * typically appears after the first walks, once the plug-in found its runtime's state.
+   */
+  private void updatePlans() {
+    List<CapturePlan> wanted = new ArrayList<>();
+    for (RuntimeBinding b : target.table().bindings()) {
+      if (!b.plugin().descriptor().capabilities().contains(Capability.CAPTURE_AT_TICK)) {
+        continue;
+      }
+      CapturePlan plan = guard.call(b.plugin(), "capturePlan", b.instance()::capturePlan)
+          .orElse(CapturePlan.NONE);
+      if (!plan.isEmpty() && wanted.size() < MAX_PLANS && !wanted.contains(plan)) {
+        wanted.add(plan);
+      }
+    }
+    if (wanted.equals(plans)) {
+      return;
+    }
+    try {
+      capture.clearPlans(target.pid());
+      for (int i = 0; i < wanted.size(); i++) {
+        capture.setPlan(target.pid(), i, PlanEncoder.encode(wanted.get(i)));
+      }
+      plans = List.copyOf(wanted);
+    } catch (RuntimeException e) {
+      sink.lost("capture_plan_refused");
+    }
+  }
+
+  private void countKernelLosses() {
+    Map<String, Long> now = capture.counters();
+    for (Map.Entry<String, Long> e : now.entrySet()) {
+      long before = kernelSeen.getOrDefault(e.getKey(), 0L);
+      long delta = e.getValue() - before;
+      kernelSeen.put(e.getKey(), e.getValue());
+      String loss = KERNEL_LOSSES.get(e.getKey());
+      if (delta > 0 && loss != null) {
+        sink.lost(loss, delta);
+      }
+    }
+  }
+
+  /**
+   * What the capture did, for the summary beside the losses: the kernel's counters since this
+   * sampler started (capture_ticks, capture_records, capture_plan_check_failed, ...) and the samples whose
+   * walk read memory after the tick because no plan had copied it.
+   */
+  private Map<String, Long> counters() {
+    Map<String, Long> out = new java.util.TreeMap<>();
+    kernelSeen.forEach((k, v) -> {
+      if (v > 0 && !KERNEL_LOSSES.containsKey(k)) {
+        out.put("capture_" + k, v);
+      }
+    });
+    if (uncapturedSamples > 0) {
+      out.put("capture_live_read_samples", uncapturedSamples);
+    }
+    if (!plans.isEmpty()) {
+      out.put("capture_plans", (long) plans.size());
+    }
+    return out;
+  }
+
+  private boolean refreshNow() {
+    long now = System.nanoTime();
+    if (now - lastSyncRefresh < PerfSampler.SYNC_REFRESH_NANOS) {
+      return false;
+    }
+    lastSyncRefresh = now;
+    try {
+      target.refresh();
+      return true;
+    } catch (ProcReadException e) {
+      return false;
+    }
+  }
+
+  @Override
+  public void close() {
+    placement.close();
+    try {
+      capture.removeTarget(target.pid());
+    } catch (RuntimeException e) {
+      // the capture is closed with the session; nothing of this process is left to remove
+    }
+  }
+}

@@ -1,0 +1,130 @@
+package dev.polystack.host.sampling;
+
+import dev.polystack.host.bpf.BpfLoadException;
+import dev.polystack.host.bpf.BpfSupport;
+import dev.polystack.host.bpf.TickCapture;
+import dev.polystack.host.launch.ChildProcess;
+import dev.polystack.host.plugins.PluginGuard;
+import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.proc.ProcReadException;
+import dev.polystack.host.ptrace.Tracer;
+import dev.polystack.host.sys.SyscallException;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+
+/**
+ * A {@code record --mode bpf} or {@code --mode perf} run. The target is never stopped by us: an
+ * attached process is
+ * neither traced nor interrupted; a launched one is traced only from its start to the exec of
+ * the program, so the events exist before its first instruction.
+ *
+ * <p>bpf mode falls back to perf mode, with one line saying why, when the capture program cannot
+ * be loaded and the user did not ask for bpf by name.
+ *
+ * <p>Launch mode detaches at that exec rather than keeping a tracer to collect the exit: a
+ * tracee, even one never interrupted, stops for every signal, clone and exec until its tracer
+ * resumes it, which is exactly what perf mode promises not to do, and it shows a TracerPid that
+ * makes debuggers refuse to attach. The exit status is collected instead with waitpid on the
+ * child (see {@link TargetExit#ofChild}). Threads the program creates are found by re-listing
+ * /proc/PID/task, as in attach mode.
+ */
+final class NoStopSession {
+
+  /** What to do once the events are open and the reader is ready. */
+  private interface Release {
+    void run() throws SyscallException;
+  }
+
+  private final ProcFs proc;
+  private final SamplingRun run;
+  private final PluginGuard guard;
+  private final Consumer<String> warn;
+
+  NoStopSession(ProcFs proc, SamplingRun run, PluginGuard guard, Consumer<String> warn) {
+    this.proc = proc;
+    this.run = run;
+    this.guard = guard;
+    this.warn = warn;
+  }
+
+  RecordSession.Result attach(int pid, RecordSession.Backend backend, SamplingOptions options,
+      BooleanSupplier stop, RecordSession.Progress progress) throws SamplingException {
+    checkAlive(pid);
+    try (TickCapture capture = openCapture(backend, options)) {
+      return sample(pid, capture, options, stop, progress, () -> {}, TargetExit.ofProc(proc, pid));
+    }
+  }
+
+  RecordSession.Result launch(List<String> command, RecordSession.Backend backend,
+      SamplingOptions options, BooleanSupplier stop, RecordSession.Progress progress)
+      throws SamplingException {
+    // Loaded before the program starts: a refusal falls back before anything ran.
+    try (TickCapture capture = openCapture(backend, options)) {
+      ChildProcess child = RecordSession.startStopped(command);
+      try (child; Tracer tracer = Tracer.start(child.pid())) {
+        RecordSession.runToExec(child, tracer, command);
+        int pid = child.pid();
+        RecordSession.Result result = sample(pid, capture, options, stop, progress,
+            () -> tracer.detach(pid, 0), TargetExit.ofChild(child));
+        return result.targetExit() != null ? result : RecordSession.endChild(child, result);
+      }
+    }
+  }
+
+  /**
+   * The tick capture for bpf mode, or null for perf mode: when bpf was only the default and it
+   * cannot load, perf mode it is, with one line saying why.
+   */
+  private TickCapture openCapture(RecordSession.Backend backend, SamplingOptions options)
+      throws SamplingException {
+    if (backend.mode() != RecordSession.Mode.BPF) {
+      return null;
+    }
+    String why = BpfSupport.unavailableReason().orElse(null);
+    if (why == null) {
+      try {
+        return TickCapture.open(options.rateHz(), BpfSampler.RING_BYTES);
+      } catch (BpfLoadException e) {
+        why = e.getMessage();
+      }
+    }
+    if (!backend.fallback()) {
+      throw new SamplingException("cannot sample in bpf mode: " + why
+          + "; use --mode perf or --mode ptrace");
+    }
+    warn.accept("bpf mode unavailable (" + why + "); sampling in perf mode instead");
+    return null;
+  }
+
+  private RecordSession.Result sample(int pid, TickCapture capture, SamplingOptions options,
+      BooleanSupplier stop, RecordSession.Progress progress, Release release, TargetExit exit)
+      throws SamplingException {
+    RecordSession.Mode mode = capture != null ? RecordSession.Mode.BPF : RecordSession.Mode.PERF;
+    return run.run(pid, mode.id(), options, progress,
+        (target, processor, refresh) -> {
+          StackWalker walker = new StackWalker(options.maxDepth(), guard);
+          try (NoStopSampler sampler = capture != null
+              ? new BpfSampler(target, options, walker, processor, refresh, guard, capture)
+              : new PerfSampler(target, options, walker, processor, refresh, warn)) {
+            sampler.openAll();
+            sampler.placeBeforeStart(proc);
+            release.run();
+            return sampler.run(stop, exit);
+          }
+        });
+  }
+
+  /** perf needs no tracer slot, so a traced process is fine; an exited one is not. */
+  private void checkAlive(int pid) throws SamplingException {
+    try {
+      proc.forPid(pid).status(); // says "no such process" in the reader's words
+    } catch (ProcReadException e) {
+      throw new SamplingException(e.getMessage());
+    }
+    if (TargetExit.ofProc(proc, pid).gone()) {
+      throw new SamplingException("process " + pid + " is a zombie: it has exited and only"
+          + " waits for its parent to collect it");
+    }
+  }
+}

@@ -1,0 +1,176 @@
+package dev.polystack.plugin.api;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What a runtime needs read at the sampling tick, declared as data: a short, bounded program of
+ * {@link CaptureStep steps} over the thread's registers, constants the plug-in learned for the
+ * process, loads, checks and copies of memory regions. The host compiles it for its tick-time
+ * capture (eBPF) and runs it for every sample of the process, in the kernel, before the thread
+ * runs on; the walk then reads the copied regions as they were at the tick, as it would read a
+ * stopped thread. A plug-in never writes kernel code and the host never learns the runtime's
+ * layout. Reads outside the copies still work (they go to the live process, after the tick),
+ * so a plan only has to cover what changes between ticks.
+ *
+ * <p>Since API 1.1. Bounds: {@link #MAX_STEPS} steps, {@link #SLOTS} slots,
+ * {@link #MAX_COPIES} copies of at most {@link #MAX_COPY_BYTES} each.
+ */
+public final class CapturePlan {
+  public static final int MAX_STEPS = 32;
+  public static final int SLOTS = 8;
+  public static final int MAX_COPIES = 8;
+  public static final int MAX_COPY_BYTES = 16 << 10;
+
+  /** No plan: the runtime's reads go to the live process after the tick. */
+  public static final CapturePlan NONE = new CapturePlan(List.of());
+
+  private final List<CaptureStep> steps;
+
+  /** @throws IllegalArgumentException if the steps exceed a bound */
+  public CapturePlan(List<CaptureStep> steps) {
+    this.steps = List.copyOf(steps);
+    if (this.steps.size() > MAX_STEPS) {
+      throw new IllegalArgumentException(
+          "a capture plan has at most " + MAX_STEPS + " steps, got " + this.steps.size());
+    }
+    long copies = this.steps.stream().filter(s -> s instanceof CaptureStep.Copy).count();
+    if (copies > MAX_COPIES) {
+      throw new IllegalArgumentException(
+          "a capture plan has at most " + MAX_COPIES + " copies, got " + copies);
+    }
+  }
+
+  public List<CaptureStep> steps() {
+    return steps;
+  }
+
+  public boolean isEmpty() {
+    return steps.isEmpty();
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  static void checkSlot(int slot) {
+    if (slot < 0 || slot >= SLOTS) {
+      throw new IllegalArgumentException("slot must be 0.." + (SLOTS - 1) + ", got " + slot);
+    }
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof CapturePlan other && steps.equals(other.steps);
+  }
+
+  @Override
+  public int hashCode() {
+    return steps.hashCode();
+  }
+
+  @Override
+  public String toString() {
+    return "CapturePlan" + steps;
+  }
+
+  /**
+   * Builds a plan with named values; a name gets a slot on first assignment and keeps it.
+   * Reading a name never assigned is an error, as is a ninth name.
+   */
+  public static final class Builder {
+    private final List<CaptureStep> steps = new ArrayList<>();
+    private final Map<String, Integer> slots = new LinkedHashMap<>();
+
+    private Builder() {}
+
+    public Builder register(String into, Register register) {
+      return add(new CaptureStep.ReadRegister(assign(into), register));
+    }
+
+    public Builder constant(String into, long value) {
+      return add(new CaptureStep.Constant(assign(into), value));
+    }
+
+    public Builder add(String into, String from, long addend) {
+      return add(new CaptureStep.Add(assign(into), read(from), addend));
+    }
+
+    public Builder subtract(String into, String from, String minus) {
+      return add(new CaptureStep.Subtract(assign(into), read(from), read(minus)));
+    }
+
+    public Builder max(String into, String a, String b) {
+      return add(new CaptureStep.Max(assign(into), read(a), read(b)));
+    }
+
+    public Builder min(String into, String a, String b) {
+      return add(new CaptureStep.Min(assign(into), read(a), read(b)));
+    }
+
+    public Builder and(String into, String from, long mask) {
+      return add(new CaptureStep.And(assign(into), read(from), mask));
+    }
+
+    /** {@code into = *(u<size*8> *)(address + offset)}. */
+    public Builder load(String into, String address, long offset, int size) {
+      int from = read(address);
+      return add(new CaptureStep.Load(assign(into), from, offset, size));
+    }
+
+    /** {@code into = value} when {@code low <= value < high}; {@code into} must hold a value. */
+    public Builder keepIfInRange(String into, String value, String low, String high) {
+      return add(new CaptureStep.KeepIfInRange(read(into), read(value), read(low), read(high)));
+    }
+
+    public Builder checkEquals(String a, String b) {
+      return add(new CaptureStep.Check(read(a), read(b), true));
+    }
+
+    public Builder checkNotEquals(String a, String b) {
+      return add(new CaptureStep.Check(read(a), read(b), false));
+    }
+
+    /** Copies {@code maxBytes} from {@code address + offset}. */
+    public Builder copy(String address, long offset, int maxBytes, String label) {
+      return add(new CaptureStep.Copy(read(address), offset, -1, maxBytes, label));
+    }
+
+    /** Copies {@code min(length, maxBytes)} bytes from {@code address + offset}. */
+    public Builder copy(String address, long offset, String length, int maxBytes, String label) {
+      return add(new CaptureStep.Copy(read(address), offset, read(length), maxBytes, label));
+    }
+
+    public CapturePlan build() {
+      return new CapturePlan(steps);
+    }
+
+    private Builder add(CaptureStep step) {
+      steps.add(step);
+      return this;
+    }
+
+    private int assign(String name) {
+      Integer slot = slots.get(name);
+      if (slot != null) {
+        return slot;
+      }
+      if (slots.size() >= SLOTS) {
+        throw new IllegalArgumentException("a capture plan has " + SLOTS + " slots; '" + name
+            + "' would be one more than " + slots.keySet());
+      }
+      slots.put(name, slots.size());
+      return slots.size() - 1;
+    }
+
+    private int read(String name) {
+      Integer slot = slots.get(name);
+      if (slot == null) {
+        throw new IllegalArgumentException("'" + name + "' is read before it is assigned");
+      }
+      return slot;
+    }
+  }
+}

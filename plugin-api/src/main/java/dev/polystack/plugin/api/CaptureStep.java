@@ -1,0 +1,132 @@
+package dev.polystack.plugin.api;
+
+import java.util.Objects;
+
+/**
+ * One step of a {@link CapturePlan}: plain data the host runs at the sampling tick, in the
+ * kernel, for every sample of the process. Steps work on {@link CapturePlan#SLOTS} unsigned
+ * 64-bit slots that start at zero. Build plans with {@link CapturePlan#builder()}, which names
+ * the slots; these records are what the host compiles.
+ */
+public sealed interface CaptureStep {
+
+  /** {@code into = register} as the thread had it at the tick (user registers, also in a syscall). */
+  record ReadRegister(int into, Register register) implements CaptureStep {
+    public ReadRegister {
+      CapturePlan.checkSlot(into);
+      Objects.requireNonNull(register, "register");
+    }
+  }
+
+  /** {@code into = value}: something the plug-in learned about this process (e.g. an address). */
+  record Constant(int into, long value) implements CaptureStep {
+    public Constant {
+      CapturePlan.checkSlot(into);
+    }
+  }
+
+  /** {@code into = from + addend}. */
+  record Add(int into, int from, long addend) implements CaptureStep {
+    public Add {
+      CapturePlan.checkSlot(into);
+      CapturePlan.checkSlot(from);
+    }
+  }
+
+  /** {@code into = from - minus}. */
+  record Subtract(int into, int from, int minus) implements CaptureStep {
+    public Subtract {
+      CapturePlan.checkSlot(into);
+      CapturePlan.checkSlot(from);
+      CapturePlan.checkSlot(minus);
+    }
+  }
+
+  /** {@code into = max(a, b)}, unsigned. */
+  record Max(int into, int a, int b) implements CaptureStep {
+    public Max {
+      CapturePlan.checkSlot(into);
+      CapturePlan.checkSlot(a);
+      CapturePlan.checkSlot(b);
+    }
+  }
+
+  /** {@code into = min(a, b)}, unsigned. */
+  record Min(int into, int a, int b) implements CaptureStep {
+    public Min {
+      CapturePlan.checkSlot(into);
+      CapturePlan.checkSlot(a);
+      CapturePlan.checkSlot(b);
+    }
+  }
+
+  /** {@code into = from & mask} (e.g. a tagged pointer's address bits). */
+  record And(int into, int from, long mask) implements CaptureStep {
+    public And {
+      CapturePlan.checkSlot(into);
+      CapturePlan.checkSlot(from);
+    }
+  }
+
+  /**
+   * {@code into} = the {@code size}-byte little-endian value at {@code address + offset} in the
+   * target, zero-extended. An unreadable address ends the plan (the sample keeps what was
+   * captured before, and the stop is counted).
+   */
+  record Load(int into, int address, long offset, int size) implements CaptureStep {
+    public Load {
+      CapturePlan.checkSlot(into);
+      CapturePlan.checkSlot(address);
+      if (size != 1 && size != 2 && size != 4 && size != 8) {
+        throw new IllegalArgumentException("load size must be 1, 2, 4 or 8, got " + size);
+      }
+    }
+  }
+
+  /**
+   * {@code into = value} if {@code low <= value < high} (unsigned), else {@code into} keeps
+   * what it held: how a plan uses a register only when it points where it should.
+   */
+  record KeepIfInRange(int into, int value, int low, int high) implements CaptureStep {
+    public KeepIfInRange {
+      CapturePlan.checkSlot(into);
+      CapturePlan.checkSlot(value);
+      CapturePlan.checkSlot(low);
+      CapturePlan.checkSlot(high);
+    }
+  }
+
+  /** Ends the plan unless {@code a == b} (or, with {@code equal} false, unless they differ). */
+  record Check(int a, int b, boolean equal) implements CaptureStep {
+    public Check {
+      CapturePlan.checkSlot(a);
+      CapturePlan.checkSlot(b);
+    }
+  }
+
+  /**
+   * Copies target memory from {@code address + offset}: {@code maxBytes}, or the value of
+   * {@code length} when it is smaller ({@code length} -1 for none). The copy is page by page and
+   * stops at the first unreadable page; it never ends the plan. The walk then reads these bytes
+   * as they were at the tick.
+   *
+   * @param label what the region holds, for counters and diagnostics ({@code lua_stack})
+   */
+  record Copy(int address, long offset, int length, int maxBytes, String label)
+      implements CaptureStep {
+    public Copy {
+      CapturePlan.checkSlot(address);
+      if (length != -1) {
+        CapturePlan.checkSlot(length);
+      }
+      if (maxBytes < 1 || maxBytes > CapturePlan.MAX_COPY_BYTES) {
+        throw new IllegalArgumentException(
+            "copy must be 1.." + CapturePlan.MAX_COPY_BYTES + " bytes, got " + maxBytes);
+      }
+      Objects.requireNonNull(label, "label");
+      if (label.isEmpty() || label.length() > 64) {
+        throw new IllegalArgumentException("copy label must be 1..64 characters");
+      }
+    }
+  }
+}
