@@ -14,7 +14,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * polystack killed at a random moment of {@code record --pid} (JVM start-up, attach, sampling,
- * or writing) by SIGINT, SIGTERM, SIGHUP or SIGKILL, in ptrace and perf mode: the target (the
+ * or writing) by SIGINT, SIGTERM, SIGHUP or SIGKILL, in ptrace, perf and bpf mode: the target (the
  * self-checking workload survivor.c) must run on untraced with no thread stopped, and later exit
  * 0 with the same checksum as an unprofiled run, every signal it sent itself received once, and
  * every round of its work giving the same result.
@@ -22,7 +22,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  * <p>Trials per combination: {@code -Dreliability.trials} (CI default 3); random kill delay
  * : in one trial of three 0..{@code -Dreliability.maxDelayMs} after polystack starts
  * (default 3500 ms: JVM start-up and attach on this machine), in the others 0..1.5 s after it
- * has attached (ptrace: the target has a TracerPid; perf: polystack holds perf_event fds);
+ * has attached (ptrace: the target has a TracerPid; perf, bpf: polystack holds perf_event fds;
+ * after a bpf-mode combination no capture program is left in the kernel);
  * trials run {@code -Dreliability.parallel} at a time (default 3). Figures go to
  * e2e/target/reliability/kill-MODE-SIG.txt.
  */
@@ -55,6 +56,7 @@ class KillDuringRecordTest {
   @CsvSource({
     "ptrace, INT", "ptrace, TERM", "ptrace, HUP", "ptrace, KILL",
     "perf, INT", "perf, TERM", "perf, HUP", "perf, KILL",
+    "bpf, INT", "bpf, TERM", "bpf, HUP", "bpf, KILL",
   })
   void theTargetSurvivesPolystackDyingAtAnyMoment(String mode, String signal) throws Exception {
     int trials = Reliability.trials(3);
@@ -72,6 +74,13 @@ class KillDuringRecordTest {
         trials, survived, trials - survived, attached, clean,
         (System.nanoTime() - started) / 1e9, problems.isEmpty() ? "" : " problems=" + problems));
     assertEquals(List.of(), problems, "target harmed in " + problems.size() + " of " + trials);
+    if (mode.equals("bpf")) {
+      // Every polystack of the trials is gone: its capture program must be gone with its fds.
+      var shown = Tools.run(30, null, List.of("bpftool", "prog", "show"));
+      assertEquals(0, shown.exitCode(), shown.stderr());
+      assertTrue(!shown.stdout().contains("tick_capture"),
+          "a capture program outlived polystack:\n" + shown.stdout());
+    }
   }
 
   private Trial trial(String mode, String signal, int maxDelay, int n) throws Exception {
@@ -95,10 +104,13 @@ class KillDuringRecordTest {
     }
   }
 
-  /** ptrace mode: the target has a tracer (its TracerPid is polystack's tracer thread id). */
+  /**
+   * ptrace mode: the target has a tracer (its TracerPid is polystack's tracer thread id); bpf
+   * and perf modes: polystack holds its perf events (per CPU in bpf mode, per thread in perf).
+   */
   private static boolean attached(String mode, Target target, Distribution.Running polystack)
       throws Exception {
-    if (mode.equals("perf")) {
+    if (!mode.equals("ptrace")) {
       return Reliability.holdsPerfEvents(polystack.pid());
     }
     Target.Status status = target.status();

@@ -22,12 +22,14 @@ class SummariesTest {
     Map<String, Long> losses = new LinkedHashMap<>();
     losses.put("late_tick", 3L);
     losses.put("dropped \"x\"", 1L);
+    losses.put("capture_ticks", 610L); // bpf mode's kernel figures travel apart from losses
     var summary = new RecordSession.Summary(600, 603, 1, Map.of("no_module", 2L), losses, 600,
         41_000, 38_000, 95_000, 120_000, 98.96);
     assertEquals("{\"samples\": 600, \"periods\": 603, \"threads\": 1, \"achieved_hz\": 98.960, \"pause_ns\":"
         + " {\"count\": 600, \"mean\": 41000, \"median\": 38000, \"p99\": 95000, \"max\": 120000},"
         + " \"errors\": {\"no_module\": 2}, \"losses\": {\"dropped \\\"x\\\"\": 1,"
-        + " \"late_tick\": 3}, \"host\": {\"cpu_ns\": CPU, \"peak_rss_kib\": RSS}}\n",
+        + " \"late_tick\": 3}, \"capture\": {\"ticks\": 610}, \"host\": {\"cpu_ns\": CPU,"
+        + " \"peak_rss_kib\": RSS}}\n",
         withoutHostFigures(Summaries.statsJson(summary)));
   }
 
@@ -44,8 +46,23 @@ class SummariesTest {
     var summary = new RecordSession.Summary(0, 0, 0, Map.of(), Map.of(), 0, 0, 0, 0, 0, 0);
     assertEquals("{\"samples\": 0, \"periods\": 0, \"threads\": 0, \"achieved_hz\": 0.000, \"pause_ns\":"
         + " {\"count\": 0, \"mean\": 0, \"median\": 0, \"p99\": 0, \"max\": 0}, \"errors\": {},"
-        + " \"losses\": {}, \"host\": {\"cpu_ns\": CPU, \"peak_rss_kib\": RSS}}\n",
+        + " \"losses\": {}, \"capture\": {}, \"host\": {\"cpu_ns\": CPU, \"peak_rss_kib\": RSS}}\n",
         withoutHostFigures(Summaries.statsJson(summary)));
+  }
+
+  @Test
+  void bpfModeShowsTheKernelsFiguresApartFromLosses() {
+    Map<String, Long> counters = new LinkedHashMap<>();
+    counters.put("bpf_ring_full", 2L);
+    counters.put("capture_ticks", 500L);
+    counters.put("capture_records", 498L);
+    Recording r = new Recording(new TargetInfo(7, "/usr/bin/luajit", List.of("luajit")), 0, 1,
+        10_000_000L, "bpf", List.of(), List.of(), counters);
+    var summary = new RecordSession.Summary(498, 498, 1, Map.of(), counters, 0, 0, 0, 0, 0, 99);
+    String printed = print(new RecordSession.Result(r, summary, null, false, false));
+    assertTrue(printed.contains("polystack: target never stopped (bpf mode)\n"), printed);
+    assertTrue(printed.contains("polystack: not sampled or lost: bpf_ring_full 2\n"), printed);
+    assertTrue(printed.contains("polystack: tick capture: records 498, ticks 500\n"), printed);
   }
 
   @Test
