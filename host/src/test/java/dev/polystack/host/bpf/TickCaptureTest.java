@@ -1,0 +1,404 @@
+package dev.polystack.host.bpf;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.polystack.host.launch.ChildProcess;
+import dev.polystack.host.launch.Launcher;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The capture program against the real kernel and small C programs built for the test. */
+class TickCaptureTest {
+  private static final int RATE = 99;
+  private static final int STACK = 16384;
+  /** Records each test waits for; half must come even on a loaded machine. */
+  private static final int RECORDS = 40;
+  private static final long MAGIC = 0x706f6c7973746b31L;
+  private static final String TEXT = "polystack tick capture test";
+
+  // The plan test reads `known` at the tick; .data is written at start so its page is present.
+  private static final String SOURCE = """
+      #include <fcntl.h>
+      #include <stdint.h>
+      #include <stdio.h>
+      #include <string.h>
+      #include <unistd.h>
+
+      struct known { uint64_t magic; uint64_t self; char text[48]; uint64_t tail; };
+      static struct known known = { 0x706f6c7973746b31ULL, 0, "polystack tick capture test",
+                                    0x1122334455667788ULL };
+      volatile uint64_t counter;
+
+      __attribute__((noinline)) static void spin(void) { for (;;) counter++; }
+
+      // Spins below a touched 32 KiB frame, so the 16 KiB over rsp are all resident.
+      __attribute__((noinline)) static void deep(void) {
+        volatile char buf[32768];
+        for (unsigned i = 0; i < sizeof buf; i += 64) buf[i] = 1;
+        spin();
+      }
+
+      int main(int argc, char **argv) {
+        known.self = (uint64_t) &known;
+        printf("ready known=%p size=%zu\\n", (void *) &known, sizeof known);
+        fflush(stdout);
+        if (argc > 1 && strcmp(argv[1], "syscall") == 0) {
+          int fd = open("/dev/null", O_WRONLY);
+          for (;;) counter += write(fd, "x", 1);
+        }
+        deep();
+      }
+      """;
+
+  @TempDir static Path dir;
+  private static Path binary;
+
+  @BeforeAll
+  static void compile() throws Exception {
+    String disabled = System.getenv(BpfSupport.DISABLE_ENV);
+    assumeTrue(disabled == null || disabled.isEmpty(), "BPF disabled by the environment");
+    assertEquals(Optional.empty(), BpfSupport.unavailableReason());
+    Path src = dir.resolve("spin.c");
+    Files.writeString(src, SOURCE);
+    binary = dir.resolve("spin");
+    // ProcessBuilder is fine here: gcc is never sampled.
+    Process gcc = new ProcessBuilder("gcc", "-O1", "-g", "-o", binary.toString(), src.toString())
+        .inheritIO().start();
+    assertEquals(0, gcc.waitFor(), "gcc");
+  }
+
+  @Test
+  void spinningProcessGetsRegistersAndStack() throws Exception {
+    try (Workload w = Workload.start("spin"); TickCapture capture = open()) {
+      capture.addTarget(w.pid(), STACK);
+      List<Rec> records = collect(capture, RECORDS);
+      Map<String, Long> counters = capture.counters();
+
+      assertTrue(records.size() >= RECORDS / 2, "records: " + records.size());
+      long inExecutable = 0;
+      for (Rec r : records) {
+        assertEquals(w.pid(), r.tgid(), "only the target's ticks");
+        assertEquals(w.pid(), r.tid());
+        assertUser(r);
+        assertEquals(STACK, r.stackLen(), "all resident: every page-aligned chunk copied");
+        assertTrue(w.inExecutable(r.atRsp()), "spin's return address into deep() at rsp");
+        inExecutable += w.inExecutable(r.rip()) ? 1 : 0;
+        assertTrue(w.inStack(r.rsp()), "rsp in [stack]");
+      }
+      assertTrue(inExecutable > records.size() / 2, "rip in the spin loop: " + inExecutable);
+      assertTrue(counters.get("ticks") >= counters.get("records"), counters.toString());
+      assertTrue(counters.get("records") >= records.size(), counters.toString());
+      assertEquals(0, counters.get("ring_full"), counters.toString());
+      assertEquals(0, counters.get("no_user_regs"), counters.toString());
+      ProgramStats stats = capture.programStats();
+      if (Files.readString(Path.of("/proc/sys/kernel/bpf_stats_enabled")).strip().equals("0")) {
+        assertEquals(new ProgramStats(0, 0), stats);
+      } else {
+        assertTrue(stats.runCount() >= counters.get("ticks"), stats.toString());
+      }
+    }
+  }
+
+  @Test
+  void ticksInSystemCallsUseTheSavedUserRegisters() throws Exception {
+    try (Workload w = Workload.start("syscall"); TickCapture capture = open()) {
+      capture.addTarget(w.pid(), STACK);
+      List<Rec> records = collect(capture, RECORDS);
+
+      assertTrue(records.size() >= RECORDS / 2, "records: " + records.size());
+      long inKernel = 0;
+      for (Rec r : records) {
+        assertEquals(w.pid(), r.tgid());
+        assertUser(r);
+        assertTrue(w.inStack(r.rsp()), "rsp in [stack]");
+        // main's frame is near the stack top, where exec leaves a random gap of untouched
+        // pages: the chunks stop exactly at the first page that is not in memory.
+        assertEquals(w.readableFrom(r.stackStart(), STACK), r.stackLen());
+        inKernel += r.inKernel() ? 1 : 0;
+      }
+      assertTrue(inKernel > 0, "no tick landed in write(2) of " + records.size());
+      assertEquals(0, capture.counters().get("no_user_regs"));
+    }
+  }
+
+  @Test
+  void plansCopyCheckAndStop() throws Exception {
+    try (Workload w = Workload.start("spin"); TickCapture capture = open()) {
+      long known = w.known();
+      Plan copy = new Plan()
+          .step(OP_CONST, 0, NONE, NONE, NONE, 0, 0, known)
+          .step(OP_LOAD, 1, 0, NONE, NONE, 8, 0, 0)
+          .step(OP_CONST, 2, NONE, NONE, NONE, 0, 0, MAGIC)
+          .step(OP_CHECK_EQ, NONE, 1, 2, NONE, 0, 0, 0)
+          .step(OP_COPY, NONE, 0, NONE, NONE, 0, 72, 0);
+      Plan failedCheck = new Plan()
+          .step(OP_CONST, 0, NONE, NONE, NONE, 0, 0, 1)
+          .step(OP_CONST, 1, NONE, NONE, NONE, 0, 0, 2)
+          .step(OP_CHECK_EQ, NONE, 0, 1, NONE, 0, 0, 0)
+          .step(OP_COPY, NONE, 0, NONE, NONE, 0, 8, 0);
+      Plan failedLoad = new Plan()
+          .step(OP_CONST, 0, NONE, NONE, NONE, 0, 0, 8)
+          .step(OP_LOAD, 1, 0, NONE, NONE, 8, 0, 0);
+      Plan failedCopy = new Plan()
+          .step(OP_CONST, 0, NONE, NONE, NONE, 0, 0, 8)
+          .step(OP_COPY, NONE, 0, NONE, NONE, 0, 64, 0);
+      capture.setPlan(w.pid(), 0, copy.bytes());
+      capture.setPlan(w.pid(), 1, failedCheck.bytes());
+      capture.setPlan(w.pid(), 2, failedLoad.bytes());
+      capture.setPlan(w.pid(), 3, failedCopy.bytes());
+      capture.addTarget(w.pid(), 4096);
+      List<Rec> records = collect(capture, RECORDS);
+      Map<String, Long> counters = capture.counters();
+
+      assertTrue(records.size() >= RECORDS / 2, "records: " + records.size());
+      ByteBuffer expected = ByteBuffer.allocate(72).order(ByteOrder.LITTLE_ENDIAN);
+      expected.putLong(MAGIC).putLong(known).put(TEXT.getBytes(StandardCharsets.US_ASCII));
+      expected.putLong(64, 0x1122334455667788L);
+      for (Rec r : records) {
+        assertEquals(4, r.planCount());
+        assertEquals(0, r.stopStep(0), "the copy plan ran to its end");
+        assertEquals(3, r.stopStep(1), "stopped at the check (step 2)");
+        assertEquals(2, r.stopReason(1), "check");
+        assertEquals(2, r.stopStep(2), "stopped at the load (step 1)");
+        assertEquals(1, r.stopReason(2), "load");
+        assertEquals(0, r.stopStep(3), "a failed copy does not stop its plan");
+        assertEquals(2, r.regions().size());
+        Region region = r.regions().get(0);
+        assertEquals(known, region.address());
+        assertEquals(0, region.plan());
+        assertEquals(4, region.step());
+        assertEquals(5, region.label(), "the test labels each step with its index + 1");
+        assertArrayEquals(expected.array(), region.bytes());
+        Region empty = r.regions().get(1);
+        assertEquals(8, empty.address());
+        assertEquals(3, empty.plan());
+        assertEquals(1, empty.step());
+        assertEquals(0, empty.bytes().length);
+      }
+      long n = records.size();
+      assertTrue(counters.get("plan_check_failed") >= n, counters.toString());
+      assertTrue(counters.get("plan_load_failed") >= n, counters.toString());
+      assertTrue(counters.get("copy_failed") >= n, counters.toString());
+      assertEquals(0, counters.get("plan_invalid"), counters.toString());
+      assertEquals(0, counters.get("record_full"), counters.toString());
+
+      capture.clearPlans(w.pid());
+      capture.poll(0, b -> {});
+      List<Rec> after = collect(capture, 5);
+      assertFalse(after.isEmpty());
+      assertTrue(after.stream().allMatch(r -> r.planCount() == 0 && r.regions().isEmpty()));
+    }
+  }
+
+  @Test
+  void brokenObjectFailsInOneLine() throws Exception {
+    Path garbage = dir.resolve("garbage.bpf.o");
+    Files.write(garbage, "this is not an ELF file".getBytes(StandardCharsets.US_ASCII));
+    System.setProperty(TickCapture.OBJECT_PROPERTY, garbage.toString());
+    try {
+      BpfLoadException e = assertThrows(BpfLoadException.class, TickCaptureTest::open);
+      assertFalse(e.getMessage().contains("\n"), e.getMessage());
+      assertTrue(e.getMessage().startsWith("opening the BPF object"), e.getMessage());
+    } finally {
+      System.clearProperty(TickCapture.OBJECT_PROPERTY);
+    }
+  }
+
+  @Test
+  void rejectsMalformedRequests() throws Exception {
+    try (TickCapture capture = open()) {
+      assertThrows(IllegalArgumentException.class, () -> capture.setPlan(1, 0, new byte[775]));
+      assertThrows(IllegalArgumentException.class, () -> capture.setPlan(1, 4, new byte[776]));
+      assertThrows(IllegalArgumentException.class, () -> capture.addTarget(1, 32769));
+      capture.close();
+      capture.close();
+      assertThrows(IllegalStateException.class, () -> capture.addTarget(1, 0));
+    }
+  }
+
+  private static TickCapture open() throws BpfLoadException {
+    return TickCapture.open(RATE, 1 << 22);
+  }
+
+  private static void assertUser(Rec r) {
+    assertTrue(r.rip() > 0 && r.rip() < 1L << 47, "rip " + Long.toHexString(r.rip()));
+    assertTrue(r.rsp() > 0 && r.rsp() < 1L << 47, "rsp " + Long.toHexString(r.rsp()));
+    assertTrue(r.stackLen() > 0, "stack copied");
+    assertEquals(r.rsp() - 128, r.stackStart());
+  }
+
+  /**
+   * Polls until {@code wanted} records came (about 1 s at 99 Hz on an idle machine) or 5 s
+   * passed: a busy CI machine gives the workload less CPU and so fewer ticks.
+   */
+  private static List<Rec> collect(TickCapture capture, int wanted) {
+    List<Rec> out = new ArrayList<>();
+    long deadline = System.nanoTime() + 5_000_000_000L;
+    while (out.size() < wanted && System.nanoTime() < deadline) {
+      capture.poll(50, b -> out.add(Rec.parse(b)));
+    }
+    return out;
+  }
+
+  // Plan encoding by hand (struct step in tick_capture.bpf.c), independent of the host's encoder.
+  private static final int OP_CONST = 2;
+  private static final int OP_LOAD = 7;
+  private static final int OP_CHECK_EQ = 9;
+  private static final int OP_COPY = 12;
+  private static final int NONE = 0xff;
+
+  private static final class Plan {
+    private final ByteBuffer b = ByteBuffer.allocate(776).order(ByteOrder.LITTLE_ENDIAN);
+    private int n;
+
+    Plan step(int op, int dst, int a, int bSlot, int c, int size, int max, long imm) {
+      int at = 8 + 24 * n++;
+      b.put(at, (byte) op).put(at + 1, (byte) dst).put(at + 2, (byte) a)
+          .put(at + 3, (byte) bSlot).put(at + 4, (byte) c).put(at + 5, (byte) size);
+      b.putShort(at + 6, (short) n).putInt(at + 8, max).putLong(at + 16, imm);
+      b.putInt(0, n);
+      return this;
+    }
+
+    byte[] bytes() {
+      return b.array().clone();
+    }
+  }
+
+  record Region(long address, int plan, int step, int label, byte[] bytes) {}
+
+  /** The record header fields the tests look at (struct record_header). */
+  record Rec(int tgid, int tid, boolean inKernel, long[] regs, long stackStart, int stackLen,
+      long atRsp, int planCount, byte[] stops, List<Region> regions) {
+    long rip() {
+      return regs[16];
+    }
+
+    long rsp() {
+      return regs[7];
+    }
+
+    int stopStep(int plan) {
+      return stops[plan];
+    }
+
+    int stopReason(int plan) {
+      return stops[4 + plan];
+    }
+
+    static Rec parse(ByteBuffer b) {
+      assertEquals(1, b.getShort(0));
+      assertEquals(200, b.getShort(2));
+      int size = b.getInt(4);
+      assertEquals(b.remaining(), size, "record size");
+      assertEquals(0, size % 8);
+      long[] regs = new long[17];
+      for (int i = 0; i < 17; i++) {
+        regs[i] = b.getLong(32 + 8 * i);
+      }
+      int stackLen = b.getInt(176);
+      byte[] stops = new byte[8];
+      b.get(184, stops);
+      List<Region> regions = new ArrayList<>();
+      int at = 200 + ((stackLen + 7) & ~7);
+      for (int i = 0; i < b.getShort(182); i++) {
+        int len = b.getInt(at + 8);
+        byte[] bytes = new byte[len];
+        b.get(at + 16, bytes);
+        regions.add(new Region(b.getLong(at), b.get(at + 12), b.get(at + 13), b.getShort(at + 14),
+            bytes));
+        at += 16 + ((len + 7) & ~7);
+      }
+      assertEquals(size, at, "regions fill the record");
+      long atRsp = stackLen >= 136 ? b.getLong(200 + 128) : 0;
+      return new Rec(b.getInt(8), b.getInt(12), (b.getInt(28) & 1) != 0, regs, b.getLong(168),
+          stackLen, atRsp, b.getShort(180), stops, regions);
+    }
+  }
+
+  /** The C program, started with stdout to a file; its mappings for address checks. */
+  private record Workload(ChildProcess process, Path stdout) implements AutoCloseable {
+    static Workload start(String mode) throws Exception {
+      Path out = Files.createTempFile(dir, "spin", ".out");
+      ChildProcess p = Launcher.command(binary.toString(), mode).stdout(out).start();
+      Workload w = new Workload(p, out);
+      long deadline = System.nanoTime() + 5_000_000_000L;
+      while (!Files.readString(out).contains("ready")) {
+        assertTrue(System.nanoTime() < deadline, "workload never got ready");
+        Thread.sleep(5);
+      }
+      return w;
+    }
+
+    int pid() {
+      return process.pid();
+    }
+
+    long known() throws IOException {
+      String line = Files.readString(stdout).lines().filter(l -> l.startsWith("ready")).findFirst()
+          .orElseThrow();
+      String hex = line.replaceAll(".*known=0x([0-9a-f]+).*", "$1");
+      return Long.parseUnsignedLong(hex, 16);
+    }
+
+    boolean inExecutable(long addr) throws IOException {
+      return mapped(addr, binary.toRealPath().toString(), "x");
+    }
+
+    boolean inStack(long addr) throws IOException {
+      return mapped(addr, "[stack]", "");
+    }
+
+    /** Bytes from {@code start} (at most {@code max}) before the first page not in memory. */
+    long readableFrom(long start, int max) throws IOException {
+      long end = start;
+      try (FileChannel pagemap = FileChannel.open(Path.of("/proc/" + pid() + "/pagemap"))) {
+        ByteBuffer entry = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
+        while (end < start + max) {
+          entry.clear();
+          pagemap.read(entry, (end >>> 12) * 8);
+          if (entry.position() < 8 || entry.getLong(0) >= 0) { // bit 63: present
+            break;
+          }
+          end = (end | 4095) + 1;
+        }
+      }
+      return Math.min(end, start + max) - start;
+    }
+
+    private boolean mapped(long addr, String path, String perm) throws IOException {
+      for (String line : Files.readAllLines(Path.of("/proc/" + pid() + "/maps"))) {
+        String[] f = line.trim().split("\\s+", 6);
+        String[] range = f[0].split("-");
+        long lo = Long.parseUnsignedLong(range[0], 16);
+        long hi = Long.parseUnsignedLong(range[1], 16);
+        if (f.length > 5 && f[5].equals(path) && f[1].contains(perm) && addr >= lo && addr < hi) {
+          return true;
+        }
+      }
+      return false;
+    }
+
+    @Override
+    public void close() {
+      process.close();
+    }
+  }
+}
