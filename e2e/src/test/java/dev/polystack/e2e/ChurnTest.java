@@ -35,11 +35,12 @@ class ChurnTest {
 
   /**
    * ~1000 threads per second created and ended for the whole record: polystack follows them
-   * (ptrace: clone events; perf: a perf_event per new thread), keeps sampling the busy thread,
+   * (ptrace: clone events; perf: a perf_event per new thread; bpf: the tgid), keeps sampling
+   * the busy thread,
    * does not leak file descriptors, and the target completes every thread.
    */
   @ParameterizedTest(name = "{0} mode")
-  @ValueSource(strings = {"ptrace", "perf"})
+  @ValueSource(strings = {"ptrace", "perf", "bpf"})
   void athousandThreadsPerSecond(String mode) throws Exception {
     int seconds = Reliability.intProperty("reliability.churnSeconds", 4);
     Path out = dir.resolve("threads.folded");
@@ -84,6 +85,7 @@ class ChurnTest {
   @CsvSource({
     "ptrace, exit, 5, exiting", "ptrace, exec, 6, after exec", "ptrace, fork, 0, ok",
     "perf, exit, 5, exiting", "perf, exec, 6, after exec", "perf, fork, 0, ok",
+    "bpf, exit, 5, exiting", "bpf, exec, 6, after exec", "bpf, fork, 0, ok",
   })
   void lifecycleEventsAtRandomMoments(String mode, String event, int code, String expected)
       throws Exception {
@@ -123,11 +125,11 @@ class ChurnTest {
 
   /**
    * A target already traced by a debugger (strace -f -p): ptrace mode refuses with one line and
-   * leaves the debugger attached; perf mode does not need ptrace and samples it beside the
+   * leaves the debugger attached; perf and bpf modes do not need ptrace and sample it beside the
    * debugger, which stays attached. The target runs on and exits normally.
    */
   @ParameterizedTest(name = "{0} mode")
-  @ValueSource(strings = {"ptrace", "perf"})
+  @ValueSource(strings = {"ptrace", "perf", "bpf"})
   void aTargetTracedByAnotherDebugger(String mode) throws Exception {
     Path out = dir.resolve("traced.folded");
     try (Target target = Target.start(Workloads.binary("churn"), "stdin")) {
@@ -171,7 +173,7 @@ class ChurnTest {
    * child, the vfork returns and the target exits normally.
    */
   @ParameterizedTest(name = "{0} mode")
-  @ValueSource(strings = {"ptrace", "perf"})
+  @ValueSource(strings = {"ptrace", "perf", "bpf"})
   void aThreadInUninterruptibleSleep(String mode) throws Exception {
     Path out = dir.resolve("dstate.folded");
     try (Target target = Target.start(Workloads.binary("churn"), "vfork", "600000")) {

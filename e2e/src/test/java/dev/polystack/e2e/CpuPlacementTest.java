@@ -25,7 +25,7 @@ class CpuPlacementTest {
   @TempDir Path dir;
 
   @ParameterizedTest(name = "--mode {0}")
-  @ValueSource(strings = {"ptrace", "perf"})
+  @ValueSource(strings = {"ptrace", "perf", "bpf"})
   void polystacksThreadsLeaveTheSampledThreadsCpu(String mode) throws Exception {
     assumeTrue(Runtime.getRuntime().availableProcessors() >= 2, "needs two CPUs");
     Path out = dir.resolve("placed.folded");
@@ -69,7 +69,12 @@ class CpuPlacementTest {
         Distribution.Running polystack = Distribution.start(Distribution.launcherJvmOptions(),
             "record", "--pid", Integer.toString(target.pid()), "--format", "folded", "-o",
             out.toString())) {
-      target.awaitTraced(60_000);
+      // The default mode (bpf) samples once its per-CPU events are open.
+      long deadline = System.nanoTime() + 60_000_000_000L;
+      while (!Reliability.holdsPerfEvents(polystack.pid()) && System.nanoTime() < deadline) {
+        Thread.sleep(50);
+      }
+      assertTrue(Reliability.holdsPerfEvents(polystack.pid()), polystack.stderrSoFar());
       // Before the first sample polystack can only guess from where the threads last ran (both
       // may have shared one CPU a moment ago); the first ticks set it right.
       Thread.sleep(500);

@@ -35,6 +35,8 @@ final class BpfSampler implements NoStopSampler {
   static final int RING_BYTES = 8 << 20;
   /** Most plans a process runs at the tick (the capture program's bound). */
   static final int MAX_PLANS = 4;
+  /** Records held for a refresh; beyond this they are kept with their no_module frame. */
+  static final int MAX_DEFERRED = 256;
 
   /** Kernel counters that are samples lost, and the loss name the summary shows for each. */
   private static final Map<String, String> KERNEL_LOSSES = Map.of(
@@ -53,7 +55,11 @@ final class BpfSampler implements NoStopSampler {
   /** Kernel counters as last read; they count from the capture's load, shared by sessions. */
   private final Map<String, Long> kernelSeen = new HashMap<>();
   private final List<ByteBuffer> batch = new ArrayList<>();
+  /** Records whose walk met a PC in no known module, waiting for the next map refresh. */
+  private final List<CaptureRecord> deferred = new ArrayList<>();
   private List<CapturePlan> plans = List.of();
+  /** Pages walks read beyond the plans; copied at the tick too (the last plan slot). */
+  private final LearnedPages learned = new LearnedPages();
   /** Samples whose walk read memory the capture did not copy (from the live process). */
   private long uncapturedSamples;
   private long lastSyncRefresh = System.nanoTime() - PerfSampler.SYNC_REFRESH_NANOS;
@@ -103,6 +109,7 @@ final class BpfSampler implements NoStopSampler {
         break;
       }
       drain((int) Math.min(POLL_MILLIS, (end - now + 999_999) / 1_000_000));
+      walkDeferred(false);
       now = System.nanoTime();
       placement.targetRunsOn(targetCpus, now);
       targetCpus.clear();
@@ -118,6 +125,7 @@ final class BpfSampler implements NoStopSampler {
     }
     capture.removeTarget(target.pid());
     drain(0); // what the kernel wrote before the end still counts
+    walkDeferred(true);
     countKernelLosses();
     placement.close();
     return new SamplerOutcome(exit.status(), byUser, gone, counters());
@@ -154,31 +162,60 @@ final class BpfSampler implements NoStopSampler {
     if (r.cpu() >= 0 && r.cpu() < 4096) {
       targetCpus.set(r.cpu());
     }
-    Registers regs = Registers.of(r.regs());
-    RawStack stack = walk(r, regs);
+    RawStack stack = walk(r);
     if (stack.errors().contains("no_module")) {
       refreshRequest.run();
       if (refreshNow()) {
-        stack = walk(r, regs); // the record is ours: walk it again with the new modules
+        stack = walk(r); // the record is ours: walk it again with the new modules
+      } else if (deferred.size() < MAX_DEFERRED) {
+        deferred.add(r); // walked again after the next refresh (new JIT code, a dlopen)
+        return;
       }
     }
+    accept(r, stack);
+  }
+
+  private void accept(CaptureRecord r, RawStack stack) {
     sink.accept(new ThreadSample(r.tid(), r.monotonicNanos() + epochOffset, stack, 0, 1));
   }
 
-  private RawStack walk(CaptureRecord r, Registers regs) {
+  /**
+   * Walks the records that met code no module explained once the map was read again: a walk
+   * from a record gives the same answer later, bar stable objects freed meanwhile.
+   */
+  private void walkDeferred(boolean atEnd) {
+    if (deferred.isEmpty()) {
+      return;
+    }
+    if (atEnd) {
+      lastSyncRefresh = System.nanoTime() - PerfSampler.SYNC_REFRESH_NANOS; // one last refresh
+    }
+    if (!refreshNow() && !atEnd) {
+      return;
+    }
+    for (CaptureRecord r : deferred) {
+      accept(r, walk(r));
+    }
+    deferred.clear();
+  }
+
+  private RawStack walk(CaptureRecord r) {
+    Registers regs = Registers.of(r.regs());
     TickMemory memory = new TickMemory(r, target.hostMemory());
     RawStack stack = walker.walk(new CapturedThread(target.pid(), r.tid(), regs, memory,
         r.stackStart(), r.stack().length), target.table());
     if (memory.uncapturedReads() > 0) {
-      // With a plan installed these are what it missed; without one, every runtime read.
+      // With plans installed these are what they missed; without, every runtime read.
       uncapturedSamples++;
+      learned.walked(memory.uncapturedPages());
     }
     return stack;
   }
 
   /**
-   * Asks every runtime instance for its capture plan and installs the plans that changed. A plan
-   * typically appears after the first walks, once the plug-in found its runtime's state.
+   * Asks every runtime instance for its capture plan and installs the plans that changed, with
+   * the pages the walks keep needing beyond them ({@link LearnedPages}). A plan typically
+   * appears after the first walks, once the plug-in found its runtime's state.
    */
   private void updatePlans() {
     List<CapturePlan> wanted = new ArrayList<>();
@@ -188,8 +225,15 @@ final class BpfSampler implements NoStopSampler {
       }
       CapturePlan plan = guard.call(b.plugin(), "capturePlan", b.instance()::capturePlan)
           .orElse(CapturePlan.NONE);
-      if (!plan.isEmpty() && wanted.size() < MAX_PLANS && !wanted.contains(plan)) {
+      if (!plan.isEmpty() && wanted.size() < MAX_PLANS - 1 && !wanted.contains(plan)) {
         wanted.add(plan);
+      }
+    }
+    if (!target.table().bindings().isEmpty()) {
+      // Only for runtimes: a native walk's reads beyond the stack copy are stable code.
+      CapturePlan pages = learned.plan();
+      if (!pages.isEmpty()) {
+        wanted.add(pages);
       }
     }
     if (wanted.equals(plans)) {

@@ -19,6 +19,8 @@ final class TickMemory implements RemoteMemory {
   private final SampleMemory live;
   private final RemoteMemory stableView = this::readStable;
   private int uncapturedReads;
+  /** Pages of those reads, for {@link LearnedPages}; bounded. */
+  private final java.util.Set<Long> uncapturedPages = new java.util.LinkedHashSet<>();
 
   /** @param live the process's memory, read after the tick for anything not captured */
   TickMemory(CaptureRecord record, dev.polystack.host.memory.RemoteMemory live) {
@@ -37,6 +39,11 @@ final class TickMemory implements RemoteMemory {
   /** Reads that needed memory captured at the tick but went to the live process. */
   int uncapturedReads() {
     return uncapturedReads;
+  }
+
+  /** Pages that reads which should have come from the tick went to the live process for. */
+  java.util.Set<Long> uncapturedPages() {
+    return uncapturedPages;
   }
 
   /** Pages read from the live process for this sample. */
@@ -101,6 +108,9 @@ final class TickMemory implements RemoteMemory {
           n = live.read(at, dst, offset + done, chunk);
         } catch (MemoryReadException e) {
           n = 0;
+        }
+        if (!stable && n > 0 && uncapturedPages.size() < SampleMemory.MAX_PAGES) {
+          uncapturedPages.add(at & -SampleMemory.PAGE); // readable: worth copying at the tick
         }
       }
       if (n <= 0) {
