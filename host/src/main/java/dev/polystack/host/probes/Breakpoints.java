@@ -111,6 +111,10 @@ final class Breakpoints implements AutoCloseable {
     oldest.remove();
     try {
       event.modifyAttributes(attrs.at(address));
+      // The kernel takes the new attributes' disabled bit too (hw_breakpoint_copy_attr), and
+      // ours is set, since every event is opened disabled: without this, a re-targeted slot
+      // stayed off and every call returning through it lost its return (issue 17).
+      event.enable();
     } catch (SyscallException e) {
       // Not every kernel can move a breakpoint in place: a new event does the same.
       closeQuietly(event);

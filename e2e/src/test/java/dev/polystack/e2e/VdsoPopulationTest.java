@@ -1,0 +1,107 @@
+package dev.polystack.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The population of issue 17 (vdso_population.c: vDSO-pointer and libc calls, EINVAL cases,
+ * gettimeofday/time/getcpu every fourth round), traced and compared call for call with the
+ * program's own tally, per thread, function, result and errno. Exact backends only: every
+ * count is an equality.
+ */
+class VdsoPopulationTest {
+  @TempDir Path tmp;
+
+  /** Counts per "tid function outcome", outcome being "ok" or the errno name. */
+  private static Map<String, Integer> traced(Path out) throws Exception {
+    // Python's json module reads the records; results are checked against the prototype.
+    String lines = Tools.python("""
+        import json, sys, collections
+        n = collections.Counter()
+        for line in sys.stdin:
+            o = json.loads(line)
+            if o["type"] != "call":
+                continue
+            f, r, e = o["function"], o["result"], o["errno"]
+            if e is None:
+                ok = r > 0 if f == "time" else r == 0
+                outcome = "ok" if ok else "bad_result_%d" % r
+            else:
+                outcome = e if r == -22 else "bad_result_%d" % r
+            n["%d %s %s" % (o["tid"], f, outcome)] += 1
+        for k, v in sorted(n.items()):
+            print(k, v)
+        """, out);
+    Map<String, Integer> m = new TreeMap<>();
+    for (String l : lines.lines().toList()) {
+      int sp = l.lastIndexOf(' ');
+      m.put(l.substring(0, sp), Integer.parseInt(l.substring(sp + 1)));
+    }
+    return m;
+  }
+
+  /** What the program says it did, in the same terms, for the traced functions. */
+  private static Map<String, Integer> tally(String output, List<String> functions) {
+    Map<String, Integer> m = new TreeMap<>();
+    int threads = 0;
+    for (String l : output.lines().toList()) {
+      if (!l.startsWith("THREAD ")) {
+        continue;
+      }
+      threads++;
+      String[] f = l.split(" ");
+      String tid = f[2];
+      put(m, functions, tid + " clock_gettime ok", f[3]);
+      put(m, functions, tid + " clock_gettime EINVAL", f[4]);
+      put(m, functions, tid + " gettimeofday ok", f[5]);
+      put(m, functions, tid + " time ok", f[6]);
+      put(m, functions, tid + " getcpu ok", f[7]);
+    }
+    assertTrue(threads > 0, "the workload reported no threads: " + output);
+    return m;
+  }
+
+  private static void put(Map<String, Integer> m, List<String> functions, String key,
+      String n) {
+    if (functions.contains(key.split(" ")[1]) && Integer.parseInt(n) > 0) {
+      m.put(key, Integer.parseInt(n));
+    }
+  }
+
+  private Map<String, Integer> run(String name, List<String> flags, List<String> functions,
+      String... workload) throws Exception {
+    Path out = tmp.resolve(name + ".json");
+    List<String> args = new ArrayList<>(List.of("vdso", "--json", "-o", out.toString()));
+    args.addAll(flags);
+    args.add("--");
+    args.add(Workloads.binary("vdso_population").toString());
+    args.addAll(List.of(workload));
+    Distribution.Result r = Distribution.run(args.toArray(String[]::new));
+    assertEquals(0, r.exitCode(), r.stderr());
+    assertTrue(r.stdout().contains("DONE"), r.stdout());
+    Map<String, Integer> expected = tally(r.stdout(), functions);
+    assertEquals(expected, traced(out), "traced calls against the program's own tally; stderr: "
+        + r.stderr());
+    return expected;
+  }
+
+  /**
+   * The ptrace backend's regression (issue 17): two functions, three call sites (the program's
+   * and libc's clock_gettime, the program's gettimeofday) for two return slots. A re-targeted
+   * return slot used to stay disabled and lose every call that returned through it.
+   */
+  @Test
+  void ptraceWithTwoFunctionsAndMoreCallSitesThanReturnSlotsIsExact() throws Exception {
+    Map<String, Integer> m = run("ptrace", List.of("--backend", "ptrace", "--functions",
+        "clock_gettime,gettimeofday"), List.of("clock_gettime", "gettimeofday"), "4", "40");
+    assertEquals(4 * 3, m.size(), m.toString());
+  }
+}
