@@ -10,6 +10,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -21,16 +22,19 @@ class RecordAttachTest {
 
   @TempDir Path dir;
 
-  @Test
-  void attachForTwoSecondsThenLetTheTargetRunToItsOwnExit() throws Exception {
+  @ParameterizedTest(name = "--mode {0}")
+  @ValueSource(strings = {"ptrace", "bpf"})
+  void attachForTwoSecondsThenLetTheTargetRunToItsOwnExit(String mode) throws Exception {
     Path out = dir.resolve("attach.folded");
     try (Target target = Target.start(Workloads.binary("two_threads"), "stdin", "7")) {
-      var result = Distribution.run("record", "--pid", Integer.toString(target.pid()),
-          "--duration", "2s", "--format", "folded", "-o", out.toString());
+      var result = Distribution.run("record", "--mode", mode, "--pid",
+          Integer.toString(target.pid()), "--duration", "2s", "--format", "folded", "-o",
+          out.toString());
 
       RecordLaunchTest.assertSucceeded(result, out);
-      assertTrue(result.stderr().contains("polystack: done; target detached and still running"),
-          result.stderr());
+      assertTrue(result.stderr().contains(mode.equals("ptrace")
+          ? "polystack: done; target detached and still running"
+          : "polystack: done; target still running"), result.stderr());
       assertEquals(2, RecordLaunchTest.threads(result), result.stderr());
       Map<String, Long> stacks = Tools.folded(out);
       assertTrue(stacks.keySet().stream().anyMatch(s -> s.endsWith(";main;top_a;mid_a;leaf_a")),
@@ -54,14 +58,15 @@ class RecordAttachTest {
    * A record with no --duration ends on SIGINT, SIGTERM or SIGHUP to polystack: it detaches,
    * writes what it has and exits 0 within seconds; the target runs on and exits on its own.
    */
-  @ParameterizedTest(name = "SIG{0}")
-  @ValueSource(strings = {"INT", "TERM", "HUP"})
-  void aStopSignalEndsAnAttachedRecordAndTheTargetRunsOn(String signal) throws Exception {
+  @ParameterizedTest(name = "--mode {0}, SIG{1}")
+  @CsvSource({"ptrace, INT", "ptrace, TERM", "ptrace, HUP", "bpf, INT", "bpf, TERM"})
+  void aStopSignalEndsAnAttachedRecordAndTheTargetRunsOn(String mode, String signal)
+      throws Exception {
     Path out = dir.resolve("signal.folded");
     try (Target target = Target.start(Workloads.binary("two_threads"), "stdin");
-        Distribution.Running polystack = Distribution.start("record", "--pid",
+        Distribution.Running polystack = Distribution.start("record", "--mode", mode, "--pid",
             Integer.toString(target.pid()), "--format", "folded", "-o", out.toString())) {
-      target.awaitTraced(60_000); // JVM start-up on a loaded 2-core host can take long
+      awaitSampling(mode, target, polystack); // JVM start-up on a loaded host can take long
       Thread.sleep(700); // let it take some samples
 
       long sent = System.nanoTime();
@@ -72,8 +77,9 @@ class RecordAttachTest {
       // Typically ~0.5 s; the margin is for a VM shared with other work.
       assertTrue(seconds < 8, "polystack took " + seconds + " s to stop after SIG" + signal);
       RecordLaunchTest.assertSucceeded(result, out);
-      assertTrue(result.stderr().contains("polystack: stopped; target detached and still running"),
-          result.stderr());
+      assertTrue(result.stderr().contains(mode.equals("ptrace")
+          ? "polystack: stopped; target detached and still running"
+          : "polystack: stopped; target still running"), result.stderr());
       assertTrue(Tools.total(Tools.folded(out)) > 0, "no samples in " + out);
 
       assertReleasedAndRunning(target);
@@ -82,6 +88,20 @@ class RecordAttachTest {
       assertEquals(0, target.awaitExit(30), target.output());
       assertTrue(target.output().contains("done"), target.output());
     }
+  }
+
+  /** ptrace mode: the target has a tracer; bpf mode: polystack holds its per-CPU events. */
+  static void awaitSampling(String mode, Target target, Distribution.Running polystack)
+      throws Exception {
+    if (mode.equals("ptrace")) {
+      target.awaitTraced(60_000);
+      return;
+    }
+    long deadline = System.nanoTime() + 60_000_000_000L;
+    while (!Reliability.holdsPerfEvents(polystack.pid()) && System.nanoTime() < deadline) {
+      Thread.sleep(50);
+    }
+    assertTrue(Reliability.holdsPerfEvents(polystack.pid()), polystack.stderrSoFar());
   }
 
   /** The busy threads keep using CPU after polystack has gone: nothing was left stopped. */

@@ -45,7 +45,7 @@ class RecordBadInputTest {
     "record --pid {pid} -o {dir}|2|: is a directory; give a file name",
     "dump --pid -3|2|--pid -3: a process id is a positive number",
     // Added for issue 8 (hostile input): every flag with a bad value, the target untouched.
-    "record --pid {pid} --mode bogus -o {out}|2|--mode bogus: expected ptrace or perf",
+    "record --pid {pid} --mode bogus -o {out}|2|--mode bogus: expected bpf, ptrace or perf",
     "record --pid {pid} --duration 0s -o {out}|2|'0s': a duration must be > 0",
     "record --pid {pid} --duration -5s -o {out}|2|'-5s' is not a duration",
     "record --pid {pid} --rate 10001 -o {out}|2|--rate must be 1..10000 Hz, got 10001",

@@ -60,6 +60,10 @@ final class BpfSampler implements NoStopSampler {
   private List<CapturePlan> plans = List.of();
   /** Pages walks read beyond the plans; copied at the tick too (the last plan slot). */
   private final LearnedPages learned = new LearnedPages();
+  /** Ticks of each thread not kept (taken before the plan), carried by its next sample. */
+  private final CarriedPeriods carried;
+  /** Records not kept for want of a plan so far. */
+  private long learningDrops;
   /** Samples whose walk read memory the capture did not copy (from the live process). */
   private long uncapturedSamples;
   private long lastSyncRefresh = System.nanoTime() - PerfSampler.SYNC_REFRESH_NANOS;
@@ -73,6 +77,7 @@ final class BpfSampler implements NoStopSampler {
     this.refreshRequest = refreshRequest;
     this.guard = guard;
     this.capture = capture;
+    this.carried = new CarriedPeriods(options.periodNanos());
   }
 
   @Override
@@ -142,6 +147,9 @@ final class BpfSampler implements NoStopSampler {
     for (ByteBuffer b : batch) {
       sample(b);
     }
+    if (!batch.isEmpty() && plans.isEmpty()) {
+      updatePlans(); // the first plan as soon as a walk found what it needs
+    }
     batch.clear();
   }
 
@@ -162,11 +170,20 @@ final class BpfSampler implements NoStopSampler {
     if (r.cpu() >= 0 && r.cpu() < 4096) {
       targetCpus.set(r.cpu());
     }
-    RawStack stack = walk(r);
+    TickMemory memory = new TickMemory(r, target.hostMemory());
+    RawStack stack = walk(r, memory);
+    if (r.planStops().length == 0 && memory.uncapturedReads() > 0 && learning()) {
+      // The runtime's state was read after the tick, not captured at it: the plan was not
+      // installed yet when the kernel took this record. Its time goes to the next sample.
+      sink.lost("learning_walk");
+      carried.notKept(r.tid());
+      learningDrops++;
+      return;
+    }
     if (stack.errors().contains("no_module")) {
       refreshRequest.run();
       if (refreshNow()) {
-        stack = walk(r); // the record is ours: walk it again with the new modules
+        stack = walk(r, new TickMemory(r, target.hostMemory())); // the record is ours
       } else if (deferred.size() < MAX_DEFERRED) {
         deferred.add(r); // walked again after the next refresh (new JIT code, a dlopen)
         return;
@@ -176,7 +193,22 @@ final class BpfSampler implements NoStopSampler {
   }
 
   private void accept(CaptureRecord r, RawStack stack) {
-    sink.accept(new ThreadSample(r.tid(), r.monotonicNanos() + epochOffset, stack, 0, 1));
+    sink.accept(new ThreadSample(r.tid(), r.monotonicNanos() + epochOffset, stack, 0,
+        carried.take(r.tid())));
+  }
+
+  /**
+   * Whether records taken without a plan are still from before the plan: a runtime that
+   * declares plans has one now, or is expected to within its first second of samples (its
+   * walks learn what the plan needs). A runtime that never offers one is sampled as in perf
+   * mode rather than not at all.
+   */
+  private boolean learning() {
+    if (!plans.isEmpty()) {
+      return true;
+    }
+    return learningDrops < options.rateHz() && target.table().bindings().stream()
+        .anyMatch(b -> b.plugin().descriptor().capabilities().contains(Capability.CAPTURE_AT_TICK));
   }
 
   /**
@@ -194,14 +226,13 @@ final class BpfSampler implements NoStopSampler {
       return;
     }
     for (CaptureRecord r : deferred) {
-      accept(r, walk(r));
+      accept(r, walk(r, new TickMemory(r, target.hostMemory())));
     }
     deferred.clear();
   }
 
-  private RawStack walk(CaptureRecord r) {
+  private RawStack walk(CaptureRecord r, TickMemory memory) {
     Registers regs = Registers.of(r.regs());
-    TickMemory memory = new TickMemory(r, target.hostMemory());
     RawStack stack = walker.walk(new CapturedThread(target.pid(), r.tid(), regs, memory,
         r.stackStart(), r.stack().length), target.table());
     if (memory.uncapturedReads() > 0) {
