@@ -52,9 +52,11 @@ final class BpfSampler implements NoStopSampler {
   private final long epochOffset = PerfSampler.monotonicToEpochOffset();
   private final CpuPlacement placement = CpuPlacement.forThisProcess();
   private final BitSet targetCpus = new BitSet();
+  private long lastPlacement = System.nanoTime();
   /** Kernel counters as last read; they count from the capture's load, shared by sessions. */
   private final Map<String, Long> kernelSeen = new HashMap<>();
-  private final List<ByteBuffer> batch = new ArrayList<>();
+  /** Records parsed out of the ring in one poll, walked once the ring has its space back. */
+  private final List<CaptureRecord> batch = new ArrayList<>();
   /** Records whose walk met a PC in no known module, waiting for the next map refresh. */
   private final List<CaptureRecord> deferred = new ArrayList<>();
   private List<CapturePlan> plans = List.of();
@@ -116,8 +118,13 @@ final class BpfSampler implements NoStopSampler {
       drain((int) Math.min(POLL_MILLIS, (end - now + 999_999) / 1_000_000));
       walkDeferred(false);
       now = System.nanoTime();
-      placement.targetRunsOn(targetCpus, now);
-      targetCpus.clear();
+      if (now - lastPlacement >= 2 * options.periodNanos()) {
+        // Every CPU's event ticks once a period, at its own phase: a set gathered over less
+        // would miss CPUs the target runs on (the records of one poll may come from one CPU).
+        placement.targetRunsOn(targetCpus, now);
+        targetCpus.clear();
+        lastPlacement = now;
+      }
       if (now >= nextHousekeeping) {
         nextHousekeeping = now + HOUSEKEEPING_NANOS;
         updatePlans();
@@ -139,13 +146,9 @@ final class BpfSampler implements NoStopSampler {
   /** Copies the ready records out of the ring first, so the kernel gets the space back early. */
   private void drain(int timeoutMillis) {
     batch.clear();
-    capture.poll(timeoutMillis, record -> {
-      ByteBuffer copy = ByteBuffer.allocate(record.remaining());
-      copy.put(record.duplicate()).flip();
-      batch.add(copy);
-    });
-    for (ByteBuffer b : batch) {
-      sample(b);
+    capture.poll(timeoutMillis, this::parse);
+    for (CaptureRecord r : batch) {
+      sample(r);
     }
     if (!batch.isEmpty() && plans.isEmpty()) {
       updatePlans(); // the first plan as soon as a walk found what it needs
@@ -153,14 +156,16 @@ final class BpfSampler implements NoStopSampler {
     batch.clear();
   }
 
-  private void sample(ByteBuffer bytes) {
-    CaptureRecord r;
+  /** Copies one record out of the ring (parsing is that copy). */
+  private void parse(ByteBuffer bytes) {
     try {
-      r = CaptureRecord.parse(bytes);
+      batch.add(CaptureRecord.parse(bytes));
     } catch (IllegalArgumentException e) {
       sink.lost("malformed_record");
-      return;
     }
+  }
+
+  private void sample(CaptureRecord r) {
     if (r.tgid() != target.pid()) {
       return; // another session's process, or this one's from before a restart
     }
