@@ -4,7 +4,7 @@ import dev.polystack.host.bpf.CaptureRecord;
 import dev.polystack.host.bpf.PlanEncoder;
 import dev.polystack.host.bpf.TickCapture;
 import dev.polystack.host.proc.ProcFs;
-import dev.polystack.host.proc.ProcReadException;
+import dev.polystack.host.sys.SyscallException;
 import dev.polystack.host.process.RuntimeBinding;
 import dev.polystack.host.process.TargetProcess;
 import dev.polystack.host.plugins.PluginGuard;
@@ -30,7 +30,6 @@ import java.util.function.BooleanSupplier;
 final class BpfSampler implements NoStopSampler {
   /** How often the kernel's counters are read, plans re-asked and the target's exit checked. */
   static final long HOUSEKEEPING_NANOS = 100_000_000L;
-  static final int POLL_MILLIS = 10;
   /** The ring holds ~1 s of records of 2 CPUs at 99 Hz with 16 KiB stacks; enough at any rate. */
   static final int RING_BYTES = 8 << 20;
   /** Most plans a process runs at the tick (the capture program's bound). */
@@ -68,7 +67,7 @@ final class BpfSampler implements NoStopSampler {
   private long learningDrops;
   /** Samples whose walk read memory the capture did not copy (from the live process). */
   private long uncapturedSamples;
-  private long lastSyncRefresh = System.nanoTime() - PerfSampler.SYNC_REFRESH_NANOS;
+  private final PollLoop.SyncRefresh syncRefresh;
 
   BpfSampler(TargetProcess target, SamplingOptions options, StackWalker walker, SampleSink sink,
       Runnable refreshRequest, PluginGuard guard, TickCapture capture) {
@@ -80,6 +79,7 @@ final class BpfSampler implements NoStopSampler {
     this.guard = guard;
     this.capture = capture;
     this.carried = new CarriedPeriods(options.periodNanos());
+    this.syncRefresh = new PollLoop.SyncRefresh(target);
   }
 
   @Override
@@ -100,47 +100,38 @@ final class BpfSampler implements NoStopSampler {
   }
 
   @Override
-  public SamplerOutcome run(BooleanSupplier stop, TargetExit exit) {
-    long start = System.nanoTime();
-    long end = options.durationNanos() == 0 ? Long.MAX_VALUE : start + options.durationNanos();
-    long nextHousekeeping = start + HOUSEKEEPING_NANOS;
-    boolean byUser = false;
-    boolean gone = false;
-    while (true) {
-      if (stop.getAsBoolean()) {
-        byUser = true;
-        break;
-      }
-      long now = System.nanoTime();
-      if (now >= end) {
-        break;
-      }
-      drain((int) Math.min(POLL_MILLIS, (end - now + 999_999) / 1_000_000));
-      walkDeferred(false);
-      now = System.nanoTime();
-      if (now - lastPlacement >= 2 * options.periodNanos()) {
-        // Every CPU's event ticks once a period, at its own phase: a set gathered over less
-        // would miss CPUs the target runs on (the records of one poll may come from one CPU).
-        placement.targetRunsOn(targetCpus, now);
-        targetCpus.clear();
-        lastPlacement = now;
-      }
-      if (now >= nextHousekeeping) {
-        nextHousekeeping = now + HOUSEKEEPING_NANOS;
-        updatePlans();
-        countKernelLosses();
-        if (exit.gone()) {
-          gone = true;
-          break;
-        }
-      }
-    }
+  public SamplerOutcome run(BooleanSupplier stop, TargetExit exit) throws SyscallException {
+    PollLoop.Ended ended = PollLoop.run(options, HOUSEKEEPING_NANOS, stop, exit,
+        new PollLoop.Body() {
+          @Override
+          public void poll(int timeoutMillis) {
+            drain(timeoutMillis);
+            walkDeferred(false);
+          }
+
+          @Override
+          public void afterPoll(long nowNanos) {
+            if (nowNanos - lastPlacement >= 2 * options.periodNanos()) {
+              // Every CPU's event ticks once a period, at its own phase: a set gathered over less
+              // would miss CPUs the target runs on (one poll's records may come from one CPU).
+              placement.targetRunsOn(targetCpus, nowNanos);
+              targetCpus.clear();
+              lastPlacement = nowNanos;
+            }
+          }
+
+          @Override
+          public void housekeeping() {
+            updatePlans();
+            countKernelLosses();
+          }
+        });
     capture.removeTarget(target.pid());
     drain(0); // what the kernel wrote before the end still counts
     walkDeferred(true);
     countKernelLosses();
     placement.close();
-    return new SamplerOutcome(exit.status(), byUser, gone, counters());
+    return new SamplerOutcome(exit.status(), ended.byUser(), ended.targetGone(), counters());
   }
 
   /** Copies the ready records out of the ring first, so the kernel gets the space back early. */
@@ -187,7 +178,7 @@ final class BpfSampler implements NoStopSampler {
     }
     if (stack.errors().contains("no_module")) {
       refreshRequest.run();
-      if (refreshNow()) {
+      if (syncRefresh.now()) {
         stack = walk(r, new TickMemory(r, target.hostMemory())); // the record is ours
       } else if (deferred.size() < MAX_DEFERRED) {
         deferred.add(r); // walked again after the next refresh (new JIT code, a dlopen)
@@ -224,10 +215,8 @@ final class BpfSampler implements NoStopSampler {
     if (deferred.isEmpty()) {
       return;
     }
-    if (atEnd) {
-      lastSyncRefresh = System.nanoTime() - PerfSampler.SYNC_REFRESH_NANOS; // one last refresh
-    }
-    if (!refreshNow() && !atEnd) {
+    boolean refreshed = atEnd ? syncRefresh.force() : syncRefresh.now();
+    if (!refreshed && !atEnd) {
       return;
     }
     for (CaptureRecord r : deferred) {
@@ -301,8 +290,8 @@ final class BpfSampler implements NoStopSampler {
 
   /**
    * What the capture did, for the summary beside the losses: the kernel's counters since this
-   * sampler started (capture_ticks, capture_records, capture_plan_check_failed, ...) and the samples whose
-   * walk read memory after the tick because no plan had copied it.
+   * sampler started (capture_ticks, capture_records, capture_plan_check_failed, ...) and the
+   * samples whose walk read memory after the tick because no plan had copied it.
    */
   private Map<String, Long> counters() {
     Map<String, Long> out = new java.util.TreeMap<>();
@@ -318,20 +307,6 @@ final class BpfSampler implements NoStopSampler {
       out.put("capture_plans", (long) plans.size());
     }
     return out;
-  }
-
-  private boolean refreshNow() {
-    long now = System.nanoTime();
-    if (now - lastSyncRefresh < PerfSampler.SYNC_REFRESH_NANOS) {
-      return false;
-    }
-    lastSyncRefresh = now;
-    try {
-      target.refresh();
-      return true;
-    } catch (ProcReadException e) {
-      return false;
-    }
   }
 
   @Override

@@ -8,7 +8,6 @@ import dev.polystack.host.perf.PerfRecord;
 import dev.polystack.host.perf.PerfRingBuffer;
 import dev.polystack.host.perf.PerfSample;
 import dev.polystack.host.perf.SampleParser;
-import dev.polystack.host.proc.ProcReadException;
 import dev.polystack.host.memory.RemoteReadException;
 import dev.polystack.host.process.ModuleTable;
 import dev.polystack.host.process.TargetProcess;
@@ -47,17 +46,11 @@ final class PerfSampler implements NoStopSampler {
   /** How often new threads are looked for and the target's exit is checked. */
   static final long RESCAN_NANOS = 100_000_000L;
 
-  /** Longest poll() wait: bounds how late a stop request or the duration's end is noticed. */
-  static final int POLL_MILLIS = 10;
-
   /**
    * Each ring holds this much sampling time at the requested rate, so the reader may fall
    * behind by that long (a busy host, a slow walk) before the kernel drops records.
    */
   static final long RING_MILLIS = 50;
-
-  /** Least time between two map refreshes on the reader thread. */
-  static final long SYNC_REFRESH_NANOS = 200_000_000L;
 
   /** Ring bounds: 8 pages hold one 16 KiB-stack record with room; 256 pages are 1 MiB. */
   static final int MIN_RING_LOG2 = 3;
@@ -89,7 +82,7 @@ final class PerfSampler implements NoStopSampler {
   private final PagePrefetch prefetch = new PagePrefetch();
   /** Page buffers for one prefetch, reused: a walk ends before the next sample's prefetch. */
   private final PagePool pagePool = new PagePool();
-  private long lastSyncRefresh = System.nanoTime() - SYNC_REFRESH_NANOS;
+  private final PollLoop.SyncRefresh syncRefresh;
   /** Keeps polystack's threads off the CPUs the samples were taken on (see CpuPlacement). */
   private final CpuPlacement placement = CpuPlacement.forThisProcess();
   /** CPUs of the samples drained since the last placement; reused. */
@@ -108,6 +101,7 @@ final class PerfSampler implements NoStopSampler {
     this.attr = attr(options, stack, (4096 << ringLog2) / 4);
     this.attrEachSample = attr(options, stack, 0);
     this.parser = SampleParser.forAttr(attr);
+    this.syncRefresh = new PollLoop.SyncRefresh(target);
   }
 
   /** @param watermark bytes in the ring that wake the reader, or 0 to wake it at every sample */
@@ -183,38 +177,28 @@ final class PerfSampler implements NoStopSampler {
   /** Samples until {@code stop}, the duration's end or the target's exit. */
   @Override
   public SamplerOutcome run(BooleanSupplier stop, TargetExit exit) throws SyscallException {
-    long start = System.nanoTime();
-    long end = options.durationNanos() == 0 ? Long.MAX_VALUE : start + options.durationNanos();
-    long nextScan = start + RESCAN_NANOS;
-    boolean byUser = false;
-    boolean gone = false;
-    while (true) {
-      if (stop.getAsBoolean()) {
-        byUser = true;
-        break;
+    PollLoop.Ended ended = PollLoop.run(options, RESCAN_NANOS, stop, exit, new PollLoop.Body() {
+      @Override
+      public void poll(int timeoutMillis) throws SyscallException {
+        pollAndDrain(timeoutMillis);
       }
-      long now = System.nanoTime();
-      if (now >= end) {
-        break;
+
+      @Override
+      public void afterPoll(long nowNanos) {
+        placement.targetRunsOn(targetCpus, nowNanos);
+        targetCpus.clear();
       }
-      pollAndDrain((int) Math.min(POLL_MILLIS, (end - now + 999_999) / 1_000_000));
-      now = System.nanoTime();
-      placement.targetRunsOn(targetCpus, now);
-      targetCpus.clear();
-      if (now >= nextScan) {
-        nextScan = now + RESCAN_NANOS;
-        if (exit.gone()) {
-          gone = true;
-          break;
-        }
+
+      @Override
+      public void housekeeping() {
         rescan();
       }
-    }
+    });
     for (Stream s : streams.values()) {
       drain(s); // what the kernel wrote before the end still counts
     }
     placement.close();
-    return new SamplerOutcome(exit.status(), byUser, gone);
+    return new SamplerOutcome(exit.status(), ended.byUser(), ended.targetGone());
   }
 
   private boolean wanted(int tid) {
@@ -351,7 +335,7 @@ final class PerfSampler implements NoStopSampler {
     RawStack stack = walk(s, regs);
     if (stack.errors().contains("no_module")) {
       refreshRequest.run(); // also records the new modules for the Recording
-      if (refreshNow()) {
+      if (syncRefresh.now()) {
         // Unlike a ptrace stop, the sample outlives the moment: the copy is ours, so the same
         // sample can be walked again once the new modules (libc right after exec) are loaded.
         stack = walk(s, regs);
@@ -394,25 +378,6 @@ final class PerfSampler implements NoStopSampler {
       return Map.of(); // the walk reads page by page instead
     }
     return pages;
-  }
-
-  /**
-   * Re-reads the memory map on this thread, at most every {@link #SYNC_REFRESH_NANOS}: a PC in
-   * no known module may also be JIT code that no refresh explains, and the rings only hold
-   * {@link #RING_MILLIS} while the reader is busy.
-   */
-  private boolean refreshNow() {
-    long now = System.nanoTime();
-    if (now - lastSyncRefresh < SYNC_REFRESH_NANOS) {
-      return false;
-    }
-    lastSyncRefresh = now;
-    try {
-      target.refresh();
-      return true;
-    } catch (ProcReadException e) {
-      return false; // the process is going away
-    }
   }
 
   private void close(Stream s) {

@@ -1,0 +1,96 @@
+package dev.polystack.host.sampling;
+
+import dev.polystack.host.proc.ProcReadException;
+import dev.polystack.host.process.TargetProcess;
+import dev.polystack.host.sys.SyscallException;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The loop of the samplers that never stop the target (bpf and perf modes): poll the kernel's
+ * rings, then look after the session at a slower pace, until the user stops, the duration ends
+ * or the target exits.
+ */
+final class PollLoop {
+  /** Longest poll() wait: bounds how late a stop request or the duration's end is noticed. */
+  static final int POLL_MILLIS = 10;
+
+  /** What a sampler does in the loop. */
+  interface Body {
+    /** Reads what the kernel wrote, waiting up to {@code timeoutMillis} for it. */
+    void poll(int timeoutMillis) throws SyscallException;
+
+    /** After every poll. */
+    default void afterPoll(long nowNanos) {}
+
+    /** Every {@code housekeepingNanos}, after the target's exit was checked. */
+    void housekeeping() throws SyscallException;
+  }
+
+  /** How the loop ended. */
+  record Ended(boolean byUser, boolean targetGone) {}
+
+  private PollLoop() {}
+
+  static Ended run(SamplingOptions options, long housekeepingNanos, BooleanSupplier stop,
+      TargetExit exit, Body body) throws SyscallException {
+    long start = System.nanoTime();
+    long end = options.durationNanos() == 0 ? Long.MAX_VALUE : start + options.durationNanos();
+    long nextHousekeeping = start + housekeepingNanos;
+    while (true) {
+      if (stop.getAsBoolean()) {
+        return new Ended(true, false);
+      }
+      long now = System.nanoTime();
+      if (now >= end) {
+        return new Ended(false, false);
+      }
+      body.poll((int) Math.min(POLL_MILLIS, (end - now + 999_999) / 1_000_000));
+      now = System.nanoTime();
+      body.afterPoll(now);
+      if (now >= nextHousekeeping) {
+        nextHousekeeping = now + housekeepingNanos;
+        if (exit.gone()) {
+          return new Ended(false, true);
+        }
+        body.housekeeping();
+      }
+    }
+  }
+
+  /**
+   * Re-reads the target's memory map on the sampling thread, at most every {@link
+   * #INTERVAL_NANOS}: a PC in no known module may be JIT code no refresh explains yet, and the
+   * rings hold only so much while the reader is busy.
+   */
+  static final class SyncRefresh {
+    static final long INTERVAL_NANOS = 200_000_000L;
+
+    private final TargetProcess target;
+    private long last = System.nanoTime() - INTERVAL_NANOS;
+
+    SyncRefresh(TargetProcess target) {
+      this.target = target;
+    }
+
+    /** True if the map was read again now; false if too soon or the process is going away. */
+    boolean now() {
+      long now = System.nanoTime();
+      if (now - last < INTERVAL_NANOS) {
+        return false;
+      }
+      last = now;
+      try {
+        target.refresh();
+        return true;
+      } catch (ProcReadException e) {
+        return false;
+      }
+    }
+
+    /** Reads the map again whenever it was last read. */
+    boolean force() {
+      last = System.nanoTime() - INTERVAL_NANOS;
+      return now();
+    }
+  }
+}
