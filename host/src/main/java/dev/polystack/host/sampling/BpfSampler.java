@@ -50,8 +50,15 @@ final class BpfSampler implements NoStopSampler {
   private final TickCapture capture;
   private final long epochOffset = PerfSampler.monotonicToEpochOffset();
   private final CpuPlacement placement = CpuPlacement.forThisProcess();
+  /**
+   * When each CPU last had a tick of the target (CLOCK_MONOTONIC, as System.nanoTime). Each CPU's
+   * event ticks once a period at its own phase, and only while a target thread runs there, so
+   * a CPU counts as the target's for {@link #cpuMemoryNanos}: a set from one poll's records (one
+   * CPU's tick, often) took a CPU from polystack while the target used both.
+   */
+  private final long[] cpuSeen = new long[Runtime.getRuntime().availableProcessors() * 2 + 64];
   private final BitSet targetCpus = new BitSet();
-  private long lastPlacement = System.nanoTime();
+  private final long cpuMemoryNanos;
   /** Kernel counters as last read; they count from the capture's load, shared by sessions. */
   private final Map<String, Long> kernelSeen = new HashMap<>();
   /** Records parsed out of the ring in one poll, walked once the ring has its space back. */
@@ -80,6 +87,8 @@ final class BpfSampler implements NoStopSampler {
     this.capture = capture;
     this.carried = new CarriedPeriods(options.periodNanos());
     this.syncRefresh = new PollLoop.SyncRefresh(target);
+    this.cpuMemoryNanos = Math.max(50_000_000L, 8 * options.periodNanos());
+    java.util.Arrays.fill(cpuSeen, Long.MIN_VALUE / 2);
   }
 
   @Override
@@ -111,13 +120,7 @@ final class BpfSampler implements NoStopSampler {
 
           @Override
           public void afterPoll(long nowNanos) {
-            if (nowNanos - lastPlacement >= 2 * options.periodNanos()) {
-              // Every CPU's event ticks once a period, at its own phase: a set gathered over less
-              // would miss CPUs the target runs on (one poll's records may come from one CPU).
-              placement.targetRunsOn(targetCpus, nowNanos);
-              targetCpus.clear();
-              lastPlacement = nowNanos;
-            }
+            placement.targetRunsOn(recentCpus(nowNanos), nowNanos);
           }
 
           @Override
@@ -147,6 +150,17 @@ final class BpfSampler implements NoStopSampler {
     batch.clear();
   }
 
+  /** The CPUs the target had ticks on within {@link #cpuMemoryNanos}. */
+  private BitSet recentCpus(long nowNanos) {
+    targetCpus.clear();
+    for (int cpu = 0; cpu < cpuSeen.length; cpu++) {
+      if (nowNanos - cpuSeen[cpu] <= cpuMemoryNanos) {
+        targetCpus.set(cpu);
+      }
+    }
+    return targetCpus;
+  }
+
   /** Copies one record out of the ring (parsing is that copy). */
   private void parse(ByteBuffer bytes) {
     try {
@@ -163,8 +177,8 @@ final class BpfSampler implements NoStopSampler {
     if (!options.threads().isEmpty() && !options.threads().contains(r.tid())) {
       return;
     }
-    if (r.cpu() >= 0 && r.cpu() < 4096) {
-      targetCpus.set(r.cpu());
+    if (r.cpu() >= 0 && r.cpu() < cpuSeen.length) {
+      cpuSeen[r.cpu()] = r.monotonicNanos();
     }
     TickMemory memory = new TickMemory(r, target.hostMemory());
     RawStack stack = walk(r, memory);
