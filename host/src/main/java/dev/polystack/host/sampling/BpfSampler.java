@@ -58,6 +58,11 @@ final class BpfSampler implements NoStopSampler {
    */
   private final long[] cpuSeen = new long[Runtime.getRuntime().availableProcessors() * 2 + 64];
   private final BitSet targetCpus = new BitSet();
+  /** When each thread of the target last had a tick; for {@link #recentCpus}. */
+  private final Map<Integer, Long> threadSeen = new HashMap<>();
+  private static final int MAX_TRACKED_THREADS = 4096;
+  /** CPUs this process may use, read before placement narrows what the JVM reports. */
+  private final int cpus = Runtime.getRuntime().availableProcessors();
   private final long cpuMemoryNanos;
   /** Kernel counters as last read; they count from the capture's load, shared by sessions. */
   private final Map<String, Long> kernelSeen = new HashMap<>();
@@ -150,9 +155,19 @@ final class BpfSampler implements NoStopSampler {
     batch.clear();
   }
 
-  /** The CPUs the target had ticks on within {@link #cpuMemoryNanos}. */
+  /**
+   * The CPUs the target had ticks on within {@link #cpuMemoryNanos}; every CPU when as many of
+   * its threads as there are CPUs ran meanwhile: such a target wants them all, even while the
+   * scheduler has put two of its threads on one CPU for a moment (which placing polystack from
+   * the CPUs alone would make last: polystack on the other CPU keeps them there).
+   */
   private BitSet recentCpus(long nowNanos) {
     targetCpus.clear();
+    threadSeen.values().removeIf(t -> nowNanos - t > cpuMemoryNanos);
+    if (threadSeen.size() >= cpus) {
+      targetCpus.set(0, cpuSeen.length);
+      return targetCpus;
+    }
     for (int cpu = 0; cpu < cpuSeen.length; cpu++) {
       if (nowNanos - cpuSeen[cpu] <= cpuMemoryNanos) {
         targetCpus.set(cpu);
@@ -179,6 +194,9 @@ final class BpfSampler implements NoStopSampler {
     }
     if (r.cpu() >= 0 && r.cpu() < cpuSeen.length) {
       cpuSeen[r.cpu()] = r.monotonicNanos();
+    }
+    if (threadSeen.size() < MAX_TRACKED_THREADS || threadSeen.containsKey(r.tid())) {
+      threadSeen.put(r.tid(), r.monotonicNanos());
     }
     TickMemory memory = new TickMemory(r, target.hostMemory());
     RawStack stack = walk(r, memory);
