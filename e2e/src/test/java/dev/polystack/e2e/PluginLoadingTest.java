@@ -48,8 +48,8 @@ class PluginLoadingTest {
     assertEquals(0, result.exitCode());
     assertFalse(result.stdout().contains("future"), result.stdout());
     assertEquals(List.of("polystack: warning: refused plug-in " + dir.resolve("future.jar")
-            + ": plug-in 'future' needs plug-in API 2.0 but this host provides 1.1;"
-            + " use a build of the plug-in for API 1.x (minor <= 1)"),
+            + ": plug-in 'future' needs plug-in API 2.0 but this host provides 1.2;"
+            + " use a build of the plug-in for API 1.x (minor <= 2)"),
         result.stderrLines());
   }
 
@@ -119,7 +119,7 @@ class PluginLoadingTest {
     List<String> lines = result.stdout().lines().toList();
     assertEquals(2, lines.size(), result.stdout());
     assertTrue(lines.get(0).startsWith("{\"id\":\"luajit\",\"version\":\""), lines.get(0));
-    assertTrue(lines.get(0).contains("\"api_version\":\"1.1\""), lines.get(0));
+    assertTrue(lines.get(0).contains("\"api_version\":\"1.2\""), lines.get(0));
     assertTrue(lines.get(0).contains("\"frame_type\":\"luajit\""), lines.get(0));
     assertTrue(lines.get(1).contains("\"capabilities\":[\"plan-probes\",\"decode-calls\"]"),
         lines.get(1));

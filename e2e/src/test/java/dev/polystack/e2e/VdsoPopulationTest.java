@@ -76,17 +76,34 @@ class VdsoPopulationTest {
     }
   }
 
+  private String lastStderr;
+  /** The last session's backend and its counters, "bpf {}" when nothing was lost. */
+  private String lastSummary;
+
   private Map<String, Integer> run(String name, List<String> flags, List<String> functions,
       String... workload) throws Exception {
+    return run(name, Map.of(), flags, functions, workload);
+  }
+
+  private Map<String, Integer> run(String name, Map<String, String> env, List<String> flags,
+      List<String> functions, String... workload) throws Exception {
     Path out = tmp.resolve(name + ".json");
     List<String> args = new ArrayList<>(List.of("vdso", "--json", "-o", out.toString()));
     args.addAll(flags);
     args.add("--");
     args.add(Workloads.binary("vdso_population").toString());
     args.addAll(List.of(workload));
-    Distribution.Result r = Distribution.run(args.toArray(String[]::new));
+    Distribution.Result r = Distribution.run(null, env, args.toArray(String[]::new));
     assertEquals(0, r.exitCode(), r.stderr());
     assertTrue(r.stdout().contains("DONE"), r.stdout());
+    lastStderr = r.stderr();
+    lastSummary = Tools.python("""
+        import json, sys
+        for line in sys.stdin:
+            o = json.loads(line)
+            if o["type"] == "session_summary":
+                print(o["backend"], json.dumps(o["counters"], sort_keys=True))
+        """, out).strip();
     Map<String, Integer> expected = tally(r.stdout(), functions);
     assertEquals(expected, traced(out), "traced calls against the program's own tally; stderr: "
         + r.stderr());
@@ -103,5 +120,49 @@ class VdsoPopulationTest {
     Map<String, Integer> m = run("ptrace", List.of("--backend", "ptrace", "--functions",
         "clock_gettime,gettimeofday"), List.of("clock_gettime", "gettimeofday"), "4", "40");
     assertEquals(4 * 3, m.size(), m.toString());
+  }
+
+  /**
+   * The default backend (bpf here) on the issue's program: clock_gettime, the function the
+   * default plan fits (entry + 2 ret of 4 slots), every call of every thread, nothing lost.
+   */
+  @Test
+  void theDefaultBackendRecordsTheIssuesPopulationExactly() throws Exception {
+    Map<String, Integer> m = run("default", List.of(), List.of("clock_gettime"), "4", "40");
+    assertEquals(4 * 2, m.size(), m.toString());
+    assertEquals(640, m.values().stream().mapToInt(Integer::intValue).sum());
+    assertEquals("bpf {}", lastSummary, "the default backend, no loss counter");
+    assertTrue(lastStderr.contains("not traced: gettimeofday: needs 3 hardware breakpoint"
+        + " slots"), "what did not fit is named: " + lastStderr);
+  }
+
+  /** 32 threads of a few ms each, in waves: each inherits the breakpoints at creation. */
+  @Test
+  void theDefaultBackendRecordsThirtyTwoShortLivedThreads() throws Exception {
+    Map<String, Integer> m = run("short", List.of(), List.of("clock_gettime"), "4", "10", "8");
+    assertEquals(32 * 2, m.size(), m.toString());
+    assertEquals("bpf {}", lastSummary);
+  }
+
+  /** The other functions, as many per session as their entry and ret instructions fit. */
+  @Test
+  void bpfRecordsGettimeofdayTimeAndGetcpu() throws Exception {
+    run("gtod", List.of("--backend", "bpf", "--functions", "gettimeofday"),
+        List.of("gettimeofday"), "4", "40");
+    assertEquals("bpf {}", lastSummary);
+    Map<String, Integer> m = run("time", List.of("--backend", "bpf", "--functions",
+        "time,getcpu"), List.of("time", "getcpu"), "4", "40");
+    assertEquals(4 * 2, m.size(), m.toString());
+    assertEquals("bpf {}", lastSummary);
+  }
+
+  /** Where BPF cannot load, one line says why and the exact ptrace backend takes over. */
+  @Test
+  void withoutBpfTheDefaultFallsBackToPtraceInOneLineAndStaysExact() throws Exception {
+    run("fallback", Map.of("POLYSTACK_BPF_DISABLE", "1"), List.of(),
+        List.of("clock_gettime", "gettimeofday"), "4", "40");
+    assertTrue(lastSummary.startsWith("ptrace "), lastSummary);
+    assertTrue(lastStderr.contains("polystack: warning: the bpf backend cannot run here (BPF"
+        + " disabled by POLYSTACK_BPF_DISABLE); using --backend ptrace"), lastStderr);
   }
 }

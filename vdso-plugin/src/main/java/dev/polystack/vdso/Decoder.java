@@ -1,6 +1,8 @@
 package dev.polystack.vdso;
 
+import dev.polystack.plugin.api.ProbeExit;
 import dev.polystack.plugin.api.Registers;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -25,4 +27,12 @@ interface Decoder {
    * written memory was not captured.
    */
   Map<String, Object> outputs(Registers entry, long result, OutputReader memory);
+
+  /**
+   * What {@link #outputs} reads, for backends that copy it at the return without stopping the
+   * thread (the plan's {@code ProbeExit}): the same pointers and lengths.
+   */
+  default List<ProbeExit.OutputCopy> copies() {
+    return List.of();
+  }
 }

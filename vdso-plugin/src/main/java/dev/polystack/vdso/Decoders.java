@@ -1,6 +1,7 @@
 package dev.polystack.vdso;
 
 import dev.polystack.plugin.api.Bytes;
+import dev.polystack.plugin.api.ProbeExit;
 import dev.polystack.plugin.api.Register;
 import dev.polystack.plugin.api.Registers;
 import java.util.LinkedHashMap;
@@ -93,6 +94,11 @@ final class Decoders {
   /** clock_gettime(clockid_t, struct timespec *) and clock_getres, same shape. */
   record ClockDecoder(String pointerName) implements Decoder {
     @Override
+    public List<ProbeExit.OutputCopy> copies() {
+      return List.of(new ProbeExit.OutputCopy(Register.RSI, 16));
+    }
+
+    @Override
     public Map<String, Object> arguments(Registers entry) {
       int id = (int) arg(entry, 0);
       Map<String, Object> m = new LinkedHashMap<>();
@@ -129,6 +135,12 @@ final class Decoders {
 
   /** gettimeofday(struct timeval *, struct timezone *). */
   static final class GettimeofdayDecoder implements Decoder {
+    @Override
+    public List<ProbeExit.OutputCopy> copies() {
+      return List.of(new ProbeExit.OutputCopy(Register.RDI, 16),
+          new ProbeExit.OutputCopy(Register.RSI, 8));
+    }
+
     @Override
     public Map<String, Object> arguments(Registers entry) {
       return hexArguments(entry, "tv", "tz");
@@ -171,6 +183,11 @@ final class Decoders {
   /** time_t time(time_t *tloc): the result is the time; it never fails. */
   static final class TimeDecoder implements Decoder {
     @Override
+    public List<ProbeExit.OutputCopy> copies() {
+      return List.of(new ProbeExit.OutputCopy(Register.RDI, 8));
+    }
+
+    @Override
     public Map<String, Object> arguments(Registers entry) {
       return hexArguments(entry, "tloc");
     }
@@ -202,6 +219,12 @@ final class Decoders {
 
   /** getcpu(unsigned *cpu, unsigned *node, void *tcache). */
   static final class GetcpuDecoder implements Decoder {
+    @Override
+    public List<ProbeExit.OutputCopy> copies() {
+      return List.of(new ProbeExit.OutputCopy(Register.RDI, 4),
+          new ProbeExit.OutputCopy(Register.RSI, 4));
+    }
+
     @Override
     public Map<String, Object> arguments(Registers entry) {
       return hexArguments(entry, "cpu", "node", "tcache");
@@ -241,6 +264,11 @@ final class Decoders {
    * bytes themselves are not copied into records: they may be key material.
    */
   static final class GetrandomDecoder implements Decoder {
+    @Override
+    public List<ProbeExit.OutputCopy> copies() {
+      return List.of(new ProbeExit.OutputCopy(Register.RCX, 12)); // the opaque-state query
+    }
+
     private static boolean query(Registers entry) {
       return arg(entry, 4) == -1L && arg(entry, 0) == 0 && arg(entry, 1) == 0;
     }

@@ -1,5 +1,8 @@
 package dev.polystack.vdso;
 
+import dev.polystack.plugin.api.ImageReadException;
+import dev.polystack.plugin.api.ModuleImage;
+import dev.polystack.plugin.api.ProbeExit;
 import dev.polystack.plugin.api.ProbePlan;
 import dev.polystack.plugin.api.ProbePlanException;
 import dev.polystack.plugin.api.ProbeRequest;
@@ -13,6 +16,10 @@ import java.util.Set;
  * Fits the requested functions into the per-thread breakpoint budget. Each function needs an
  * entry slot and one slot for its return site (the return address is learned at entry), so a
  * budget of 4 traces two functions; the rest is reported as omitted, never silently dropped.
+ * For a backend that breaks on the function's own return instructions (the BPF backend), a
+ * function needs its entry and every {@code ret} it has, found by decoding it (see
+ * {@link ReturnInstructions}); functions are taken in order while they fit, and any that does
+ * not fit or cannot be decoded is left out and named.
  */
 final class Planner {
   static final int SLOTS_PER_FUNCTION = 2;
@@ -28,6 +35,12 @@ final class Planner {
   }
 
   static ProbePlan plan(Inventory inventory, ProbeRequest request) throws ProbePlanException {
+    return plan(inventory, request, null);
+  }
+
+  /** @param image where return instructions are decoded from; needed for such requests */
+  static ProbePlan plan(Inventory inventory, ProbeRequest request, ModuleImage image)
+      throws ProbePlanException {
     if (inventory.exports().isEmpty()) {
       throw new ProbePlanException("the image exports no __vdso_* functions");
     }
@@ -48,6 +61,9 @@ final class Planner {
         wanted.add(e);
       }
     }
+    if (request.returnInstructions()) {
+      return planReturns(wanted, request, image);
+    }
     List<ProbeSite> sites = new ArrayList<>();
     List<String> omitted = new ArrayList<>();
     int slotsLeft = request.slotsPerThread();
@@ -62,5 +78,54 @@ final class Planner {
       slotsLeft -= SLOTS_PER_FUNCTION;
     }
     return new ProbePlan(sites, omitted);
+  }
+
+  /** Largest function decoded; the vDSO's are a few hundred bytes to a few KiB. */
+  static final int MAX_FUNCTION_BYTES = 1 << 16;
+
+  private static ProbePlan planReturns(Set<Inventory.Export> wanted, ProbeRequest request,
+      ModuleImage image) throws ProbePlanException {
+    if (image == null) {
+      throw new ProbePlanException("return instructions need the image");
+    }
+    List<ProbeSite> sites = new ArrayList<>();
+    List<ProbeExit> exits = new ArrayList<>();
+    List<String> omitted = new ArrayList<>();
+    int slotsLeft = request.slotsPerThread();
+    for (Inventory.Export e : wanted) {
+      ReturnInstructions.Result rets = returns(image, e);
+      if (!rets.ok()) {
+        omitted.add(e.name() + ": its return instructions cannot be found (" + rets.refusal()
+            + "); trace it with --backend ptrace");
+        continue;
+      }
+      int needed = 1 + rets.returns().size();
+      if (needed > slotsLeft) {
+        omitted.add(e.name() + ": needs " + needed + " hardware breakpoint slots (entry and "
+            + rets.returns().size() + " ret), " + slotsLeft + " of " + request.slotsPerThread()
+            + " left; trace it in another session or name fewer functions with --functions");
+        continue;
+      }
+      sites.add(new ProbeSite(e.name(), e.version(), e.address(), ProbeSite.Kind.ENTRY));
+      exits.add(new ProbeExit(e.address(), rets.returns(),
+          Decoders.forFunction(e.name()).copies()));
+      slotsLeft -= needed;
+    }
+    return new ProbePlan(sites, omitted, exits);
+  }
+
+  private static ReturnInstructions.Result returns(ModuleImage image, Inventory.Export e) {
+    if (e.size() <= 0 || e.size() > MAX_FUNCTION_BYTES) {
+      return new ReturnInstructions.Result(List.of(), "symbol size " + e.size());
+    }
+    byte[] code = new byte[(int) e.size()];
+    try {
+      if (image.read(e.address(), code, 0, code.length) != code.length) {
+        return new ReturnInstructions.Result(List.of(), "the image is short");
+      }
+    } catch (ImageReadException ex) {
+      return new ReturnInstructions.Result(List.of(), "unreadable: " + ex.getMessage());
+    }
+    return ReturnInstructions.find(code, e.address());
   }
 }

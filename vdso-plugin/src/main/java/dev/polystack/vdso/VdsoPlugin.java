@@ -50,7 +50,7 @@ public final class VdsoPlugin implements ProbePlugin {
     } catch (ImageReadException e) {
       throw new ProbePlanException("cannot read the vDSO image: " + e.getMessage());
     }
-    return Planner.plan(inventory, request);
+    return Planner.plan(inventory, request, image);
   }
 
   @Override

@@ -37,6 +37,8 @@ public interface LibBpf {
 
   int bpf_map_delete_elem(int fd, Pointer key);
 
+  int bpf_map_get_next_key(int fd, Pointer key, Pointer nextKey);
+
   int bpf_obj_get_info_by_fd(int fd, Pointer info, Pointer infoLength);
 
   Pointer ring_buffer__new(int mapFd, SampleCallback callback, Pointer context, Pointer opts);

@@ -7,10 +7,8 @@ import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.Native;
 import dev.polystack.host.sys.SyscallException;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -302,24 +300,7 @@ public final class TickCapture implements AutoCloseable {
   }
 
   private static byte[] objectBytes() throws BpfLoadException {
-    String override = System.getProperty(OBJECT_PROPERTY);
-    try {
-      if (override != null && !override.isEmpty()) {
-        return Files.readAllBytes(Path.of(override));
-      }
-      try (InputStream in = TickCapture.class.getResourceAsStream(RESOURCE)) {
-        if (in == null) {
-          throw new BpfLoadException("the BPF object " + RESOURCE + " is missing from the"
-              + " classpath: reinstall polystack");
-        }
-        return in.readAllBytes();
-      }
-    } catch (IOException e) {
-      String why = e instanceof NoSuchFileException ? "no such file" : e.getMessage();
-      throw new BpfLoadException("reading the BPF object "
-          + (override != null ? override : RESOURCE) + " failed: " + why
-          + ": check the path and its permissions", e);
-    }
+    return ObjectBytes.read(RESOURCE, OBJECT_PROPERTY);
   }
 
   /** CPUs in /sys/devices/system/cpu/online ("0-3,6"); an offline CPU has no events. */

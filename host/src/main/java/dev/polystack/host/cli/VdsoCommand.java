@@ -2,6 +2,10 @@ package dev.polystack.host.cli;
 
 import com.google.inject.Inject;
 import dev.polystack.host.plugins.PluginLoader;
+import dev.polystack.host.bpf.BpfLoadException;
+import dev.polystack.host.bpf.BpfSupport;
+import dev.polystack.host.bpf.VdsoTrace;
+import dev.polystack.host.probes.BpfProbeBackend;
 import dev.polystack.host.probes.ProbeBackend;
 import dev.polystack.host.probes.ProbeException;
 import dev.polystack.host.probes.TraceSession;
@@ -53,10 +57,12 @@ final class VdsoCommand implements Runnable {
           + " into the 4 hardware breakpoints of a thread).")
   List<String> functions = new ArrayList<>();
 
-  @Option(names = "--backend", paramLabel = "BACKEND", defaultValue = "perf",
-      description = "perf (breakpoint samples; the target never stops) or ptrace (each call"
-          + " stops the thread: exact outputs; if polystack is killed by SIGKILL meanwhile, the"
-          + " target dies of SIGTRAP, see docs/operations.md). Default: ${DEFAULT-VALUE}.")
+  @Option(names = "--backend", paramLabel = "BACKEND",
+      description = "bpf (breakpoints with a BPF handler that pairs each call in the kernel: the"
+          + " target never stops; exact), ptrace (each call stops the thread: exact; if"
+          + " polystack is killed by SIGKILL meanwhile, the target dies of SIGTRAP, see"
+          + " docs/operations.md) or perf (breakpoint samples; never stops; loses calls, counted)."
+          + " Default: bpf where it loads, else ptrace, saying why.")
   String backend;
 
   @Option(names = "--json", description = "JSON lines instead of text.")
@@ -87,8 +93,8 @@ final class VdsoCommand implements Runnable {
   @Option(names = "--summary-only", description = "Print only the statistics.")
   boolean summaryOnly;
 
-  @Option(names = "--follow-forks", description = "Also trace fork and vfork children (ptrace"
-      + " backend; the perf backend follows threads only).")
+  @Option(names = "--follow-forks", description = "Also trace fork and vfork children (bpf and"
+      + " ptrace backends; the perf backend follows threads only).")
   boolean followForks;
 
   @Option(names = "--duration", paramLabel = "D", converter = Durations.class,
@@ -116,14 +122,16 @@ final class VdsoCommand implements Runnable {
     if (pid != null && pid <= 0) {
       throw new UsageException("--pid " + pid + ": a process id is a positive number");
     }
-    if (!backend.equals("perf") && !backend.equals("ptrace")) {
-      throw new UsageException("--backend " + backend + ": expected perf or ptrace");
+    boolean chosen = backend != null;
+    if (chosen && !backend.equals("bpf") && !backend.equals("perf")
+        && !backend.equals("ptrace")) {
+      throw new UsageException("--backend " + backend + ": expected bpf, ptrace or perf");
     }
-    if (followForks && backend.equals("perf")) {
+    if (followForks && "perf".equals(backend)) {
       // Following a child without stopping it needs inherited breakpoints (attr.inherit); the
       // kernel refuses a ring buffer on an inherited per-thread event (perf_mmap: EINVAL), and
       // the /proc rescan finds a child only after its first calls.
-      throw new UsageException("--follow-forks needs --backend ptrace: the perf backend cannot"
+      throw new UsageException("--follow-forks needs --backend bpf or ptrace: the perf backend cannot"
           + " arm a child before it runs (the kernel gives inherited per-thread breakpoints no"
           + " ring buffer)");
     }
@@ -138,12 +146,17 @@ final class VdsoCommand implements Runnable {
       throw new UsageException("--output " + output + ": directory " + output.getParent()
           + " does not exist");
     }
+    VdsoTrace bpf = null;
+    if (!chosen || backend.equals("bpf")) {
+      bpf = openBpf(chosen);
+      backend = bpf != null ? "bpf" : "ptrace";
+    }
     if (backend.equals("ptrace")) {
       // Measured in docs/reliability.md (VdsoKillTest): SIGKILL while armed killed the target
       // in 31 of 33 trials; every other way of ending polystack leaves it unharmed.
       console.warn("--backend ptrace: if polystack is killed with SIGKILL (or by the OOM killer)"
           + " while tracing, the target dies of SIGTRAP; end it with Ctrl-C, SIGTERM or"
-          + " --duration, or use --backend perf for a process that must not die");
+          + " --duration, or use --backend bpf (or perf) for a process that must not die");
     }
     var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
     ProbePlugin plugin = registry.probePlugins().stream()
@@ -153,7 +166,8 @@ final class VdsoCommand implements Runnable {
         .orElseThrow(() -> new CommandFailedException("the vdso plug-in is not loaded; check"
             + " 'polystack plugins' and --plugin-path"));
     TraceSession.Options options = new TraceSession.Options(functions,
-        backend.equals("ptrace"), new HashSet<>(tids), errorsOnly,
+        TraceSession.Backend.valueOf(backend.toUpperCase(java.util.Locale.ROOT)),
+        new HashSet<>(tids), errorsOnly,
         minDuration == null ? 0 : minDuration.toNanos(), maxCalls, followForks,
         duration == null ? 0 : duration.toNanos());
     String session = sessionId();
@@ -168,7 +182,7 @@ final class VdsoCommand implements Runnable {
       }
       TraceSession.Result result = null;
       try (StopSignals signals = new StopSignals()) {
-        TraceSession trace = new TraceSession(ProcFs.system(), plugin, options, sink);
+        TraceSession trace = new TraceSession(ProcFs.system(), plugin, options, sink, bpf);
         result = pid != null
             ? trace.attach(pid, signals::stopRequested)
             : trace.launch(command, signals::stopRequested);
@@ -209,6 +223,28 @@ final class VdsoCommand implements Runnable {
     if (failure != null) {
       throw failure;
     }
+  }
+
+  /**
+   * Loads the BPF program. Asked for by name, a failure is the command's one-line error; by
+   * default, one line says why and the exact ptrace backend is used instead (null).
+   */
+  private VdsoTrace openBpf(boolean chosen) {
+    String why = BpfSupport.unavailableReason().orElse(null);
+    if (why == null) {
+      try {
+        return VdsoTrace.open(BpfProbeBackend.RING_BYTES, BpfProbeBackend.PENDING);
+      } catch (BpfLoadException e) {
+        why = e.getMessage();
+      }
+    }
+    if (chosen) {
+      throw new CommandFailedException("--backend bpf: " + why
+          + "; or use --backend ptrace (exact, stops the target at every hit)");
+    }
+    console.warn("the bpf backend cannot run here (" + why + "); using --backend ptrace,"
+        + " which is exact too but stops the target at every hit");
+    return null;
   }
 
   private Map<String, Object> extra(TraceSession.Result r) {

@@ -37,6 +37,7 @@ public final class PerfEventAttr {
   static final int BIT_COMM_EXEC = 24;
   static final int BIT_USE_CLOCKID = 25;
   static final int BIT_CONTEXT_SWITCH = 26;
+  static final int BIT_INHERIT_THREAD = 35;
   static final int BIT_REMOVE_ON_EXEC = 36;
   static final int BIT_SIGTRAP = 37;
 
@@ -191,6 +192,11 @@ public final class PerfEventAttr {
 
     public Builder inherit(boolean v) {
       return setFlag(BIT_INHERIT, v);
+    }
+
+    /** With inherit: only threads (CLONE_THREAD) inherit the event, not fork children. */
+    public Builder inheritThread(boolean v) {
+      return setFlag(BIT_INHERIT_THREAD, v);
     }
 
     public Builder excludeUser(boolean v) {

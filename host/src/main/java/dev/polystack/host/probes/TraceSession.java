@@ -1,5 +1,6 @@
 package dev.polystack.host.probes;
 
+import dev.polystack.host.bpf.VdsoTrace;
 import dev.polystack.host.sampling.TargetExit;
 
 import dev.polystack.host.launch.ChildProcess;
@@ -35,13 +36,35 @@ public final class TraceSession {
   /** x86-64 has four debug registers per thread. */
   public static final int SLOTS = 4;
 
+  /** The probe backends (docs/vdso.md says which to pick for what). */
+  public enum Backend {
+    /** Breakpoints with a BPF handler that pairs in the kernel; never stops the target. */
+    BPF,
+    /** Breakpoints that stop the thread under ptrace; exact, a stop per hit. */
+    PTRACE,
+    /** Breakpoints sampled into perf rings; never stops the target; loses calls (counted). */
+    PERF
+  }
+
   /** What the user asked for. */
-  public record Options(List<String> functions, boolean ptrace, Set<Integer> tids,
+  public record Options(List<String> functions, Backend backend, Set<Integer> tids,
       boolean errorsOnly, long minDurationNanos, long maxCalls, boolean followForks,
       long durationNanos) {
     public Options {
       functions = List.copyOf(functions);
       tids = Set.copyOf(tids);
+    }
+
+    /** The two backends that existed before the BPF one: ptrace, or else perf. */
+    public Options(List<String> functions, boolean ptrace, Set<Integer> tids,
+        boolean errorsOnly, long minDurationNanos, long maxCalls, boolean followForks,
+        long durationNanos) {
+      this(functions, ptrace ? Backend.PTRACE : Backend.PERF, tids, errorsOnly,
+          minDurationNanos, maxCalls, followForks, durationNanos);
+    }
+
+    public boolean ptrace() {
+      return backend == Backend.PTRACE;
     }
   }
 
@@ -94,14 +117,28 @@ public final class TraceSession {
   private IOException outputFailure;
 
   public TraceSession(ProcFs proc, ProbePlugin plugin, Options options, Sink sink) {
+    this(proc, plugin, options, sink, null);
+  }
+
+  /** @param bpf the loaded BPF program, for {@link Backend#BPF}; the session closes it */
+  public TraceSession(ProcFs proc, ProbePlugin plugin, Options options, Sink sink,
+      VdsoTrace bpf) {
     this.proc = proc;
     this.plugin = plugin;
     this.options = options;
     this.sink = sink;
+    this.bpf = bpf;
+    if ((options.backend() == Backend.BPF) != (bpf != null)) {
+      throw new IllegalArgumentException("the BPF backend, and only it, needs the program");
+    }
   }
 
+  private final VdsoTrace bpf;
+
   private VdsoResolver resolver() {
-    return new VdsoResolver(proc, plugin, new ProbeRequest(options.functions(), SLOTS));
+    // The BPF backend breaks on each function's own ret instructions: the plan must name them.
+    return new VdsoResolver(proc, plugin, new ProbeRequest(options.functions(), SLOTS,
+        options.backend() == Backend.BPF));
   }
 
   private long deadline() {
@@ -111,7 +148,18 @@ public final class TraceSession {
 
   public Result attach(int pid, BooleanSupplier userStop) throws ProbeException {
     VdsoResolver resolver = resolver();
-    ResolvedPlan plan = start(resolver.resolve(pid));
+    ResolvedPlan plan;
+    try {
+      plan = start(resolver.resolve(pid));
+    } catch (ProbeException e) {
+      closeBpf();
+      throw e;
+    }
+    if (options.backend() == Backend.BPF) {
+      BpfProbeBackend backend = new BpfProbeBackend(resolver, TargetExit.ofProc(proc, pid), bpf,
+          options.followForks());
+      return finish(plan, backend.run(plan, listener(), stop(userStop), deadline()), null);
+    }
     if (!options.ptrace()) {
       PerfProbeBackend backend =
           new PerfProbeBackend(resolver, TargetExit.ofProc(proc, pid), SLOTS);
@@ -132,6 +180,7 @@ public final class TraceSession {
     try {
       child = Launcher.command(command).startStopped(true).start();
     } catch (SyscallException e) {
+      closeBpf();
       throw new ProbeException("cannot start " + command.get(0) + ": " + e.getMessage());
     }
     try (child; Tracer tracer = Tracer.start(child.pid())) {
@@ -154,8 +203,23 @@ public final class TraceSession {
         tracer.close(); // detached already; the child's end is ours to collect now
         return r.ended(child.end());
       }
-      // perf: armed before the first instruction, then never traced again (see NoStopSession).
       TargetExit exit = TargetExit.ofChild(child);
+      if (options.backend() == Backend.BPF) {
+        // Armed on the main thread before its first instruction: every thread it makes inherits.
+        BpfProbeBackend backend = new BpfProbeBackend(resolver, exit, bpf, options.followForks());
+        try {
+          backend.armAll(plan);
+        } catch (ProbeException e) {
+          closeBpf();
+          throw e;
+        }
+        release(tracer, pid, command);
+        ProbeBackend.End end = backend.run(plan, listener(), stop(userStop), deadline());
+        exit.gone();
+        Result r = finish(plan, end, exit.status());
+        return r.targetExit() != null ? r : r.ended(child.end());
+      }
+      // perf: armed before the first instruction, then never traced again (see NoStopSession).
       PerfProbeBackend backend = new PerfProbeBackend(resolver, exit, SLOTS);
       backend.armAll(plan);
       try {
@@ -167,6 +231,21 @@ public final class TraceSession {
       exit.gone();
       Result r = finish(plan, end, exit.status());
       return r.targetExit() != null ? r : r.ended(child.end());
+    }
+  }
+
+  private static void release(Tracer tracer, int pid, List<String> command)
+      throws ProbeException {
+    try {
+      tracer.detach(pid, 0);
+    } catch (SyscallException e) {
+      throw new ProbeException("cannot release " + command.get(0) + ": " + e.getMessage());
+    }
+  }
+
+  private void closeBpf() {
+    if (bpf != null) {
+      bpf.close();
     }
   }
 

@@ -7,8 +7,17 @@ import java.util.List;
  *
  * @param functions {@code NAME} or {@code NAME@VERSION}; empty means the plug-in's default set
  * @param slotsPerThread hardware breakpoint slots available per thread (4 on x86-64)
+ * @param returnInstructions the backend breaks on each function's own return instructions and
+ *     pairs in the kernel: the plan must say them in {@link ProbePlan#exits()}, and a function
+ *     fits when its entry and all its returns fit the slots (since API 1.2)
  */
-public record ProbeRequest(List<String> functions, int slotsPerThread) {
+public record ProbeRequest(List<String> functions, int slotsPerThread,
+    boolean returnInstructions) {
+  /** A request for a backend that learns return sites at run time. */
+  public ProbeRequest(List<String> functions, int slotsPerThread) {
+    this(functions, slotsPerThread, false);
+  }
+
   public ProbeRequest {
     functions = List.copyOf(functions);
     if (slotsPerThread <= 0) {
