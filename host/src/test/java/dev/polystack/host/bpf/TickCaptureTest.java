@@ -116,6 +116,33 @@ class TickCaptureTest {
     }
   }
 
+  /**
+   * A ring nobody drains: once it is full every further record is counted in the kernel as
+   * ring_full (the loss the summary shows as bpf_ring_full), none silently missing.
+   */
+  @Test
+  void aFullRingCountsEveryRecordItDrops() throws Exception {
+    try (Workload w = Workload.start("spin"); TickCapture capture = TickCapture.open(999, 1 << 16)) {
+      capture.addTarget(w.pid(), STACK);
+      long deadline = System.nanoTime() + 10_000_000_000L;
+      Map<String, Long> counters = capture.counters();
+      while (counters.get("ring_full") < 20 && System.nanoTime() < deadline) {
+        Thread.sleep(100);
+        counters = capture.counters();
+      }
+      assertTrue(counters.get("ring_full") >= 20, counters.toString());
+      capture.removeTarget(w.pid()); // the counts stand still from here
+      Thread.sleep(50);
+      int delivered = capture.poll(0, r -> { });
+      counters = capture.counters();
+      assertTrue(delivered > 0 && delivered <= (1 << 16) / (STACK / 2), "delivered " + delivered);
+      assertEquals(delivered, counters.get("records"), counters.toString());
+      // Every tick is a record, a loss to the full ring, or one without user registers.
+      assertEquals(counters.get("ticks"), counters.get("records") + counters.get("ring_full")
+          + counters.get("no_user_regs"), counters.toString());
+    }
+  }
+
   @Test
   void ticksInSystemCallsUseTheSavedUserRegisters() throws Exception {
     try (Workload w = Workload.start("syscall"); TickCapture capture = open()) {
