@@ -3,6 +3,7 @@ package dev.polystack.host.bpf;
 import dev.polystack.host.perf.PerfEvent;
 import dev.polystack.host.sys.Native;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -145,7 +146,7 @@ public final class VdsoTrace implements AutoCloseable {
     Pointer next = Bpf.allocate(PENDING_KEY_BYTES);
     long dropped = 0;
     // Keys are collected before deleting: deleting the current key restarts get_next_key.
-    java.util.List<byte[]> doomed = new java.util.ArrayList<>();
+    List<byte[]> doomed = new ArrayList<>();
     Pointer cursor = null;
     for (int n = 0; n < 1 << 20; n++) {
       if (lib.bpf_map_get_next_key(pendingFd, cursor, next) < 0) {
@@ -213,5 +214,4 @@ public final class VdsoTrace implements AutoCloseable {
     ring.close();
     object.close();
   }
-
 }

@@ -12,8 +12,11 @@ import dev.polystack.plugin.api.ProbeExit;
 import dev.polystack.plugin.api.ProbeHit;
 import dev.polystack.plugin.api.ProbeSite;
 import dev.polystack.plugin.api.Register;
+import dev.polystack.plugin.api.Registers;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -232,7 +235,7 @@ public final class BpfProbeBackend implements ProbeBackend {
     }
     refused.retainAll(live);
     long gone = trace.dropPending(
-        tid -> !java.nio.file.Files.exists(java.nio.file.Path.of("/proc", "" + tid)));
+        tid -> !Files.exists(Path.of("/proc", Integer.toString(tid))));
     if (gone > 0) {
       listener.count("entry_without_return", gone);
     }
@@ -322,7 +325,7 @@ public final class BpfProbeBackend implements ProbeBackend {
           .array();
     }
     listener.hit(new ProbeHit(site, tgid, tid, entryNs,
-        dev.polystack.plugin.api.Registers.of(in), stack, null));
+        Registers.of(in), stack, null));
     // As if stopped at the caller's return address, after the ret: what the monitor expects.
     long[] out = new long[Register.values().length];
     out[Register.RAX.ordinal()] = rax;
@@ -330,7 +333,7 @@ public final class BpfProbeBackend implements ProbeBackend {
     out[Register.RIP.ordinal()] = returnAddress;
     ProbeSite ret = new ProbeSite("", "", returnAddress, ProbeSite.Kind.RETURN);
     listener.hit(new ProbeHit(ret, tgid, tid, Math.max(entryNs, returnNs),
-        dev.polystack.plugin.api.Registers.of(out), new byte[0], copies(b, site, args)));
+        Registers.of(out), new byte[0], copies(b, site, args)));
   }
 
   /** The bytes copied at the return, served as the caller's memory (nothing else is). */
