@@ -14,7 +14,6 @@ import dev.polystack.plugin.api.Capability;
 import dev.polystack.plugin.api.Registers;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.BitSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -50,20 +49,8 @@ final class BpfSampler implements NoStopSampler {
   private final TickCapture capture;
   private final long epochOffset = PerfSampler.monotonicToEpochOffset();
   private final CpuPlacement placement = CpuPlacement.forThisProcess();
-  /**
-   * When each CPU last had a tick of the target (CLOCK_MONOTONIC, as System.nanoTime). Each CPU's
-   * event ticks once a period at its own phase, and only while a target thread runs there, so
-   * a CPU counts as the target's for {@link #cpuMemoryNanos}: a set from one poll's records (one
-   * CPU's tick, often) took a CPU from polystack while the target used both.
-   */
-  private final long[] cpuSeen = new long[Runtime.getRuntime().availableProcessors() * 2 + 64];
-  private final BitSet targetCpus = new BitSet();
-  /** When each thread of the target last had a tick; for {@link #recentCpus}. */
-  private final Map<Integer, Long> threadSeen = new HashMap<>();
-  private static final int MAX_TRACKED_THREADS = 4096;
-  /** CPUs this process may use, read before placement narrows what the JVM reports. */
-  private final int cpus = Runtime.getRuntime().availableProcessors();
-  private final long cpuMemoryNanos;
+  /** Where the target ran lately, for the placement. */
+  private final RecentTargetCpus targetCpus;
   /** Kernel counters as last read; they count from the capture's load, shared by sessions. */
   private final Map<String, Long> kernelSeen = new HashMap<>();
   /** Records parsed out of the ring in one poll, walked once the ring has its space back. */
@@ -92,8 +79,9 @@ final class BpfSampler implements NoStopSampler {
     this.capture = capture;
     this.carried = new CarriedPeriods(options.periodNanos());
     this.syncRefresh = new PollLoop.SyncRefresh(target);
-    this.cpuMemoryNanos = Math.max(50_000_000L, 8 * options.periodNanos());
-    java.util.Arrays.fill(cpuSeen, Long.MIN_VALUE / 2);
+    // 8 periods (>= 50 ms): on a loaded host a CPU can go a couple of periods without a tick.
+    this.targetCpus = new RecentTargetCpus(Math.max(50_000_000L, 8 * options.periodNanos()),
+        Runtime.getRuntime().availableProcessors());
   }
 
   @Override
@@ -125,7 +113,7 @@ final class BpfSampler implements NoStopSampler {
 
           @Override
           public void afterPoll(long nowNanos) {
-            placement.targetRunsOn(recentCpus(nowNanos), nowNanos);
+            placement.targetRunsOn(targetCpus.at(nowNanos), nowNanos);
           }
 
           @Override
@@ -155,27 +143,6 @@ final class BpfSampler implements NoStopSampler {
     batch.clear();
   }
 
-  /**
-   * The CPUs the target had ticks on within {@link #cpuMemoryNanos}; every CPU when as many of
-   * its threads as there are CPUs ran meanwhile: such a target wants them all, even while the
-   * scheduler has put two of its threads on one CPU for a moment (which placing polystack from
-   * the CPUs alone would make last: polystack on the other CPU keeps them there).
-   */
-  private BitSet recentCpus(long nowNanos) {
-    targetCpus.clear();
-    threadSeen.values().removeIf(t -> nowNanos - t > cpuMemoryNanos);
-    if (threadSeen.size() >= cpus) {
-      targetCpus.set(0, cpuSeen.length);
-      return targetCpus;
-    }
-    for (int cpu = 0; cpu < cpuSeen.length; cpu++) {
-      if (nowNanos - cpuSeen[cpu] <= cpuMemoryNanos) {
-        targetCpus.set(cpu);
-      }
-    }
-    return targetCpus;
-  }
-
   /** Copies one record out of the ring (parsing is that copy). */
   private void parse(ByteBuffer bytes) {
     try {
@@ -192,12 +159,7 @@ final class BpfSampler implements NoStopSampler {
     if (!options.threads().isEmpty() && !options.threads().contains(r.tid())) {
       return;
     }
-    if (r.cpu() >= 0 && r.cpu() < cpuSeen.length) {
-      cpuSeen[r.cpu()] = r.monotonicNanos();
-    }
-    if (threadSeen.size() < MAX_TRACKED_THREADS || threadSeen.containsKey(r.tid())) {
-      threadSeen.put(r.tid(), r.monotonicNanos());
-    }
+    targetCpus.ticked(r.cpu(), r.tid(), r.monotonicNanos());
     TickMemory memory = new TickMemory(r, target.hostMemory());
     RawStack stack = walk(r, memory);
     if (r.planStops().length == 0 && memory.uncapturedReads() > 0 && learning()) {
