@@ -24,7 +24,11 @@
 enum { KIND_ENTRY = 1, KIND_RETURN = 2 };
 
 enum { C_ENTRIES, C_RETURNS, C_RECORDS, C_RING_FULL, C_OUTPUT_UNREADABLE, C_UNPAIRED_RETURN,
-       C_PENDING_FULL, C_ENTRY_REPLACED, C_RETURN_ADDRESS_UNREADABLE, C_NO_SITE, C_COUNT = 16 };
+       C_PENDING_FULL, C_ENTRY_REPLACED, C_RETURN_ADDRESS_UNREADABLE, C_NO_SITE,
+       C_SIGTRAP_DELIVERED, C_COUNT = 16 };
+
+#define SIGTRAP 5
+#define TRAP_BRKPT 1
 
 #define FLAG_RETURN_ADDRESS_UNREADABLE 1
 
@@ -100,6 +104,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } counters SEC(".maps");
+
+/* The traced processes (tgid -> 1), for vdso_sigtrap. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps");
 
 static __always_inline void count(__u32 index)
 {
@@ -214,6 +226,29 @@ int vdso_probe(struct bpf_perf_event_data *ctx)
 	else if (s->kind == KIND_RETURN)
 		on_return(r, s, ip, pid_tgid);
 	/* 0: nothing goes to a perf ring; the events have none anyway. */
+	return 0;
+}
+
+/*
+ * Counts the SIGTRAPs (TRAP_BRKPT) the kernel raises in a traced process. On some VMs a
+ * breakpoint's #DB occasionally arrives with DR6 reading 0; the kernel takes it for an icebp and
+ * sends SIGTRAP at the breakpoint's address, which kills a process that keeps SIGTRAP's default
+ * action. Nothing but a ptrace tracer can stop that signal; this makes it visible. The signal
+ * is raised in the task's own context (force_sig_fault), so current is the target.
+ */
+SEC("raw_tracepoint/signal_generate")
+int vdso_sigtrap(struct bpf_raw_tracepoint_args *ctx)
+{
+	if ((int)ctx->args[0] != SIGTRAP)
+		return 0;
+	int code = 0;
+	/* struct kernel_siginfo: si_signo, si_errno, si_code */
+	if (bpf_probe_read_kernel(&code, sizeof(code), (void *)(ctx->args[1] + 8)) != 0
+	    || code != TRAP_BRKPT)
+		return 0;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	if (bpf_map_lookup_elem(&targets, &tgid))
+		count(C_SIGTRAP_DELIVERED);
 	return 0;
 }
 

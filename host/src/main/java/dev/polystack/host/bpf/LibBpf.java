@@ -39,6 +39,8 @@ public interface LibBpf {
 
   int bpf_map_get_next_key(int fd, Pointer key, Pointer nextKey);
 
+  int bpf_raw_tracepoint_open(String name, int programFd);
+
   int bpf_obj_get_info_by_fd(int fd, Pointer info, Pointer infoLength);
 
   Pointer ring_buffer__new(int mapFd, SampleCallback callback, Pointer context, Pointer opts);

@@ -41,7 +41,8 @@ public final class VdsoTrace implements AutoCloseable {
   /** The counters map's indices (the C enum), as reported: lower_snake names. */
   private static final List<String> COUNTERS = List.of("entries", "returns", "records",
       "ring_full", "output_unreadable", "unpaired_return", "pending_full", "entry_replaced",
-      "return_address_unreadable", "no_site");
+      "return_address_unreadable", "no_site", "sigtrap_delivered");
+  private static final String SIGNAL_PROGRAM = "vdso_sigtrap";
 
   private final LibBpf lib = Bpf.lib();
   private final BpfObject object;
@@ -50,7 +51,10 @@ public final class VdsoTrace implements AutoCloseable {
   private final int sitesFd;
   private final int pendingFd;
   private final int countersFd;
+  private final int targetsFd;
   private final RingReader ring;
+  /** The raw tracepoint that counts SIGTRAPs, or -1 where the kernel refused it. */
+  private final int signalLink;
   private boolean closed;
 
   private VdsoTrace(BpfObject object, int possibleCpus) throws BpfLoadException {
@@ -60,7 +64,11 @@ public final class VdsoTrace implements AutoCloseable {
     this.sitesFd = object.mapFd("sites");
     this.pendingFd = object.mapFd("pending");
     this.countersFd = object.mapFd("counters");
+    this.targetsFd = object.mapFd("targets");
     this.ring = RingReader.open(object.mapFd("events"));
+    // Only a counter: a kernel without the tracepoint still traces, the summary then lacks it.
+    this.signalLink = lib.bpf_raw_tracepoint_open("signal_generate",
+        object.programFd(SIGNAL_PROGRAM));
   }
 
   /**
@@ -119,6 +127,15 @@ public final class VdsoTrace implements AutoCloseable {
       v.putShort(18 + 4L * i, (short) copies.get(i).length());
     }
     update(sitesFd, key, v, "declaring the probe site 0x" + Long.toHexString(address));
+  }
+
+  /** Counts the SIGTRAPs the kernel raises in process {@code tgid} (sigtrap_delivered). */
+  public synchronized void watchSignals(int tgid) {
+    Pointer key = Bpf.allocate(4);
+    key.putInt(0, tgid);
+    Pointer one = Bpf.allocate(1);
+    one.putByte(0, (byte) 1);
+    update(targetsFd, key, one, "watching the signals of " + tgid);
   }
 
   /** Makes the program the handler of a breakpoint event (before it is enabled). */
@@ -211,6 +228,9 @@ public final class VdsoTrace implements AutoCloseable {
       return;
     }
     closed = true;
+    if (signalLink >= 0) {
+      Native.libc().close(signalLink);
+    }
     ring.close();
     object.close();
   }

@@ -59,6 +59,7 @@ public final class BpfProbeBackend implements ProbeBackend {
   private final boolean followForks;
   private final Map<Integer, List<PerfEvent>> threads = new LinkedHashMap<>();
   private final Set<Integer> refused = new HashSet<>();
+  private final Set<Integer> watched = new HashSet<>();
   private final Map<Long, ProbeSite> entrySites = new HashMap<>();
   private ResolvedPlan plan;
   private HitListener listener;
@@ -89,6 +90,7 @@ public final class BpfProbeBackend implements ProbeBackend {
   public void armAll(ResolvedPlan resolved) throws ProbeException {
     this.plan = resolved;
     declare(resolved);
+    watch(resolved.pid());
     // Re-listed until stable: a thread created by one that was not armed yet inherits nothing.
     for (int round = 0; round < 20; round++) {
       boolean fresh = false;
@@ -117,6 +119,13 @@ public final class BpfProbeBackend implements ProbeBackend {
     }
     if (threads.isEmpty()) {
       throw new ProbeException("process " + resolved.pid() + " has no thread left to trace");
+    }
+  }
+
+  /** Counts the spurious SIGTRAPs of a traced process (see vdso_trace.bpf.c, vdso_sigtrap). */
+  private void watch(int tgid) {
+    if (watched.size() < 1024 && watched.add(tgid)) {
+      trace.watchSignals(tgid);
     }
   }
 
@@ -308,6 +317,7 @@ public final class BpfProbeBackend implements ProbeBackend {
     long returnAddress = b.getLong(96);
     long rax = b.getLong(104);
     int flags = b.getInt(112);
+    watch(tgid); // a followed child, from its first call on
     ProbeSite site = entrySites.get(entry);
     if (site == null) {
       listener.count("malformed_record", 1); // not an address this session declared
