@@ -162,9 +162,12 @@ final class BpfSampler implements NoStopSampler {
     targetCpus.ticked(r.cpu(), r.tid(), r.monotonicNanos());
     TickMemory memory = new TickMemory(r, target.hostMemory());
     RawStack stack = walk(r, memory);
-    if (r.planStops().length == 0 && memory.uncapturedReads() > 0 && learning()) {
-      // The runtime's state was read after the tick, not captured at it: the plan was not
-      // installed yet when the kernel took this record. Its time goes to the next sample.
+    if (r.planStops().length == 0 && memory.uncapturedReads() > 0 && !stack.errors().isEmpty()
+        && learning()) {
+      // The runtime's state was read after the tick, not captured at it (the plan was not
+      // installed yet when the kernel took this record), and the walk went wrong on it. Its
+      // time goes to the next sample; a walk that went right is kept, as perf mode keeps it,
+      // so a program shorter than the first walks still has its samples.
       sink.lost("learning_walk");
       carried.notKept(r.tid());
       learningDrops++;
