@@ -25,7 +25,7 @@ enum { KIND_ENTRY = 1, KIND_RETURN = 2 };
 
 enum { C_ENTRIES, C_RETURNS, C_RECORDS, C_RING_FULL, C_OUTPUT_UNREADABLE, C_UNPAIRED_RETURN,
        C_PENDING_FULL, C_ENTRY_REPLACED, C_RETURN_ADDRESS_UNREADABLE, C_NO_SITE,
-       C_SIGTRAP_DELIVERED, C_COUNT = 16 };
+       C_SIGTRAP_DELIVERED, C_EXEC, C_COUNT = 16 };
 
 #define SIGTRAP 5
 #define TRAP_BRKPT 1
@@ -249,6 +249,20 @@ int vdso_sigtrap(struct bpf_raw_tracepoint_args *ctx)
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	if (bpf_map_lookup_elem(&targets, &tgid))
 		count(C_SIGTRAP_DELIVERED);
+	return 0;
+}
+
+/*
+ * Counts execs in a traced process: exec removes its breakpoints (remove_on_exec, the old vDSO
+ * is gone) and the host re-arms at the new vDSO once it sees this count move; calls the new
+ * image makes before that are not traced, and the summary says an exec happened.
+ */
+SEC("raw_tracepoint/sched_process_exec")
+int vdso_exec(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	if (bpf_map_lookup_elem(&targets, &tgid))
+		count(C_EXEC);
 	return 0;
 }
 

@@ -6,7 +6,6 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.function.Consumer;
 import java.util.function.IntPredicate;
@@ -41,7 +40,9 @@ public final class VdsoTrace implements AutoCloseable {
   /** The counters map's indices (the C enum), as reported: lower_snake names. */
   private static final List<String> COUNTERS = List.of("entries", "returns", "records",
       "ring_full", "output_unreadable", "unpaired_return", "pending_full", "entry_replaced",
-      "return_address_unreadable", "no_site", "sigtrap_delivered");
+      "return_address_unreadable", "no_site", "sigtrap_delivered", "exec");
+  private static final int EXEC = 11;
+  private static final String EXEC_PROGRAM = "vdso_exec";
   private static final String SIGNAL_PROGRAM = "vdso_sigtrap";
 
   private final LibBpf lib = Bpf.lib();
@@ -53,8 +54,9 @@ public final class VdsoTrace implements AutoCloseable {
   private final int countersFd;
   private final int targetsFd;
   private final RingReader ring;
-  /** The raw tracepoint that counts SIGTRAPs, or -1 where the kernel refused it. */
+  /** The raw tracepoints that count SIGTRAPs and execs, or -1 where the kernel refused them. */
   private final int signalLink;
+  private final int execLink;
   private boolean closed;
 
   private VdsoTrace(BpfObject object, int possibleCpus) throws BpfLoadException {
@@ -69,6 +71,8 @@ public final class VdsoTrace implements AutoCloseable {
     // Only a counter: a kernel without the tracepoint still traces, the summary then lacks it.
     this.signalLink = lib.bpf_raw_tracepoint_open("signal_generate",
         object.programFd(SIGNAL_PROGRAM));
+    this.execLink = lib.bpf_raw_tracepoint_open("sched_process_exec",
+        object.programFd(EXEC_PROGRAM));
   }
 
   /**
@@ -186,23 +190,33 @@ public final class VdsoTrace implements AutoCloseable {
     return dropped;
   }
 
+  /** Execs in watched processes since open; -1 where the kernel could not count them. */
+  public synchronized long execs() {
+    checkOpen();
+    return execLink < 0 ? -1 : counter(EXEC);
+  }
+
+  private long counter(int index) {
+    Pointer key = Bpf.allocate(4);
+    Pointer values = Bpf.allocate(8 * possibleCpus);
+    key.putInt(0, index);
+    int err = lib.bpf_map_lookup_elem(countersFd, key, values);
+    if (err < 0) {
+      throw new BpfException("reading counter " + COUNTERS.get(index), err);
+    }
+    long sum = 0;
+    for (int cpu = 0; cpu < possibleCpus; cpu++) {
+      sum += values.getLong(8L * cpu);
+    }
+    return sum;
+  }
+
   /** The kernel counters summed over CPUs, cumulative since open, by lower_snake name. */
   public synchronized Map<String, Long> counters() {
     checkOpen();
-    Pointer key = Bpf.allocate(4);
-    Pointer values = Bpf.allocate(8 * possibleCpus);
     Map<String, Long> out = new LinkedHashMap<>();
     for (int i = 0; i < COUNTERS.size(); i++) {
-      key.putInt(0, i);
-      int err = lib.bpf_map_lookup_elem(countersFd, key, values);
-      if (err < 0) {
-        throw new BpfException("reading counter " + COUNTERS.get(i), err);
-      }
-      long sum = 0;
-      for (int cpu = 0; cpu < possibleCpus; cpu++) {
-        sum += values.getLong(8L * cpu);
-      }
-      out.put(COUNTERS.get(i).toLowerCase(Locale.ROOT), sum);
+      out.put(COUNTERS.get(i), counter(i));
     }
     return out;
   }
@@ -230,6 +244,9 @@ public final class VdsoTrace implements AutoCloseable {
     closed = true;
     if (signalLink >= 0) {
       Native.libc().close(signalLink);
+    }
+    if (execLink >= 0) {
+      Native.libc().close(execLink);
     }
     ring.close();
     object.close();

@@ -64,6 +64,7 @@ public final class BpfProbeBackend implements ProbeBackend {
   private ResolvedPlan plan;
   private HitListener listener;
   private Map<String, Long> reported = Map.of();
+  private long execsSeen;
 
   /**
    * @param trace the loaded program; this backend closes it at the end of {@link #run}
@@ -206,6 +207,12 @@ public final class BpfProbeBackend implements ProbeBackend {
           return End.DEADLINE;
         }
         drain((int) Math.min(POLL_MILLIS, (deadlineNanos - now + 999_999) / 1_000_000));
+        // An exec removed the breakpoints: re-arm at the new vDSO now, not at the next rescan.
+        long execs = trace.execs();
+        if (execs != execsSeen) {
+          execsSeen = execs;
+          nextScan = 0;
+        }
         if (System.nanoTime() >= nextScan) {
           nextScan = System.nanoTime() + RESCAN_NANOS;
           if (exit.gone()) {
