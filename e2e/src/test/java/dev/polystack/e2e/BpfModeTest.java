@@ -112,7 +112,9 @@ class BpfModeTest {
     long samples = number(json, "samples");
     String figures = "ticks " + ticks + ", records " + records + ", samples " + samples + "\n"
         + result.stderr();
-    assertTrue(ticks >= 300, "the kernel delivered too few ticks: " + figures);
+    // How many ticks a loaded host gives the workload varies (590 on 2 idle CPUs, 275 in a busy
+    // CI run); what must hold is that each of them is kept. 60 make the ratios mean something.
+    assertTrue(ticks >= 60, "the kernel delivered too few ticks: " + figures);
     assertTrue(records >= 0.95 * ticks, figures);
     assertTrue(samples >= 0.95 * records, figures);
     long spinning = Tools.folded(out).entrySet().stream()
