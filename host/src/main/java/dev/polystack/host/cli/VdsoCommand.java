@@ -193,6 +193,15 @@ final class VdsoCommand implements Runnable {
         failure = new CommandFailedException("cannot write the output: "
             + result.outputFailure().getMessage() + "; the target was detached unharmed");
       } else if (result != null) {
+        long sigtraps = result.counters().getOrDefault("sigtrap_delivered", 0L);
+        if (sigtraps > 0) {
+          // Not ours to stop without ptrace: say it, since the rule is that the target gets no
+          // signal it would not have got (docs/vdso.md, "Spurious SIGTRAPs").
+          console.warn("the target received " + sigtraps + " SIGTRAP(s) that this machine raises"
+              + " for hardware breakpoints now and then (a debug exception without cause); a"
+              + " program with SIGTRAP at its default action dies of it: use --backend ptrace,"
+              + " which suppresses them, for a process that must not die");
+        }
         try {
           format.summary(result, extra(result));
         } catch (IOException e) {
