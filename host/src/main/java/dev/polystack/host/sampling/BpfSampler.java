@@ -62,6 +62,10 @@ final class BpfSampler implements NoStopSampler {
   private final LearnedPages learned = new LearnedPages();
   /** Ticks of each thread not kept (taken before the plan), carried by its next sample. */
   private final CarriedPeriods carried;
+  /** A sample walked from live memory before the plan, see {@link #hold}. */
+  private record Held(CaptureRecord record, RawStack stack) {}
+
+  private final List<Held> held = new ArrayList<>();
   /** Records not kept for want of a plan so far. */
   private long learningDrops;
   /** Samples whose walk read memory the capture did not copy (from the live process). */
@@ -125,6 +129,8 @@ final class BpfSampler implements NoStopSampler {
     capture.removeTarget(target.pid());
     drain(0); // what the kernel wrote before the end still counts
     walkDeferred(true);
+    held.forEach(h -> accept(h.record(), h.stack())); // no record with a plan came after them
+    held.clear();
     countKernelLosses();
     placement.close();
     return new SamplerOutcome(exit.status(), ended.byUser(), ended.targetGone(), counters());
@@ -162,16 +168,21 @@ final class BpfSampler implements NoStopSampler {
     targetCpus.ticked(r.cpu(), r.tid(), r.monotonicNanos());
     TickMemory memory = new TickMemory(r, target.hostMemory());
     RawStack stack = walk(r, memory);
-    if (r.planStops().length == 0 && memory.uncapturedReads() > 0 && !stack.errors().isEmpty()
-        && learning()) {
+    boolean beforePlan = r.planStops().length == 0 && memory.uncapturedReads() > 0 && learning();
+    if (beforePlan && (!stack.errors().isEmpty() || !hold(r, stack))) {
       // The runtime's state was read after the tick, not captured at it (the plan was not
-      // installed yet when the kernel took this record), and the walk went wrong on it. Its
-      // time goes to the next sample; a walk that went right is kept, as perf mode keeps it,
-      // so a program shorter than the first walks still has its samples.
-      sink.lost("learning_walk");
-      carried.notKept(r.tid());
-      learningDrops++;
+      // installed yet when the kernel took this record), and the walk went wrong on it: its
+      // time goes to the thread's next sample.
+      notKept(r.tid());
       return;
+    }
+    if (beforePlan) {
+      return; // held: kept only if no record with a plan follows (see hold)
+    }
+    if (r.planStops().length > 0 && !held.isEmpty()) {
+      // Records from the tick follow: the ones read live are not kept, their time carried.
+      held.forEach(h -> notKept(h.record().tid()));
+      held.clear();
     }
     if (stack.errors().contains("no_module")) {
       refreshRequest.run();
@@ -183,6 +194,27 @@ final class BpfSampler implements NoStopSampler {
       }
     }
     accept(r, stack);
+  }
+
+  /**
+   * Holds a sample walked right from memory read after the tick, until it is known whether
+   * records with the plan follow: they do within a few walks on a normal run, and the held ones
+   * are then dropped (they see the runtime later than the tick, as perf mode does); on a run
+   * shorter than the first walks they never come, and the held samples are all there is.
+   * False when the hold is full.
+   */
+  private boolean hold(CaptureRecord r, RawStack stack) {
+    if (held.size() >= Math.max(64, options.rateHz() * targetCpus.cpus())) {
+      return false;
+    }
+    held.add(new Held(r, stack));
+    return true;
+  }
+
+  private void notKept(int tid) {
+    sink.lost("learning_walk");
+    carried.notKept(tid);
+    learningDrops++;
   }
 
   private void accept(CaptureRecord r, RawStack stack) {

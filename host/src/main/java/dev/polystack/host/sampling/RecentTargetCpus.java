@@ -35,6 +35,11 @@ final class RecentTargetCpus {
     Arrays.fill(cpuSeen, Long.MIN_VALUE / 2);
   }
 
+  /** CPUs this process may use. */
+  int cpus() {
+    return cpus;
+  }
+
   /** A tick of thread {@code tid} on {@code cpu} at {@code monotonicNanos}. */
   void ticked(int cpu, int tid, long monotonicNanos) {
     if (cpu >= 0 && cpu < cpuSeen.length) {
