@@ -51,13 +51,18 @@ require_tools() { # tool...
   done
 }
 
-# A scratch directory in $work, removed on exit unless keep=1 (then its path is logged).
+# A scratch directory in $work, removed on exit unless keep=1 (then its path is logged). The
+# EXIT trap also restores what the script changed on the machine (halt polling, BPF run
+# statistics); Ctrl-C and SIGTERM go through it too.
 make_work() { # mktemp-template
   work="$(mktemp -d "$1")"
   trap cleanup_work EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
 }
 cleanup_work() {
   restore_halt_poll
+  restore_bpf_stats
   if [ "${keep:-0}" = 1 ]; then log "scratch kept in $work"; else rm -rf "$work"; fi
 }
 
@@ -87,6 +92,23 @@ halt_poll_info() {
     echo "guest halt polling $(cat "$halt_poll_param") ns ($(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo '?') cpuidle driver)"
   else
     echo "no haltpoll cpuidle driver"
+  fi
+}
+
+# The kernel's BPF run statistics (bpf_prog_info run_time_ns and run_cnt: the in-kernel cost of
+# a program per run). Off by default because they cost a little on every run of every program;
+# enable_bpf_stats turns them on (root) and the EXIT trap of make_work restores the setting.
+bpf_stats_param=/proc/sys/kernel/bpf_stats_enabled
+bpf_stats_saved=""
+enable_bpf_stats() {
+  [ -w "$bpf_stats_param" ] || die "BPF run statistics need root ($bpf_stats_param is not writable)"
+  [ -n "$bpf_stats_saved" ] || bpf_stats_saved="$(cat "$bpf_stats_param")"
+  echo 1 >"$bpf_stats_param"
+}
+restore_bpf_stats() {
+  if [ -n "$bpf_stats_saved" ]; then
+    echo "$bpf_stats_saved" >"$bpf_stats_param" 2>/dev/null || log "could not restore $bpf_stats_param to $bpf_stats_saved"
+    bpf_stats_saved=""
   fi
 }
 

@@ -4,8 +4,9 @@
 #      benchmark, polystack walking native frames only (bench/workload.c, no LuaJIT), and the
 #      minimal C loop (bench/ptrace_floor.c) on the same LuaJIT benchmark;
 #   2. target slowdown at 99 Hz, paired interleaved rounds (median of ROUNDS): no profiler,
-#      polystack (ptrace), polystack --mode perf (never stops the target), the C floor (the
-#      same stops, no walk), luajit -jp (in-process), perf record -F 99 -g; and, per
+#      polystack --mode ptrace, polystack --mode perf (never stops the target), polystack
+#      --mode bpf (captures each tick in the kernel, never stops the target), the C floor (the
+#      same stops as ptrace, no walk), luajit -jp (in-process), perf record -F 99 -g; and, per
 #      configuration, the target's run queue wait (its schedstat), which shows a profiler's
 #      threads taking the target's CPU even where the machine's speed swamps the slowdown;
 #   3. the time taken from the target at 99 Hz, the same configurations and pairing on
@@ -19,7 +20,7 @@
 #        bench/run-luajit.sh --help
 # --halt-poll NS sets the guest's cpuidle halt polling for the run (root; restored on exit):
 # how long an idle vCPU spins before it halts (see bench/lib.sh and docs/benchmarks.md).
-# --only SECTION runs one of the three sections (lost alone: about 6 minutes for 10 rounds).
+# --only SECTION runs one of the three sections (lost alone: about 7 minutes for 10 rounds).
 # LUAJIT_OPTS (e.g. -joff) is passed to luajit in every slowdown run: with the JIT on, the
 # benchmark's own run time swings by a third from run to run (the trace compiler's choices
 # differ), more than any profiler costs; the interpreter alone varies by about 5%.
@@ -57,9 +58,9 @@ build_polystack   # before anything is timed
 
 if want pause; then
 echo "## pause per sample at 99 Hz (us)"
-"$root/polystack" record --rate 99 --format folded -o "$work/lj.folded" \
+"$root/polystack" record --mode ptrace --rate 99 --format folded -o "$work/lj.folded" \
   --stats-json "$work/lj.json" -- luajit "$bench" "$n" "$work/t" 2>"$work/lj.err"
-"$root/polystack" record --rate 99 --format folded -o "$work/c.folded" \
+"$root/polystack" record --mode ptrace --rate 99 --format folded -o "$work/c.folded" \
   --stats-json "$work/c.json" -- "$work/workload" -n 8000 -o "$work/t" 2>"$work/c.err"
 "$work/ptrace_floor" -r 99 -j "$work/floor.json" -- luajit "$bench" "$n" "$work/t" 2>"$work/floor.err"
 python3 - "$work" <<'PY'
@@ -84,14 +85,17 @@ fi
 # Each writes the benchmark's own figures to $work/<phase>.<configuration>.<round>; the program
 # and its arguments are $prog and $prog_args, set by run_rounds (cpu.lua N, lost.lua SECONDS).
 run_base() { luajit ${LUAJIT_OPTS:-} "$prog" $prog_args "$work/$phase.base.$1"; }
-run_poly() {
-  "$root/polystack" record --rate 99 --format folded -o "$work/p.folded" \
-    -- luajit ${LUAJIT_OPTS:-} "$prog" $prog_args "$work/$phase.poly.$1" 2>/dev/null
+# polystack in one mode; its summary goes to $work/<phase>.<configuration>.<round>.log, shown
+# if the record fails.
+run_polystack() { # mode configuration round
+  local logf="$work/$phase.$2.$3.log"
+  "$root/polystack" record --mode "$1" --rate 99 --format folded -o "$work/$2.folded" \
+    -- luajit ${LUAJIT_OPTS:-} "$prog" $prog_args "$work/$phase.$2.$3" 2>"$logf" ||
+    die "polystack record --mode $1 failed ($phase, round $3): $(tail -3 "$logf")"
 }
-run_pperf() {
-  "$root/polystack" record --mode perf --rate 99 --format folded -o "$work/pp.folded" \
-    -- luajit ${LUAJIT_OPTS:-} "$prog" $prog_args "$work/$phase.pperf.$1" 2>/dev/null
-}
+run_poly() { run_polystack ptrace poly "$1"; }
+run_pperf() { run_polystack perf pperf "$1"; }
+run_pbpf() { run_polystack bpf pbpf "$1"; }
 run_floor() {
   "$work/ptrace_floor" -r 99 -- luajit ${LUAJIT_OPTS:-} "$prog" $prog_args \
     "$work/$phase.floor.$1" 2>/dev/null
@@ -104,15 +108,15 @@ run_perf() {
 # ROUNDS rounds of every configuration once, each round starting at a different one.
 run_rounds() { # phase program args
   phase=$1 prog=$2 prog_args=$3
-  local r i
+  local r i n=${#order[@]}
   for r in $(seq 1 "$rounds"); do
-    for i in 0 1 2 3 4 5; do
-      "run_${order[$(( (r + i) % 6 ))]}" "$r"
+    for ((i = 0; i < n; i++)); do
+      "run_${order[$(( (r + i) % n ))]}" "$r"
     done
     log "$phase: round $r/$rounds done (load $(cut -d' ' -f1 /proc/loadavg))"
   done
 }
-order=(base poly pperf floor jp perf)
+order=(base poly pperf pbpf floor jp perf)
 if want slowdown; then
 echo; echo "## slowdown at 99 Hz, $rounds paired rounds (seconds of work, median)${LUAJIT_OPTS:+, luajit $LUAJIT_OPTS}"
 run_rounds slowdown "$bench" "$n"
@@ -124,8 +128,9 @@ def run(name, r):
 def wait_ms(name, r):
     f = open(f"{w}/slowdown.{name}.{r}").read().split()
     return float(f[1]) / 1e6 if len(f) > 1 else float("nan")
-names = (("poly", "polystack record --rate 99 (ptrace)"),
+names = (("poly", "polystack record --mode ptrace --rate 99"),
          ("pperf", "polystack record --mode perf --rate 99"),
+         ("pbpf", "polystack record --mode bpf --rate 99"),
          ("floor", "C ptrace floor at 99 Hz (bench/ptrace_floor.c)"),
          ("jp", "luajit -jp (in-process)"),
          ("perf", "perf record -F 99 -g"))
@@ -158,10 +163,11 @@ def points(a, b):
                              for r in range(1, rounds + 1))
 print()
 print("| difference, median over rounds | points |\n|---|---|")
-print(f"| polystack - luajit -jp | {points('poly', 'jp'):+.1f} |")
+print(f"| polystack --mode ptrace - luajit -jp | {points('poly', 'jp'):+.1f} |")
 print(f"| polystack --mode perf - luajit -jp | {points('pperf', 'jp'):+.1f} |")
+print(f"| polystack --mode bpf - luajit -jp | {points('pbpf', 'jp'):+.1f} |")
 print(f"| C floor - luajit -jp | {points('floor', 'jp'):+.1f} |")
-print(f"| polystack - C floor | {points('poly', 'floor'):+.1f} |")
+print(f"| polystack --mode ptrace - C floor | {points('poly', 'floor'):+.1f} |")
 PY
 fi
 
@@ -183,8 +189,9 @@ def lost(name, r):  # percent of the run's time
 def gaps_per_s(name, r):
     f = fields(name, r)
     return float(f[2]) / float(f[0])
-names = (("poly", "polystack record --rate 99 (ptrace)"),
+names = (("poly", "polystack record --mode ptrace --rate 99"),
          ("pperf", "polystack record --mode perf --rate 99"),
+         ("pbpf", "polystack record --mode bpf --rate 99"),
          ("floor", "C ptrace floor at 99 Hz (bench/ptrace_floor.c)"),
          ("jp", "luajit -jp (in-process)"),
          ("perf", "perf record -F 99 -g"))
@@ -206,10 +213,12 @@ def points(a, b):
     return statistics.median(d), d[len(d) // 4], d[(3 * len(d)) // 4]
 print()
 print("| difference, over rounds | median (points) | quartiles |\n|---|---|---|")
-for a, b, label in (("poly", "jp", "polystack - luajit -jp"),
+for a, b, label in (("poly", "jp", "polystack --mode ptrace - luajit -jp"),
                     ("pperf", "jp", "polystack --mode perf - luajit -jp"),
+                    ("pbpf", "jp", "polystack --mode bpf - luajit -jp"),
+                    ("pbpf", "poly", "polystack --mode bpf - polystack --mode ptrace"),
                     ("floor", "jp", "C floor - luajit -jp"),
-                    ("poly", "floor", "polystack - C floor")):
+                    ("poly", "floor", "polystack --mode ptrace - C floor")):
     m, lo, hi = points(a, b)
     print(f"| {label} | {m:+.2f} | {lo:+.2f} .. {hi:+.2f} |")
 PY

@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # Sampling cost benchmark for polystack, measured in one run, side by side:
 #
-#   1. target pause per sample (median, p99) of `polystack record` (ptrace mode) at 99 and
+#   1. target pause per sample (median, p99) of `polystack record --mode ptrace` at 99 and
 #      999 Hz, next to bench/ptrace_floor.c (the same mechanism in minimal C) on the same
 #      workload: ratio polystack / floor;
 #   2. target slowdown: wall time of a fixed amount of work (bench/workload.c, which times
-#      itself) in paired, interleaved rounds: baseline, ptrace floor 99/999 Hz, polystack ptrace
-#      99/999 Hz, `perf record -F 99 --call-graph dwarf`, polystack --mode perf 99/999 Hz (when
-#      the build has it);
-#   3. host cost of polystack: CPU time (user+sys) per 1000 samples and peak RSS, recording a
-#      16-thread workload for 60 s (10 s in quick mode) at 99 Hz.
+#      itself) in paired, interleaved rounds: baseline, ptrace floor 99/999 Hz, polystack
+#      --mode ptrace 99/999 Hz, `perf record -F 99 --call-graph dwarf`, polystack --mode perf
+#      and --mode bpf 99/999 Hz (each when the build and the machine have it);
+#   3. host cost: polystack's CPU time (user+sys) per 1000 samples and peak RSS in ptrace, perf
+#      and bpf modes, recording a 16-thread workload for 60 s (10 s in quick mode) at 99 Hz,
+#      next to `perf record -F 99 --call-graph dwarf -p` on the same workload (and the
+#      `perf report` that unwinds its samples, which polystack does while it records).
 #
 # Usage: bench/run-sampling.sh [--quick | --full] [--rounds N] [--out FILE] [--keep] [--no-wait]
 #                              [--nice N] [--halt-poll NS]
-#   --quick     ~2 s of work per run, 3 rounds, 10 s host-cost record (under 2 minutes on a quiet machine)
-#   --full      ~6 s of work per run, 7 rounds, 60 s host-cost record (7-9 minutes on a quiet machine; default)
+#   --quick     ~2 s of work per run, 3 rounds, 10 s host-cost records (about 4 minutes on a quiet machine)
+#   --full      ~6 s of work per run, 7 rounds, 60 s host-cost records (about 15 minutes on a quiet machine; default)
 #   --rounds N  override the number of rounds
 #   --out FILE  where to write the markdown table (default: bench/results/sampling-MODE.md)
 #   --keep      keep the scratch directory (binaries, per-run JSON, timings)
@@ -82,6 +84,16 @@ else
   log "polystack --mode perf: not available in this build ($(grep -m1 -i 'perf' "$work/probe.log" || true))"
 fi
 
+# Does this build load --mode bpf here (libbpf1, root, a kernel with BPF)? Try it the same way.
+ps_bpf=0
+if "${ps[@]}" record --mode bpf --rate 99 --format folded -o "$work/probe.folded" \
+    -- "$wl" -n 300 -o /dev/null >"$work/probe-bpf.log" 2>&1; then
+  ps_bpf=1
+  log "polystack --mode bpf: available"
+else
+  log "polystack --mode bpf: not available ($(grep -m1 -i 'bpf' "$work/probe-bpf.log" || true))"
+fi
+
 # perf record with DWARF call graphs (cpu-clock: there is no PMU in this VM).
 perf_ok=0
 if perf record -q -e cpu-clock -F 99 --call-graph dwarf -o "$work/perf.data" -- true \
@@ -101,9 +113,10 @@ run_config() { # config round
     baseline) "$wl" -n "$iterations" -o "$res" >"$logf" 2>&1 ;;
     floor99) "$pf" -r 99 -j "$json" -- "$wl" -n "$iterations" -o "$res" >"$logf" 2>&1 ;;
     floor999) "$pf" -r 999 -j "$json" -- "$wl" -n "$iterations" -o "$res" >"$logf" 2>&1 ;;
-    ptrace99|ptrace999|psperf99|psperf999)
+    ptrace99|ptrace999|psperf99|psperf999|psbpf99|psbpf999)
       local rate=${c##*[a-z]} m=ptrace
       [ "${c#psperf}" != "$c" ] && m=perf
+      [ "${c#psbpf}" != "$c" ] && m=bpf
       "${ps[@]}" record --mode "$m" --rate "$rate" --format folded -o "$work/profile.folded" \
         --stats-json "$json" -- "$wl" -n "$iterations" -o "$res" >"$logf" 2>&1 ;;
     perf99)
@@ -119,6 +132,7 @@ $(tail -5 "$logf")"
 configs=(baseline floor99 floor999 ptrace99 ptrace999)
 [ "$perf_ok" = 1 ] && configs+=(perf99)
 [ "$ps_perf" = 1 ] && configs+=(psperf99 psperf999)
+[ "$ps_bpf" = 1 ] && configs+=(psbpf99 psbpf999)
 
 load_start="$(cut -d' ' -f1-3 /proc/loadavg)"
 started=$(date +%s)
@@ -133,21 +147,45 @@ record_elapsed() { # config round
 paired_rounds record_elapsed
 
 # ---------------------------------------------------------------------------------------------
-# Host cost: polystack attached for host_seconds to 16 busy threads at 99 Hz.
+# Host cost: polystack attached for host_seconds to 16 busy threads at 99 Hz, in each mode.
+host_modes=(ptrace)
+[ "$ps_perf" = 1 ] && host_modes+=(perf)
+[ "$ps_bpf" = 1 ] && host_modes+=(bpf)
 quiet
 host_busy=$busy
-log "host cost: ${host_seconds}s record of $host_threads threads at 99 Hz (other CPU use before: $host_busy%)"
+log "host cost: ${host_seconds}s records of $host_threads threads at 99 Hz in ${host_modes[*]} mode (other CPU use before: $host_busy%)"
 # One record of a 16-thread workload that polystack launches (so the JVM is up before 16 busy
-# threads share the 2 vCPUs with it) and kills at the end of --duration: host_record SECONDS NAME
+# threads share the 2 vCPUs with it) and kills at the end of --duration:
+# host_record SECONDS NAME MODE
 host_record() {
-  /usr/bin/time -f "%e %U %S %M" -o "$work/$2.time" "${ps[@]}" record --rate 99 \
+  /usr/bin/time -f "%e %U %S %M" -o "$work/$2.time" "${ps[@]}" record --mode "$3" --rate 99 \
     --duration "$1s" --format folded -o "$work/$2.folded" --stats-json "$work/$2.json" \
     -- "$wl" -t "$host_threads" -s $(($1 + 60)) >"$work/logs/$2.log" 2>&1 \
-    || die "host-cost record ($1 s) failed: $(tail -3 "$work/logs/$2.log")"
+    || die "host-cost record ($3 mode, $1 s) failed: $(tail -3 "$work/logs/$2.log")"
 }
-host_record "$host_seconds" host
-# The fixed part (JVM start, attach, writing the profile): the same with a 1 s record.
-host_record 1 host1
+for m in "${host_modes[@]}"; do
+  # ptrace keeps the names host and host1: the first table below is its own.
+  n=host; [ "$m" = ptrace ] || n=host-$m
+  host_record "$host_seconds" "$n" "$m"
+  # The fixed part (JVM start, attach, writing the profile): the same with a 1 s record.
+  host_record 1 "${n/host/host1}" "$m"
+done
+# perf record on the same workload, attached (-p) so that /usr/bin/time counts perf alone, and
+# the perf report that unwinds the DWARF stack copies (polystack unwinds while it records).
+if [ "$perf_ok" = 1 ]; then
+  "$wl" -t "$host_threads" -s $((host_seconds + 30)) >"$work/logs/perf-host-workload.log" 2>&1 &
+  perf_host_wl=$!
+  sleep 0.5
+  /usr/bin/time -f "%e %U %S %M" -o "$work/perf-host.time" perf record -q -e cpu-clock -F 99 \
+    --call-graph dwarf -p "$perf_host_wl" -o "$work/perf-host.data" -- sleep "$host_seconds" \
+    >"$work/logs/perf-host.log" 2>&1 || die "host-cost perf record failed: $(tail -3 "$work/logs/perf-host.log")"
+  kill "$perf_host_wl" 2>/dev/null || true
+  wait "$perf_host_wl" 2>/dev/null || true
+  perf_host_samples="$(perf script -i "$work/perf-host.data" -F tid 2>/dev/null | wc -l)"
+  /usr/bin/time -f "%e %U %S %M" -o "$work/perf-report.time" perf report -i "$work/perf-host.data" \
+    --stdio >/dev/null 2>"$work/logs/perf-report.log" || log "perf report failed: $(tail -1 "$work/logs/perf-report.log")"
+  rm -f "$work/perf-host.data"
+fi
 load_end="$(cut -d' ' -f1-3 /proc/loadavg)"
 took=$(($(date +%s) - started))
 
@@ -174,6 +212,8 @@ describe() {
     perf99) echo "perf record -F 99 --call-graph dwarf" ;;
     psperf99) echo "polystack --mode perf, 99 Hz" ;;
     psperf999) echo "polystack --mode perf, 999 Hz" ;;
+    psbpf99) echo "polystack --mode bpf, 99 Hz" ;;
+    psbpf999) echo "polystack --mode bpf, 999 Hz" ;;
   esac
 }
 
@@ -219,10 +259,11 @@ describe() {
   done
   [ "$perf_ok" = 1 ] || echo "| perf record -F 99 --call-graph dwarf | not available (perf record failed) | | |"
   [ "$ps_perf" = 1 ] || echo "| polystack --mode perf, 99/999 Hz | not available in this build | | |"
+  [ "$ps_bpf" = 1 ] || echo "| polystack --mode bpf, 99/999 Hz | not available here (see the log) | | |"
   echo
   echo "Goal: <= 1% slowdown at 99 Hz."
   echo
-  echo "### Host cost of polystack (record -- workload, 99 Hz, $host_threads busy threads on $(nproc) vCPUs)"
+  echo "### Host cost of polystack --mode ptrace (record -- workload, 99 Hz, $host_threads busy threads on $(nproc) vCPUs)"
   echo
   echo "polystack's own CPU time and peak RSS, from its --stats-json (the JVM's own figures: the launched"
   echo "workload's CPU, which /usr/bin/time would add, is not in them); wall time from /usr/bin/time."
@@ -241,6 +282,33 @@ describe() {
   lo="$(sed -n 's/.*"losses": {\([^}]*\)}.*/\1/p' "$work/host.json")"
   echo
   echo "Host-cost run losses: ${lo:-none}; pause per sample there: median $(us "$(jnum "$work/host.json" median)") us, p99 $(us "$(jnum "$work/host.json" p99)") us."
+  echo
+  echo "### Host cost per mode, next to perf record (the same workload, ${host_seconds} s at 99 Hz)"
+  echo
+  echo "polystack: its own CPU and peak RSS (--stats-json); marginal = the ${host_seconds} s record minus a 1 s one"
+  echo "(JVM start, attach, write-out). perf: /usr/bin/time around \`perf record -e cpu-clock -F 99"
+  echo "--call-graph dwarf -p PID -- sleep ${host_seconds}\` (attached, so the workload is not counted), then"
+  echo "around \`perf report --stdio\` of its data, which unwinds the stack copies."
+  echo
+  echo "| configuration | samples | CPU | CPU per 1000 samples | marginal CPU per 1000 samples | peak RSS | achieved Hz per thread | losses |"
+  echo "|---|---|---|---|---|---|---|---|"
+  for m in "${host_modes[@]}"; do
+    n=host; [ "$m" = ptrace ] || n=host-$m
+    n1="${n/host/host1}"
+    s_="$(jnum "$work/$n.json" samples)"; s1_="$(jnum "$work/$n1.json" samples)"
+    c_="$(jnum "$work/$n.json" cpu_ns)"; c1_="$(jnum "$work/$n1.json" cpu_ns)"
+    k_="$(jnum "$work/$n.json" peak_rss_kib)"
+    lo="$(sed -n 's/.*"losses": {\([^}]*\)}.*/\1/p' "$work/$n.json" | tr -d '"')"
+    echo "| polystack --mode $m | $s_ | $(awk -v c="$c_" 'BEGIN {printf "%.2f s", c / 1e9}') | $(awk -v c="$c_" -v n="$s_" 'BEGIN {printf "%.1f ms", c / 1e6 * 1000 / n}') | $(awk -v a="$c_" -v b="$c1_" -v n="$((s_ - s1_))" 'BEGIN {if (n > 0) printf "%.1f ms", (a - b) / 1e6 * 1000 / n; else print "n/a"}') | $((k_ / 1024)) MiB | $(jnum "$work/$n.json" achieved_hz) | ${lo:-none} |"
+  done
+  if [ "$perf_ok" = 1 ]; then
+    read -r pwall puser psys prss < <(tail -1 "$work/perf-host.time")
+    echo "| perf record -F 99 --call-graph dwarf -p | $perf_host_samples | $(awk -v u="$puser" -v s="$psys" 'BEGIN {printf "%.2f s", u + s}') | $(awk -v u="$puser" -v s="$psys" -v n="$perf_host_samples" 'BEGIN {if (n > 0) printf "%.1f ms", (u + s) * 1e6 / n; else print "n/a"}') | | $((prss / 1024)) MiB | $(awk -v n="$perf_host_samples" -v t="$host_threads" -v s="$host_seconds" 'BEGIN {printf "%.3f", n / t / s}') | |"
+    if [ -s "$work/perf-report.time" ]; then
+      read -r rwall ruser rsys rrss < <(tail -1 "$work/perf-report.time")
+      echo "| perf report --stdio (of that record) | | $(awk -v u="$ruser" -v s="$rsys" 'BEGIN {printf "%.2f s", u + s}') | $(awk -v u="$ruser" -v s="$rsys" -v n="$perf_host_samples" 'BEGIN {if (n > 0) printf "%.1f ms", (u + s) * 1e6 / n; else print "n/a"}') | | $((rrss / 1024)) MiB | | |"
+    fi
+  fi
 } >"$work/table.md"
 
 mkdir -p "$(dirname "$out")"
