@@ -81,7 +81,7 @@ if "${ps[@]}" record --mode perf --rate 99 --format folded -o "$work/probe.folde
   ps_perf=1
   log "polystack --mode perf: available"
 else
-  log "polystack --mode perf: not available in this build ($(grep -m1 -i 'perf' "$work/probe.log" || true))"
+  log "polystack --mode perf: not available here ($(grep -m1 -i 'perf' "$work/probe.log" || true))"
 fi
 
 # Does this build load --mode bpf here (libbpf1, root, a kernel with BPF)? Try it the same way.
@@ -258,7 +258,7 @@ describe() {
     fi
   done
   [ "$perf_ok" = 1 ] || echo "| perf record -F 99 --call-graph dwarf | not available (perf record failed) | | |"
-  [ "$ps_perf" = 1 ] || echo "| polystack --mode perf, 99/999 Hz | not available in this build | | |"
+  [ "$ps_perf" = 1 ] || echo "| polystack --mode perf, 99/999 Hz | not available here (see the log) | | |"
   [ "$ps_bpf" = 1 ] || echo "| polystack --mode bpf, 99/999 Hz | not available here (see the log) | | |"
   echo
   echo "Goal: <= 1% slowdown at 99 Hz."
