@@ -149,15 +149,15 @@ final class VdsoCommand implements Runnable {
     }
     VdsoTrace bpf = null;
     if (!chosen) {
-      // Not bpf by default: on this project's VM a traced target died of a stray SIGTRAP in 3
-      // of 9 kill trials with it (docs/reliability.md); ptrace suppresses such traps.
+      // Not bpf by default: on VMs whose breakpoints raise stray SIGTRAPs the bpf backend lets
+      // them kill the target (measured in docs/reliability.md); ptrace suppresses them.
       backend = "ptrace";
     } else if (backend.equals("bpf")) {
       bpf = openBpf();
     }
     if (backend.equals("ptrace")) {
-      // Measured in docs/reliability.md (VdsoKillTest): SIGKILL while armed killed the target
-      // in 31 of 33 trials; every other way of ending polystack leaves it unharmed.
+      // SIGKILL while armed usually kills the target (VdsoKillTest, docs/reliability.md); every
+      // other way of ending polystack leaves it unharmed.
       console.warn("--backend ptrace: if polystack is killed with SIGKILL (or by the OOM killer)"
           + " while tracing, the target dies of SIGTRAP; end it with Ctrl-C, SIGTERM or"
           + " --duration, or use --backend bpf (or perf) for a process that must not die");

@@ -46,7 +46,7 @@ public final class BpfProbeBackend implements ProbeBackend {
   static final int POLL_MILLIS = 10;
   /** Calls in flight at once, over every thread; an entry beyond it is counted and lost. */
   public static final int PENDING = 16384;
-  /** 4 MiB: ~17000 calls of 248 bytes, about 0.25 s of back-to-back calls on this machine. */
+  /** 4 MiB: ~17000 calls of 248 bytes, many polls' worth of back-to-back calls. */
   public static final int RING_BYTES = 4 << 20;
 
   private static final Register[] ARGUMENTS = {

@@ -47,9 +47,9 @@ public final class PerfProbeBackend implements ProbeBackend {
   /** Enough for the timespec/timeval locals of a typical caller, small enough to copy fast. */
   public static final int STACK_BYTES = 512;
   /**
-   * 1 MiB of ring per thread: about 1500 samples of ~700 bytes, 20 ms of back-to-back calls on
-   * this machine, so a reader descheduled for a few time slices loses nothing (at 2^6 pages,
-   * 5 ms, a loaded 2-vCPU machine dropped 3.6% of the samples). Halved when locked memory is short.
+   * 1 MiB of ring per thread: about 1500 samples of ~700 bytes, so a reader descheduled for a
+   * few time slices loses nothing (a quarter of it lost samples on a loaded machine, measured in
+   * docs/benchmarks.md, "Figures behind the code's choices"). Halved when locked memory is short.
    */
   static final int RING_LOG2 = 8;
   static final int WAKEUP_BYTES = 64 << 10;

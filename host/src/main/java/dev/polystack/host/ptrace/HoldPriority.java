@@ -4,13 +4,13 @@ import dev.polystack.host.sys.Native;
 import jnr.ffi.Pointer;
 
 /**
- * Real-time priority for the tracer thread while it holds a target thread stopped, and only
- * then. Between the interrupt and the resume nothing else of polystack may run in the tracer's
- * place: measured on 2 vCPUs, the JVM's compiler threads woke during the first samples of a
- * record and preempted the tracer for one scheduler slice, so a stop that takes 20 us took 2-5
- * ms (the p99 of a whole record). As SCHED_FIFO the tracer cannot be preempted by normal
- * threads; it drops back to SCHED_OTHER right after the resume, so its work on the copy (the
- * walk) competes with the target as before.
+ * Real-time priority for the tracer thread while it holds a target thread stopped, and only then.
+ * Between the interrupt and the resume nothing else of polystack may run in the tracer's place: the
+ * JVM's compiler threads wake during the first samples of a record and would preempt the tracer for
+ * a scheduler slice while the target waits (measured in docs/benchmarks.md, "Figures behind the
+ * code's choices"). As SCHED_FIFO the tracer cannot be preempted by normal threads; it drops back
+ * to SCHED_OTHER right after the resume, so its work on the copy (the walk) competes with the
+ * target as before.
  *
  * <p>A real-time thread that spins keeps a normal thread off its CPU, the target included if it
  * shares that CPU: callers spin for a stop only when the target runs on another CPU ({@link

@@ -299,9 +299,9 @@ public final class Ptrace {
    * Waits until the kernel has a report for any tracee of this thread and queues it for {@link
    * #nextEvent()}: first polls for up to {@code spinNanos} (see {@link #SPIN_ALLOWED}), for a
    * report expected within microseconds such as the return breakpoint of a call whose entry was
-   * just handled, then sleeps in waitpid. Polling longer would cost a busy machine the CPU time
-   * the tracee needs (measured under load: 1.6-1.9x the cost per traced call); sleeping right
-   * away costs an idle one the wake-up of a halted vCPU. A signal with a handler installed
+   * just handled, then sleeps in waitpid. Polling longer would cost a busy machine the CPU time the
+   * tracee needs; sleeping right away costs an idle one the wake-up of a halted vCPU (both measured
+   * in docs/benchmarks.md, "Figures behind the code's choices"). A signal with a handler installed
    * without SA_RESTART ends the sleep early (see {@link TracerWakeup}).
    *
    * @return true if a report was queued; false if a signal interrupted the wait or there is no
@@ -373,7 +373,7 @@ public final class Ptrace {
    * What a spinning wait does between two polls: yield the CPU. When nothing else wants it this
    * returns at once; when the tracee does (it shares the tracer's CPU, e.g. on a busy machine or
    * while the JIT compiles), a plain spin would keep it from reaching the stop it waits for until
-   * the spin gave up: measured, 340 us at the median instead of 50.
+   * the spin gave up (measured in docs/benchmarks.md, "Figures behind the code's choices").
    */
   private static void pauseBetweenPolls() {
     Thread.yield();
@@ -388,8 +388,8 @@ public final class Ptrace {
    * timeout: a thread in uninterruptible sleep may not stop for a long time, and meanwhile every
    * other thread's events (signals, clones) would wait for us. It does not spin either: on a
    * loaded machine the target needs the CPU time a spinning tracer takes (the scheduler groups
-   * the tracer with the target it launched) to reach its stop at all, which measured as
-   * millisecond waits against the C floor's blocking waitpid. So it polls with short sleeps,
+   * the tracer with the target it launched) to reach its stop at all (measured in
+   * docs/benchmarks.md, "Figures behind the code's choices"). So it polls with short sleeps,
    * growing from {@link #STOP_POLL_FIRST_NANOS}; the tracer thread runs with a fine timer slack
    * (see {@link Tracer}) so a short sleep is not rounded up to the default 50 us. Returns the
    * stop, or null if the thread exited or the timeout passed.

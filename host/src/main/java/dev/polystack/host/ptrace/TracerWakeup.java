@@ -12,9 +12,9 @@ import jnr.ffi.annotations.SaveError;
  * deadline: a POSIX timer sends this one thread a real-time signal every {@link #PERIOD_NANOS},
  * whose handler is installed without SA_RESTART, so the wait returns EINTR and the loop looks at
  * its flags. Sleeping matters for the target on a busy machine: a tracer that only polls waitpid
- * with WNOHANG takes CPU time the tracee needs to reach its stop, which under load made every
- * traced call 1.6-1.9x as expensive (bench/vdso-floor.c -S); the tracers poll only briefly, for a
- * report due within microseconds, before they sleep (see Ptrace#SPIN_ALLOWED).
+ * with WNOHANG takes CPU time the tracee needs to reach its stop (measured in docs/benchmarks.md,
+ * "Figures behind the code's choices"); the tracers poll only briefly, for a report due within
+ * microseconds, before they sleep (see Ptrace#SPIN_ALLOWED).
  *
  * <p>The handler does nothing; it only has to exist, since an ignored signal interrupts nothing.
  * It is libc's {@code abs}, a function of one int without side effects and async-signal-safe.

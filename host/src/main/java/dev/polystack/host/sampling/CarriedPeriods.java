@@ -9,10 +9,10 @@ import java.util.Map;
  * own samples that were taken but not kept (learning walks, walks that missed a page).
  *
  * <p>Without it such gaps take time away from whatever the target ran meanwhile. They are not
- * spread evenly: a cold JVM walks its first LuaJIT stacks in 40-80 ms and the next few in
- * milliseconds, so a launched program lost its first 100-150 ms, which was a fifth of the
- * first loop of e2e's jit_hot.lua. Carrying the time to the next sample is perf's answer (a
- * sample's period is the time since the previous one); the ticks stay counted as lost.
+ * spread evenly: a cold JVM's first LuaJIT walks are slow, so a launched program lost its first
+ * phase's share (measured in docs/benchmarks.md, "Figures behind the code's choices"). Carrying the
+ * time to the next sample is perf's answer (a sample's period is the time since the previous one);
+ * the ticks stay counted as lost.
  *
  * <p>At most one second of periods is carried: after a longer stall of the host, the state at
  * the next sample says little about the whole of it, and one sample must not outweigh the rest.

@@ -9,12 +9,12 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * Waits until this JVM's JIT compiler threads have gone quiet, before sampling starts. Start-up
- * leaves the compilers with a few hundred milliseconds of work (polystack's own start-up code,
- * then the sampling path the warm-up just ran); on a machine with few CPUs that work competes
- * with the target for a CPU and with the tracer for the CPU it needs while the target is held.
- * Measured on 2 vCPUs: in the first 0.3 s of a record the target lost more time to compiler,
- * sampler and tracer threads than in the next 6 s to its stops. A program that polystack
- * launched is still held at its first instruction while this waits, so none of its run is
+ * leaves the compilers with a few hundred milliseconds of work (polystack's own start-up code, then
+ * the sampling path the warm-up just ran); on a machine with few CPUs that work competes with the
+ * target for a CPU and with the tracer for the CPU it needs while the target is held. On 2 vCPUs
+ * the target lost more time to compiler, sampler and tracer threads at the start of a record than
+ * to its stops afterwards (docs/benchmarks.md, "Figures behind the code's choices"). A program that
+ * polystack launched is still held at its first instruction while this waits, so none of its run is
  * affected; an attached one merely keeps running unsampled a little longer.
  *
  * <p>The compilers' CPU time comes from {@code /proc/self/task/TID/schedstat}; without it (no

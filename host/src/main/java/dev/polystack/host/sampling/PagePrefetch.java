@@ -31,13 +31,9 @@ final class PagePrefetch {
   /** Per thread: more would make the stopped read as costly as the stopped walk it replaces. */
   static final int MAX_PAGES = 64;
   /**
-   * Samples of a thread after which a page its walks stopped reading is dropped. Measured on
-   * bench/lua/cpu.lua: 8 keeps 7 pages on average (58 us for them and the stack in one read) with
-   * 3% of walks missing a page; 256 kept 46 pages, and reading them cost 190 us. On
-   * bench/lua/lost.lua, whose inner loops alternate every 2-8 ms, 8 forgot a phase's pages between
-   * its visits: one run in three missed often enough for the stopped spells (mean pause 295 us
-   * against 165 us). 16 reads 2-4 us more per sample (50-52 us against 50 us median; 32: 55-59 us)
-   * and missed 12 walks of 765 against 17.
+   * Samples of a thread after which a page its walks stopped reading is dropped: long enough to
+   * keep both phases of a program that alternates every few milliseconds, short enough that the
+   * stopped read stays small (measured in docs/benchmarks.md, "Figures behind the code's choices").
    */
   static final int FORGET_AFTER = 16;
   /**

@@ -206,12 +206,12 @@ final class PerfSampler implements NoStopSampler {
   }
 
   /**
-   * Opens a thread's event. A process with a runtime plug-in gets an event that wakes the reader
-   * at every sample: the runtime's own structures (the Lua stack) are not in the kernel's copy
-   * and are read from the running target when the sample is walked, so every millisecond
-   * between the tick and the walk lets them drift from what the registers show (at a quarter
-   * of a 50 ms ring, a walk came up to 12 ms after its tick). A native-only walk needs nothing
-   * but the copy and keeps the cheap watermark.
+   * Opens a thread's event. A process with a runtime plug-in gets an event that wakes the reader at
+   * every sample: the runtime's own structures (the Lua stack) are not in the kernel's copy and are
+   * read from the running target when the sample is walked, so every millisecond between the tick
+   * and the walk lets them drift from what the registers show (a cheap watermark delays the walk by
+   * milliseconds: docs/benchmarks.md, "Figures behind the code's choices"). A native-only walk
+   * needs nothing but the copy and keeps the cheap watermark.
    */
   private void open(int tid) throws SyscallException {
     boolean eachSample = !target.table().bindings().isEmpty();

@@ -99,8 +99,8 @@ final class PtraceSampler {
       long start = System.nanoTime();
       long end = options.durationNanos() == 0 ? Long.MAX_VALUE : start + options.durationNanos();
       // The first tick one period in, as every later one: a tick at once would stop a launched
-      // program in its dynamic loader, whose page faults and mappings delay the stop by up to a
-      // millisecond (measured: the first samples' waits, 0.2-1.2 ms against 5-30 us after).
+      // program in its dynamic loader, whose page faults and mappings delay the stop (measured
+      // in docs/benchmarks.md, "Figures behind the code's choices").
       long next = start + period;
       while (true) {
         control.drain(p);
@@ -166,7 +166,8 @@ final class PtraceSampler {
     }
     p.warmUp(pid, WARM_UP_ROUNDS);
     // Both kinds of stopped read: the stack alone, and the stack with a runtime's pages (one
-    // scattered read, whose first calls took 1.2 ms in the first stop of a LuaJIT record).
+    // scattered read, slow in its first calls: docs/benchmarks.md, "Figures behind the code's
+    // choices").
     long[] pages = {address & -SampleMemory.PAGE};
     for (int i = 0; i < WARM_UP_ROUNDS && address != 0; i++) {
       capture.copy(address);
@@ -452,9 +453,9 @@ final class PtraceSampler {
 
   /**
    * Runtime walks of a session that run after the resume, to learn pages and warm up, instead of
-   * while the thread is held. The first runtime walk runs cold (the plug-in's classes load and
-   * initialise, its code is interpreted): 18-26 ms with the thread stopped on bench/lua/cpu.lua,
-   * and the next few 0.2-2.4 ms, against 0.2-0.3 ms once compiled. Their samples are dropped.
+   * while the thread is held. The first runtime walks run cold (the plug-in's classes load and
+   * initialise, its code is interpreted), far too long to hold a thread for (measured in
+   * docs/benchmarks.md, "Figures behind the code's choices"). Their samples are dropped.
    */
   static final int LEARNING_WALKS = 8;
 

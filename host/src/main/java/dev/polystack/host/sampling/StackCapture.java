@@ -13,8 +13,8 @@ import dev.polystack.host.memory.RemoteReadException;
  * function's epilogue has popped callee-saved registers whose unwind rules (GCC emits no
  * .cfi_restore for the pops) still point at their slots, now just below the stack pointer; and a
  * leaf function keeps its locals in the 128-byte red zone there. Copied from the stack pointer,
- * those reads fell outside the copy: measured on a LuaJIT benchmark, they were half of the walks
- * that missed a page and were dropped, the rest went to the live process while it was stopped.
+ * those reads fell outside the copy, a large share of the walks that missed a page (measured in
+ * docs/benchmarks.md, "Figures behind the code's choices").
  */
 final class StackCapture {
   /** The x86-64 System V red zone, which also covers an epilogue's popped registers. */

@@ -10,13 +10,12 @@ import java.util.BitSet;
 import jnr.ffi.Pointer;
 
 /**
- * Keeps this JVM's threads off the CPUs that the target's sampled threads run on, as long as
- * CPUs are left for both. A profiler in another process shares the machine with its target, and
- * on few CPUs the scheduler puts polystack's threads (the JIT compiler, the tracer's work after a
- * resume, the sample processor) on the target's CPU, where each wake-up preempts the target or
- * queues it: measured on 2 vCPUs, a LuaJIT target waited 15-33 ms in its run queue per 2.9 s of
- * work under polystack against 0.2-0.5 ms under the C floor, most of it behind the C1 compiler
- * thread. Making the compiler nice only starved it when every CPU was busy; an affinity that
+ * Keeps this JVM's threads off the CPUs that the target's sampled threads run on, as long as CPUs
+ * are left for both. A profiler in another process shares the machine with its target, and on few
+ * CPUs the scheduler puts polystack's threads (the JIT compiler, the tracer's work after a resume,
+ * the sample processor) on the target's CPU, where each wake-up preempts the target or queues it
+ * (the target's run queue wait, measured in docs/benchmarks.md, "Figures behind the code's
+ * choices"). Making the compiler nice only starved it when every CPU was busy; an affinity that
  * excludes the target's CPU moves it instead, and on a busy machine it shares the other CPUs
  * fairly.
  *
