@@ -58,7 +58,7 @@ class VdsoKillTest {
     org.junit.jupiter.api.Assumptions.assumeTrue(only.isEmpty() || only.equals(backend)
         || only.equals(backend + ":" + signal), "not selected by -Dreliability.vdso");
     // The bpf backend is not the default and not run by default: on this VM its targets die of
-    // stray SIGTRAPs (3 of 9 trials in CI, docs/reliability.md); -Dreliability.vdso=bpf
+    // stray SIGTRAPs (3 of 12 trials in one CI run, docs/reliability.md); -Dreliability.vdso=bpf
     // measures it.
     org.junit.jupiter.api.Assumptions.assumeTrue(!backend.equals("bpf") || !only.isEmpty(),
         "bpf rows run with -Dreliability.vdso=bpf");
