@@ -160,7 +160,7 @@ public final class Outputs {
       return out;
     } catch (IOException e) {
       close(dir);
-      throw OutputException.failure("cannot write " + file + ": " + OutputFile.reason(e)
+      throw OutputException.failure("cannot write " + file + ": " + createReason(e)
           + "; choose another " + option, e);
     } catch (OutputException e) {
       close(dir);
@@ -239,7 +239,7 @@ public final class Outputs {
       channel = dir.newByteChannel(temp, Set.of(StandardOpenOption.CREATE_NEW,
           StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS), mode(fileMode));
     } catch (IOException e) {
-      throw OutputException.failure(what + ": " + OutputFile.reason(e) + advice, e);
+      throw OutputException.failure(what + ": " + createReason(e) + advice, e);
     }
     OutputFile out = new OutputFile(dir, directory, option, temp, name, true, channel);
     try {
@@ -374,6 +374,16 @@ public final class Outputs {
     } catch (IOException e) {
       throw OutputException.failure("cannot use " + path + ": " + OutputFile.reason(e), e);
     }
+  }
+
+  /**
+   * The reason a file could not be created in a directory that exists: ENOENT there means the
+   * file system makes no new files (/proc, /sys), which its bare words do not say.
+   */
+  private static String createReason(IOException e) {
+    String reason = OutputFile.reason(e);
+    return e instanceof NoSuchFileException
+        ? reason + " (its file system does not create files there)" : reason;
   }
 
   private static FileAttribute<Set<PosixFilePermission>> mode(Set<PosixFilePermission> mode) {
