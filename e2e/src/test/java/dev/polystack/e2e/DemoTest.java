@@ -1,6 +1,7 @@
 package dev.polystack.e2e;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
@@ -8,6 +9,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -66,7 +69,41 @@ class DemoTest {
     assertEquals(written, Long.parseLong(counts[2]));
     assertEquals(written, Long.parseLong(counts[3]));
     assertTrue(lines.get(2).contains("(" + written + " calls)"), lines.get(2));
-    assertTrue(Files.isRegularFile(folder.resolve("demo.lua")));
+
+    // Issue 20: the program root runs lived in a fresh private directory, gone afterwards; the
+    // results are private.
+    Matcher script = SCRIPT.matcher(result.stderr());
+    assertTrue(script.find(), result.stderr());
+    Path scriptDir = Path.of(script.group(1));
+    assertTrue(scriptDir.getFileName().toString().startsWith("polystack-demo-"),
+        scriptDir.toString());
+    assertFalse(Files.exists(scriptDir), scriptDir + " was left behind");
+    assertEquals(List.of("profile.html", "profile.pb.gz", "vdso-calls.jsonl"),
+        RootSafeOutputsTest.names(folder));
+    assertEquals(0700, (Integer) Files.getAttribute(folder, "unix:mode") & 07777);
+    for (Path p : List.of(html, pprof, calls)) {
+      assertEquals(0600, (Integer) Files.getAttribute(p, "unix:mode") & 07777, p.toString());
+    }
+  }
+
+  private static final Pattern SCRIPT = Pattern.compile("running 'luajit (/\\S+)/demo\\.lua ");
+
+  /**
+   * A predictable folder planted by another user (here a link to a directory elsewhere) is
+   * refused before anything runs: whoever controls it could swap what root writes there.
+   */
+  @Test
+  void aPlantedOutputFolderIsRefused() throws Exception {
+    Path elsewhere = Files.createDirectory(dir.resolve("elsewhere"));
+    Files.createSymbolicLink(dir.resolve("polystack-demo"), elsewhere);
+
+    var result = Distribution.run(dir, Map.of(), "demo", "--seconds", "1");
+
+    assertEquals(2, result.exitCode(), result.stderr());
+    assertEquals(List.of("polystack: --output-dir polystack-demo: is a symbolic link; polystack"
+        + " writes only into a real directory: give the directory it points to"),
+        result.stderrLines());
+    assertEquals(List.of(), RootSafeOutputsTest.names(elsewhere));
   }
 
   @Test

@@ -61,6 +61,7 @@ class ExamplePluginTest {
         out.closeEntry();
       }
     }
+    PluginJars.installSafely(jar);
     toy = dir.resolve("toy_interp");
     var gcc = Tools.run(120, null, List.of("gcc", "-O2", "-rdynamic",
         "-fno-optimize-sibling-calls", "-Wall", "-o", toy.toString(),

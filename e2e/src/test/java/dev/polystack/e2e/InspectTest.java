@@ -88,7 +88,8 @@ class InspectTest {
 
     assertEquals(0, result.exitCode(), result.stderr());
     assertTrue(result.stdout().contains("luajit: supported"), result.stdout());
-    assertEquals(List.of("polystack: warning: plug-in 'thrower' threw in inspect:"
+    assertEquals(List.of(PluginJars.privilegeWarning(dir.resolve("thrower.jar")),
+            "polystack: warning: plug-in 'thrower' threw in inspect:"
             + " IllegalStateException: bad plug-in (ignored and counted; further failures are not"
             + " shown)"),
         result.stderrLines());

@@ -6,6 +6,7 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -55,7 +56,25 @@ final class PluginJars {
       out.write((String.join("\n", providers) + "\n").getBytes(StandardCharsets.UTF_8));
       out.closeEntry();
     }
+    installSafely(jar);
     return jar;
+  }
+
+  /**
+   * As an administrator installs a plug-in: 0644 and its directory 0755 (root-owned when the
+   * tests run as root), whatever the umask; polystack as root refuses anything others can
+   * change (docs/plugin-authoring.md).
+   */
+  static void installSafely(Path jar) throws IOException {
+    Files.setPosixFilePermissions(jar, PosixFilePermissions.fromString("rw-r--r--"));
+    Files.setPosixFilePermissions(jar.getParent(), PosixFilePermissions.fromString("rwxr-xr-x"));
+  }
+
+  /** The line polystack prints as root when code from these --plugin-path jars ran. */
+  static String privilegeWarning(Path... jars) {
+    return "polystack: warning: third-party plug-in code from " + String.join(", ",
+        java.util.Arrays.stream(jars).map(Path::toString).toList()) + " ran inside polystack,"
+        + " which runs as root: it can do anything polystack can; load only plug-ins you trust";
   }
 
   /** Source of a minimal runtime plug-in with the given id and API version. */

@@ -4,7 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -33,7 +35,8 @@ class PluginLoadingTest {
     // The bundled plug-ins are still there.
     assertTrue(result.stdout().lines().anyMatch(l -> l.startsWith("luajit ")), result.stdout());
     assertTrue(result.stdout().lines().anyMatch(l -> l.startsWith("vdso ")), result.stdout());
-    assertEquals("", result.stderr());
+    // Run as root: third-party code in a privileged process is said, once.
+    assertEquals(List.of(PluginJars.privilegeWarning(jar)), result.stderrLines());
   }
 
   @Test
@@ -47,9 +50,12 @@ class PluginLoadingTest {
 
     assertEquals(0, result.exitCode());
     assertFalse(result.stdout().contains("future"), result.stdout());
+    // Refused after its constructor ran (the descriptor states the version), so as root the
+    // run also says third-party code ran.
     assertEquals(List.of("polystack: warning: refused plug-in " + dir.resolve("future.jar")
             + ": plug-in 'future' needs plug-in API 2.0 but this host provides 1.2;"
-            + " use a build of the plug-in for API 1.x (minor <= 2)"),
+            + " use a build of the plug-in for API 1.x (minor <= 2)",
+            PluginJars.privilegeWarning(dir.resolve("future.jar"))),
         result.stderrLines());
   }
 
@@ -62,7 +68,7 @@ class PluginLoadingTest {
 
     var result = Distribution.run("plugins", "--plugin-path", dir.toString());
 
-    assertEquals(1, result.stderrLines().size(), result.stderr());
+    assertEquals(2, result.stderrLines().size(), result.stderr());
     assertTrue(result.stderr().contains("plug-in 'newer' needs plug-in API 1.7"), result.stderr());
   }
 
@@ -87,7 +93,10 @@ class PluginLoadingTest {
 
     assertEquals(0, result.exitCode());
     assertTrue(result.stdout().lines().anyMatch(l -> l.startsWith("okay ")), result.stdout());
-    assertEquals(1, result.stderrLines().size(), result.stderr());
+    assertEquals(2, result.stderrLines().size(), result.stderr());
+    // Both jars' code ran (the broken one's constructor did), so both are named.
+    assertEquals(PluginJars.privilegeWarning(dir.resolve("broken.jar"), dir.resolve("ok.jar")),
+        result.stderrLines().get(1));
     assertTrue(result.stderr().contains(
         "plug-in example.BrokenPlugin failed to start: IllegalStateException: boom"),
         result.stderr());
@@ -109,6 +118,57 @@ class PluginLoadingTest {
         result.stderr());
     assertTrue(result.stdout().lines().anyMatch(l -> l.startsWith("luajit ") && l.endsWith("class path")),
         result.stdout());
+  }
+
+  /**
+   * Issue 20's attack, through the real command: a world-writable directory holding a link to
+   * a world-writable jar whose constructor leaves a marker. As root it is refused with one line
+   * and none of its code runs, even for {@code plugins}, which only lists.
+   */
+  @Test
+  void asRootAWorldWritableDirectoryWithALinkedJarIsRefusedBeforeItsCodeRuns() throws Exception {
+    Path marker = dir.resolve("constructor-ran");
+    Path elsewhere = Files.createDirectories(dir.resolve("elsewhere"));
+    Path jar = PluginJars.build(elsewhere.resolve("evil.jar"),
+        Map.of("example.EvilPlugin", """
+            package example;
+            import dev.polystack.plugin.api.*;
+            public final class EvilPlugin implements RuntimePlugin {
+              public EvilPlugin() throws java.io.IOException {
+                java.nio.file.Files.writeString(java.nio.file.Path.of("%s"), "ran as root");
+              }
+              public PluginDescriptor descriptor() {
+                return new PluginDescriptor("evil", "1", ApiVersion.CURRENT, "evil",
+                    java.util.Set.of(Capability.DETECT), "evil");
+              }
+              public Inspection inspect(ModuleImage image) { return Inspection.notMine(); }
+            }
+            """.formatted(marker)),
+        List.of("example.EvilPlugin"));
+    Files.setPosixFilePermissions(jar, PosixFilePermissions.fromString("rw-rw-rw-"));
+    Path shared = Files.createDirectories(dir.resolve("shared"));
+    Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxrwxrwx"));
+    Files.createSymbolicLink(shared.resolve("tools.jar"), jar);
+
+    var result = Distribution.run("--plugin-path", shared.toString(), "plugins");
+
+    assertEquals(0, result.exitCode(), result.stderr());
+    assertFalse(Files.exists(marker), "the plug-in's constructor ran as root");
+    assertFalse(result.stdout().contains("evil"), result.stdout());
+    assertEquals(1, result.stderrLines().size(), result.stderr());
+    assertTrue(result.stderrLines().get(0).startsWith("polystack: warning: refused plug-in "
+        + shared + ": plug-in directory is writable by group and others (mode 0777); nothing in"
+        + " it was loaded;"), result.stderr());
+
+    // The same jar, made root's and 0644, behind the link in a 0755 directory: the link alone
+    // is refused.
+    PluginJars.installSafely(jar);
+    Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxr-xr-x"));
+    result = Distribution.run("--plugin-path", shared.toString(), "plugins");
+    assertFalse(Files.exists(marker), "the plug-in's constructor ran as root");
+    assertEquals(List.of("polystack: warning: refused plug-in " + shared.resolve("tools.jar")
+        + ": is a symbolic link; as root polystack loads no jar through a link (its target could"
+        + " be anyone's): copy the jar itself into the directory"), result.stderrLines());
   }
 
   @Test

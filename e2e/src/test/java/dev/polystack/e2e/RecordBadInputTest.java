@@ -57,6 +57,12 @@ class RecordBadInputTest {
     "record --pid {pid} -o /nonexistent/dir/x.html|2|directory /nonexistent/dir does not exist",
     "record --pid {pid} --plugin-path /nonexistent -o {out}"
         + "|2|--plugin-path /nonexistent: no such directory",
+    // Issue 18: an output that cannot be created fails before the target is touched or the
+    // command started, with the system's reason (it used to fail after the recording).
+    "record --pid {pid} -o /proc/p.html|1|cannot write /proc/p.html: No such file or directory"
+        + " (its file system does not create files there); choose another --output",
+    "record -o /proc/p.html -- {cmd}|1|cannot write /proc/p.html: No such file or directory",
+    "record --pid {pid} -o {out} --stats-json /proc/s.json|1|cannot write /proc/s.json:",
     "dump|2|Missing required option: '--pid=PID'",
     "dump --pid 0|2|--pid 0: a process id is a positive number",
   })

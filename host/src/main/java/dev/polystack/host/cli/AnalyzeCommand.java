@@ -1,6 +1,9 @@
 package dev.polystack.host.cli;
 
 import com.google.inject.Inject;
+import dev.polystack.host.output.OutputException;
+import dev.polystack.host.output.OutputFile;
+import dev.polystack.host.output.Outputs;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginLoader;
 import dev.polystack.host.sampling.ReplaySession;
@@ -55,12 +58,15 @@ final class AnalyzeCommand implements Runnable {
   private final PluginLoader loader;
   private final PluginGuard guard;
   private final Console console;
+  private final Outputs outputs;
 
   @Inject
-  AnalyzeCommand(PluginLoader loader, PluginGuard guard, Console console) {
+  AnalyzeCommand(PluginLoader loader, PluginGuard guard, Console console, Outputs outputs) {
     this.loader = loader;
     this.guard = guard;
     this.console = console;
+    // Expected stacks are test data for a source tree, not secrets: readable like the sources.
+    this.outputs = outputs.readableByAll();
   }
 
   @Override
@@ -112,10 +118,13 @@ final class AnalyzeCommand implements Runnable {
       String name = c.getFileName().toString();
       Path expected = c.resolveSibling(
           name.substring(0, name.length() - CASE_SUFFIX.length()) + EXPECTED_SUFFIX);
-      try {
-        Files.writeString(expected, text, StandardCharsets.UTF_8);
+      try (OutputFile out = outputs.replaceAtEnd(expected, "--rebase")) {
+        out.stream().write(text.getBytes(StandardCharsets.UTF_8));
+        out.commit();
       } catch (IOException e) {
-        throw new SnapshotException("cannot write " + expected + ": " + e.getMessage(), e);
+        throw new SnapshotException("cannot write " + expected + ": " + OutputFile.reason(e), e);
+      } catch (OutputException e) {
+        throw OutputErrors.toCli(e);
       }
       console.out().println("rebased " + expected);
     }

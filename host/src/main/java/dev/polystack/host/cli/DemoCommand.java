@@ -1,6 +1,9 @@
 package dev.polystack.host.cli;
 
 import com.google.inject.Inject;
+import dev.polystack.host.output.OutputException;
+import dev.polystack.host.output.OutputFile;
+import dev.polystack.host.output.Outputs;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginLoader;
 import dev.polystack.host.plugins.PluginRegistry;
@@ -12,15 +15,16 @@ import dev.polystack.host.sampling.SamplingException;
 import dev.polystack.host.sampling.SamplingOptions;
 import dev.polystack.otel.local.ProfileFormat;
 import dev.polystack.plugin.api.ProbePlugin;
-import java.io.BufferedOutputStream;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
+import java.io.OutputStreamWriter;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -34,7 +38,9 @@ import picocli.CommandLine.ParentCommand;
  * {@code polystack demo}: the quick start. Runs a bundled LuaJIT program with the system
  * {@code luajit}, samples it in ptrace mode and, on the same process at the same time, traces its
  * vDSO calls with the perf backend, then writes a flame graph, a pprof file and the calls as JSON
- * lines into one folder. Everything the two real commands do, with no choices to make.
+ * lines into one folder. Everything the two real commands do, with no choices to make. The
+ * program itself is written into a fresh private directory (0700, random name) and removed at
+ * the end: a predictable path would let another user swap the code root runs.
  */
 @Command(
     name = "demo",
@@ -51,7 +57,8 @@ final class DemoCommand implements Runnable {
   private static final List<String> TRACED = List.of("clock_gettime", "time");
 
   @Option(names = "--output-dir", paramLabel = "DIR", defaultValue = "polystack-demo",
-      description = "Folder for the results, created if missing (default: ./${DEFAULT-VALUE}).")
+      description = "Folder for the results, created 0700 if missing (default:"
+          + " ./${DEFAULT-VALUE}); it must be yours (under sudo: the invoking user's).")
   Path outputDir;
 
   @Option(names = "--seconds", paramLabel = "N", defaultValue = "3",
@@ -63,12 +70,14 @@ final class DemoCommand implements Runnable {
   private final PluginLoader loader;
   private final PluginGuard guard;
   private final Console console;
+  private final Outputs outputs;
 
   @Inject
-  DemoCommand(PluginLoader loader, PluginGuard guard, Console console) {
+  DemoCommand(PluginLoader loader, PluginGuard guard, Console console, Outputs outputs) {
     this.loader = loader;
     this.guard = guard;
     this.console = console;
+    this.outputs = outputs;
   }
 
   @Override
@@ -82,9 +91,37 @@ final class DemoCommand implements Runnable {
       throw new CommandFailedException("the demo runs a Lua program with luajit, which is not"
           + " installed: install it (apt-get install luajit) and run 'polystack demo' again");
     }
-    Path dir = prepare(outputDir);
-    Path script = dir.resolve(SCRIPT);
-    copyScript(script);
+    Path scriptDir = null;
+    OutputFile html = null;
+    OutputFile pprof = null;
+    OutputFile calls = null;
+    try {
+      Path dir = outputs.directory(outputDir, "--output-dir");
+      // All three are created before the program starts: an unwritable folder fails first.
+      html = outputs.replaceAtEnd(dir.resolve(FLAME_GRAPH), "--output-dir");
+      pprof = outputs.replaceAtEnd(dir.resolve(PPROF), "--output-dir");
+      calls = outputs.writeNow(dir.resolve(CALLS), "--output-dir", false);
+      scriptDir = outputs.privateTemporaryDirectory("polystack-demo-");
+      Path script = scriptDir.resolve(SCRIPT);
+      copyScript(script);
+      demo(script, html, pprof, calls);
+    } catch (OutputException e) {
+      throw OutputErrors.toCli(e);
+    } finally {
+      for (OutputFile f : new OutputFile[] {html, pprof, calls}) {
+        if (f != null) {
+          f.close();
+        }
+      }
+      if (scriptDir != null) {
+        removeQuietly(scriptDir.resolve(SCRIPT));
+        removeQuietly(scriptDir);
+      }
+    }
+  }
+
+  private void demo(Path script, OutputFile htmlFile, OutputFile pprofFile, OutputFile callsFile)
+      throws OutputException {
     PluginRegistry registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
     ProbePlugin vdso = registry.probePlugins().stream()
         .filter(p -> p.id().equals("vdso"))
@@ -93,8 +130,8 @@ final class DemoCommand implements Runnable {
         .orElseThrow(() -> new CommandFailedException("the vdso plug-in is not loaded; check"
             + " 'polystack plugins' and --plugin-path"));
 
-    Path calls = dir.resolve(CALLS);
-    VdsoThread tracer = new VdsoThread(vdso, calls);
+    Path calls = callsFile.path();
+    VdsoThread tracer = new VdsoThread(vdso, callsFile);
     RecordSession session = new RecordSession(ProcFs.system(), registry, guard, console::warn);
     SamplingOptions options = new SamplingOptions(99, 0, false, Set.of(), 512,
         SamplingOptions.DEFAULT_STACK_BYTES);
@@ -115,10 +152,8 @@ final class DemoCommand implements Runnable {
     // The target is gone (or detached) now; the tracer sees that and ends on its own.
     tracer.stopAndJoin();
 
-    Path html = dir.resolve(FLAME_GRAPH);
-    Path pprof = dir.resolve(PPROF);
-    write(result, ProfileFormat.HTML, html);
-    write(result, ProfileFormat.PPROF, pprof);
+    Path html = write(result, ProfileFormat.HTML, htmlFile);
+    Path pprof = write(result, ProfileFormat.PPROF, pprofFile);
     Summaries.print(console, result, null);
     if (tracer.failure.get() != null) {
       throw new CommandFailedException("vDSO tracing failed: " + tracer.failure.get()
@@ -131,35 +166,37 @@ final class DemoCommand implements Runnable {
     out.flush();
   }
 
-  private static Path prepare(Path dir) {
-    try {
-      Files.createDirectories(dir);
-    } catch (IOException e) {
-      throw new CommandFailedException("cannot create " + dir + ": " + e.getMessage()
-          + "; choose another --output-dir");
-    }
-    return dir.toAbsolutePath().normalize();
-  }
-
   private static void copyScript(Path target) {
     try (InputStream in = DemoCommand.class.getResourceAsStream(SCRIPT)) {
       if (in == null) {
         throw new CommandFailedException("the distribution lacks " + SCRIPT + ": rebuild it"
             + " (mvn -B -DskipTests package)");
       }
-      Files.write(target, in.readAllBytes());
+      // A fresh file (O_EXCL) in the private directory: nothing else can be at that name.
+      Files.write(target, in.readAllBytes(), StandardOpenOption.CREATE_NEW,
+          StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
     } catch (IOException e) {
-      throw new CommandFailedException("cannot write " + target + ": " + e.getMessage()
-          + "; choose another --output-dir");
+      throw new CommandFailedException("cannot write " + target + ": " + OutputFile.reason(e)
+          + "; set TMPDIR to a writable directory");
     }
   }
 
-  private static void write(RecordSession.Result result, ProfileFormat format, Path file) {
-    try (OutputStream stream = new BufferedOutputStream(Files.newOutputStream(file))) {
-      format.writer().write(result.recording(), stream);
+  private static Path write(RecordSession.Result result, ProfileFormat format, OutputFile file)
+      throws OutputException {
+    try {
+      format.writer().write(result.recording(), file.stream());
     } catch (IOException e) {
-      throw new CommandFailedException("cannot write " + file + ": " + e.getMessage()
-          + "; choose another --output-dir");
+      throw new CommandFailedException("cannot write " + file.path() + ": "
+          + OutputFile.reason(e) + "; choose another --output-dir");
+    }
+    return file.commit();
+  }
+
+  private static void removeQuietly(Path path) {
+    try {
+      Files.deleteIfExists(path);
+    } catch (IOException ignored) {
+      // A leftover in the private temporary directory harms nobody; tmp cleaning removes it.
     }
   }
 
@@ -170,13 +207,13 @@ final class DemoCommand implements Runnable {
    */
   private final class VdsoThread {
     private final ProbePlugin plugin;
-    private final Path output;
+    private final OutputFile output;
     private final AtomicBoolean stop = new AtomicBoolean();
     private final AtomicReference<String> failure = new AtomicReference<>();
     private final AtomicReference<TraceSession.Result> result = new AtomicReference<>();
     private Thread thread;
 
-    VdsoThread(ProbePlugin plugin, Path output) {
+    VdsoThread(ProbePlugin plugin, OutputFile output) {
       this.plugin = plugin;
       this.output = output;
     }
@@ -190,7 +227,7 @@ final class DemoCommand implements Runnable {
     private void trace(int pid) {
       TraceSession.Options options = new TraceSession.Options(TRACED, false, Set.of(), false,
           0, 0, false, 0);
-      try (Writer out = new BufferedWriter(Files.newBufferedWriter(output,
+      try (Writer out = new BufferedWriter(new OutputStreamWriter(output.stream(),
           StandardCharsets.UTF_8))) {
         CallFormat format = new CallFormat(out, true, false, "demo-" + pid, console::warn);
         TraceSession.Result r = new TraceSession(ProcFs.system(), plugin, options, format)
@@ -198,12 +235,12 @@ final class DemoCommand implements Runnable {
         format.summary(r, Map.of("backend", "perf"));
         result.set(r);
         if (r.outputFailure() != null) {
-          failure.set("cannot write " + output + ": " + r.outputFailure().getMessage());
+          failure.set("cannot write " + output.path() + ": " + r.outputFailure().getMessage());
         }
       } catch (ProbeException e) {
         failure.set(e.getMessage());
       } catch (IOException e) {
-        failure.set("cannot write " + output + ": " + e.getMessage());
+        failure.set("cannot write " + output.path() + ": " + OutputFile.reason(e));
       } catch (RuntimeException e) {
         failure.set(e.toString());
       }

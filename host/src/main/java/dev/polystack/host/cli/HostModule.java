@@ -3,6 +3,7 @@ package dev.polystack.host.cli;
 import com.google.inject.AbstractModule;
 import com.google.inject.Provides;
 import com.google.inject.Singleton;
+import dev.polystack.host.output.Outputs;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginLoader;
 
@@ -18,6 +19,13 @@ final class HostModule extends AbstractModule {
   protected void configure() {
     bind(Console.class).toInstance(console);
     bind(PluginLoader.class).toInstance(new PluginLoader());
+  }
+
+  /** Read once per run: the credentials and the sudo caller decide how files are written. */
+  @Provides
+  @Singleton
+  Outputs outputs() {
+    return Outputs.forThisProcess(System.getenv());
   }
 
   @Provides

@@ -48,6 +48,7 @@ final class PolystackCommand implements Runnable {
       throw new UsageException(e.getMessage());
     }
     registry.refusals().forEach(r -> console.warn("refused plug-in " + r));
+    registry.warnings().forEach(console::warn);
     return registry;
   }
 

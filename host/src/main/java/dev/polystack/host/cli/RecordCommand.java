@@ -2,6 +2,9 @@ package dev.polystack.host.cli;
 
 import com.google.inject.Inject;
 import dev.polystack.host.plugins.PluginGuard;
+import dev.polystack.host.output.OutputException;
+import dev.polystack.host.output.OutputFile;
+import dev.polystack.host.output.Outputs;
 import dev.polystack.host.plugins.PluginLoader;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.sampling.RecordSession;
@@ -9,9 +12,8 @@ import dev.polystack.host.sampling.SamplingException;
 import dev.polystack.host.sampling.SamplingOptions;
 import dev.polystack.otel.local.ProfileFormat;
 import dev.polystack.otel.otlp.OtlpConfig;
-import java.io.BufferedOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -21,6 +23,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -68,14 +71,18 @@ final class RecordCommand implements Runnable {
 
   @Option(names = "--format", paramLabel = "FORMAT",
       description = "html, pprof, folded, speedscope or otlp (a binary OTLP"
-          + " ExportProfilesServiceRequest). Default: html; when streaming to an OTLP endpoint,"
-          + " no local file unless --format or --output is given.")
+          + " ExportProfilesServiceRequest). Default: from the --output name (.html; .folded,"
+          + " .collapsed, .txt; .pb.gz, .pprof; .speedscope.json, .json; .otlp.pb), else html;"
+          + " when streaming to an OTLP endpoint, no local file unless --format or --output is"
+          + " given.")
   String format;
 
   @Mixin OtlpOptions otlp = new OtlpOptions();
 
   @Option(names = {"--output", "-o"}, paramLabel = "FILE",
-      description = "Where to write (default: NAME-PID-TIME.EXT in the current directory).")
+      description = "Where to write (default: NAME-PID-TIME.EXT in the current directory). An"
+          + " existing file is replaced; a symbolic link is refused. Mode 0600 (under sudo:"
+          + " owned by the invoking user).")
   Path output;
 
   @Option(names = "--max-depth", paramLabel = "N", defaultValue = "512",
@@ -92,17 +99,19 @@ final class RecordCommand implements Runnable {
   private final PluginLoader loader;
   private final PluginGuard guard;
   private final Console console;
+  private final Outputs outputs;
 
   @Inject
-  RecordCommand(PluginLoader loader, PluginGuard guard, Console console) {
+  RecordCommand(PluginLoader loader, PluginGuard guard, Console console, Outputs outputs) {
     this.loader = loader;
     this.guard = guard;
     this.console = console;
+    this.outputs = outputs;
   }
 
   @Override
   public void run() {
-    ProfileFormat profileFormat = parseFormat();
+    ProfileFormat profileFormat = resolveFormat(format, output);
     SamplingOptions options = options();
     OtlpConfig otlpConfig = otlpConfig(System.getenv());
     boolean local = otlpConfig == null || format != null || output != null;
@@ -127,28 +136,44 @@ final class RecordCommand implements Runnable {
         }
       }
     }
-    Path out = output;
-    if (out != null && out.getParent() != null && !Files.isDirectory(out.getParent())) {
-      throw new UsageException("--output " + out + ": directory " + out.getParent()
-          + " does not exist");
-    }
-    if (out != null && Files.isDirectory(out)) {
-      throw new UsageException("--output " + out + ": is a directory; give a file name");
-    }
-    if (statsJson != null && statsJson.getParent() != null
-        && !Files.isDirectory(statsJson.getParent())) {
-      throw new UsageException("--stats-json " + statsJson + ": directory "
-          + statsJson.getParent() + " does not exist");
-    }
     if (!command.isEmpty()) {
       checkRunnable(command.get(0), System.getenv("PATH"));
     }
+    // The files are created (under hidden names) before anything is attached or launched: a
+    // place that cannot be written fails now, in one line, instead of after the recording.
+    OutputFile profileFile = null;
+    OutputFile statsFile = null;
+    try {
+      if (local) {
+        profileFile = output != null ? outputs.replaceAtEnd(output, "--output")
+            : outputs.replaceAtEndIn(Path.of(""), "--output");
+      }
+      if (statsJson != null) {
+        statsFile = outputs.replaceAtEnd(statsJson, "--stats-json");
+      }
+      record(otlpConfig, backend, options, profileFormat, profileFile, statsFile);
+    } catch (OutputException e) {
+      throw OutputErrors.toCli(e);
+    } finally {
+      // Removes what was not committed: a failed run leaves no file behind.
+      if (profileFile != null) {
+        profileFile.close();
+      }
+      if (statsFile != null) {
+        statsFile.close();
+      }
+    }
+  }
+
+  private void record(OtlpConfig otlpConfig, RecordSession.Backend backend,
+      SamplingOptions options, ProfileFormat profileFormat, OutputFile profileFile,
+      OutputFile statsFile) {
     var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
     RecordSession session = new RecordSession(ProcFs.system(), registry, guard, console::warn);
     OtlpExport export = otlpConfig == null ? null : new OtlpExport(otlpConfig, otlp.interval);
     if (export != null) {
       // Samples are kept for the end only when a local file wants them all.
-      session.stream(otlp.interval, export, local);
+      session.stream(otlp.interval, export, profileFile != null);
     }
     StatusLine status = new StatusLine(console);
     RecordSession.Result result;
@@ -164,24 +189,24 @@ final class RecordCommand implements Runnable {
     } finally {
       status.clear();
     }
-    if (local && out == null) {
-      out = Path.of(defaultName(result.recording().target().executableName(),
-          result.recording().target().pid(), profileFormat));
-    }
     // The local file first: a failing receiver must not cost the user the profile.
+    Path out = null;
     CommandFailedException writeFailure = null;
-    if (local) {
+    if (profileFile != null) {
+      String name = output != null ? null : defaultName(
+          result.recording().target().executableName(), result.recording().target().pid(),
+          profileFormat);
       try {
-        write(result, profileFormat, out);
+        out = write(result, profileFormat, profileFile, name);
       } catch (CommandFailedException e) {
         writeFailure = e;
       }
     }
     OtlpExport.Report report = export == null ? null : export.finish(FINISH_TIMEOUT);
-    if (statsJson != null) {
-      writeStats(result.summary(), statsJson);
+    if (statsFile != null) {
+      writeStats(result.summary(), statsFile);
     }
-    Summaries.print(console, result, writeFailure == null ? out : null);
+    Summaries.print(console, result, out);
     if (writeFailure != null) {
       throw writeFailure;
     }
@@ -232,12 +257,36 @@ final class RecordCommand implements Runnable {
     throw new CommandFailedException("cannot run '" + program + "': command not found in PATH");
   }
 
-  private ProfileFormat parseFormat() {
-    try {
-      return ProfileFormat.parse(format == null ? ProfileFormat.HTML.cliName() : format);
-    } catch (IllegalArgumentException e) {
-      throw new UsageException("--format: " + e.getMessage());
+  /**
+   * The format named by --format, else by the --output name's ending, else html. A --format
+   * that contradicts the ending, and another tool's ending (.jfr, .svg), are usage errors: a
+   * file named x.folded holding HTML would mislead every tool that opens it.
+   */
+  static ProfileFormat resolveFormat(String format, Path output) {
+    ProfileFormat named = null;
+    if (format != null) {
+      try {
+        named = ProfileFormat.parse(format);
+      } catch (IllegalArgumentException e) {
+        throw new UsageException("--format: " + e.getMessage());
+      }
     }
+    Optional<ProfileFormat> byName;
+    try {
+      byName = output == null || output.getFileName() == null ? Optional.empty()
+          : ProfileFormat.forFileName(output.getFileName().toString());
+    } catch (IllegalArgumentException e) {
+      throw new UsageException("--output " + output + ": " + e.getMessage());
+    }
+    if (named == null) {
+      return byName.orElse(ProfileFormat.HTML);
+    }
+    if (byName.isPresent() && byName.get() != named) {
+      throw new UsageException("--format " + format + " contradicts --output " + output
+          + ", whose name says " + byName.get().cliName() + "; drop --format or end the name"
+          + " with " + named.endings());
+    }
+    return named;
   }
 
   /** --mode as given; by default bpf with perf as its fallback, or ptrace for --idle. */
@@ -269,21 +318,29 @@ final class RecordCommand implements Runnable {
     return safe + "-" + pid + "-" + time + "." + format.extension();
   }
 
-  private static void writeStats(RecordSession.Summary summary, Path file) {
+  private static void writeStats(RecordSession.Summary summary, OutputFile file) {
     try {
-      Files.writeString(file, Summaries.statsJson(summary));
+      file.stream().write(Summaries.statsJson(summary).getBytes(StandardCharsets.UTF_8));
+      file.commit();
     } catch (IOException e) {
-      throw new CommandFailedException("cannot write " + file + ": " + e.getMessage()
-          + "; choose another --stats-json");
+      throw new CommandFailedException("cannot write " + file.path() + ": "
+          + OutputFile.reason(e) + "; choose another --stats-json");
+    } catch (OutputException e) {
+      throw OutputErrors.toCli(e);
     }
   }
 
-  private void write(RecordSession.Result result, ProfileFormat format, Path out) {
-    try (OutputStream stream = new BufferedOutputStream(Files.newOutputStream(out))) {
-      format.writer().write(result.recording(), stream);
+  /** Writes the profile and puts it in place: under {@code name}, or the --output name. */
+  private static Path write(RecordSession.Result result, ProfileFormat format, OutputFile file,
+      String name) {
+    try {
+      format.writer().write(result.recording(), file.stream());
+      return name == null ? file.commit() : file.commit(name);
     } catch (IOException e) {
-      throw new CommandFailedException("cannot write " + out + ": " + e.getMessage()
-          + "; choose another --output");
+      throw new CommandFailedException("cannot write " + (name == null ? file.path() : name)
+          + ": " + OutputFile.reason(e) + "; choose another --output");
+    } catch (OutputException e) {
+      throw OutputErrors.toCli(e);
     }
   }
 }

@@ -1,6 +1,9 @@
 package dev.polystack.host.cli;
 
 import com.google.inject.Inject;
+import dev.polystack.host.output.OutputException;
+import dev.polystack.host.output.OutputFile;
+import dev.polystack.host.output.Outputs;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginLoader;
 import dev.polystack.host.proc.ProcFs;
@@ -9,9 +12,10 @@ import dev.polystack.host.sampling.SnapshotSession;
 import dev.polystack.host.snapshot.Snapshot;
 import dev.polystack.host.snapshot.SnapshotException;
 import dev.polystack.host.snapshot.SnapshotFile;
+import dev.polystack.host.snapshot.SnapshotModules;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.zip.GZIPOutputStream;
@@ -31,7 +35,8 @@ final class SnapshotCommand implements Runnable {
   @Mixin StoppedTarget target;
 
   @Option(names = {"-o", "--output"}, paramLabel = "FILE", required = true,
-      description = "Snapshot file to write.")
+      description = "Snapshot file to write (raw target memory: mode 0600, under sudo owned by"
+          + " the invoking user; an existing file is replaced, a symbolic link refused).")
   Path output;
 
   @Option(names = "--embed-modules", paramLabel = "WHICH", arity = "0..1",
@@ -42,7 +47,8 @@ final class SnapshotCommand implements Runnable {
   String embed;
 
   @Option(names = "--module-store", paramLabel = "DIR",
-      description = "Also write every needed module as DIR/<sha256>.gz (for analyze --modules).")
+      description = "Also write every needed module as DIR/<sha256>.gz (for analyze --modules);"
+          + " DIR is created 0700, files are 0600.")
   Path moduleStore;
 
   @Option(names = "--json", description = "Print the stacks as one JSON document.")
@@ -54,19 +60,32 @@ final class SnapshotCommand implements Runnable {
   private final PluginLoader loader;
   private final PluginGuard guard;
   private final Console console;
+  private final Outputs outputs;
 
   @Inject
-  SnapshotCommand(PluginLoader loader, PluginGuard guard, Console console) {
+  SnapshotCommand(PluginLoader loader, PluginGuard guard, Console console, Outputs outputs) {
     this.loader = loader;
     this.guard = guard;
     this.console = console;
+    this.outputs = outputs;
   }
 
   @Override
   public void run() {
     target.validate();
-    int pid = target.pid;
     SnapshotSession.Embed mode = embedMode();
+    // Created (hidden) before the target is stopped: an unwritable place fails first.
+    try (OutputFile file = outputs.replaceAtEnd(output, "--output")) {
+      Path store = moduleStore == null ? null : outputs.directory(moduleStore, "--module-store");
+      snapshot(mode, file, store);
+    } catch (OutputException e) {
+      throw OutputErrors.toCli(e);
+    }
+  }
+
+  private void snapshot(SnapshotSession.Embed mode, OutputFile file, Path store)
+      throws OutputException {
+    int pid = target.pid;
     var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
     SnapshotSession.Result result;
     try {
@@ -77,12 +96,20 @@ final class SnapshotCommand implements Runnable {
     }
     Snapshot s = result.snapshot();
     try {
-      SnapshotFile.write(s, output);
-      if (moduleStore != null) {
-        store(s);
-      }
+      SnapshotFile.write(s, file.stream());
+    } catch (IOException e) {
+      throw new CommandFailedException("cannot write " + output + ": " + OutputFile.reason(e)
+          + "; choose another --output");
     } catch (SnapshotException e) {
       throw new CommandFailedException(e.getMessage());
+    }
+    file.commit();
+    if (store != null) {
+      try {
+        store(s, store);
+      } catch (SnapshotException e) {
+        throw new CommandFailedException(e.getMessage());
+      }
     }
     DumpFormat.print(result.dump(), json, console);
     long memory = s.processMemory().size()
@@ -106,30 +133,35 @@ final class SnapshotCommand implements Runnable {
     };
   }
 
-  /** Writes needed modules to the content-addressed store; existing entries are kept. */
-  private void store(Snapshot s) throws SnapshotException {
-    try {
-      Files.createDirectories(moduleStore);
-      for (Snapshot.ModuleRef m : s.modules()) {
-        Path file = moduleStore.resolve(m.sha256() + ".gz");
-        if (!m.needed() || Files.exists(file)) {
-          continue;
-        }
-        byte[] bytes = m.bytes() != null ? m.bytes() : Files.readAllBytes(Path.of(m.path()));
-        if (!dev.polystack.host.snapshot.SnapshotModules.sha256(bytes).equals(m.sha256())) {
-          throw new SnapshotException(m.path() + " changed on disk while recording; not stored");
-        }
-        Path tmp = Files.createTempFile(moduleStore, ".module", ".tmp",
-            java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
-                java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--")));
-        try (OutputStream out = new GZIPOutputStream(Files.newOutputStream(tmp))) {
-          out.write(bytes);
-        }
-        Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+  /**
+   * Writes needed modules to the content-addressed store; an existing regular file of that
+   * name is kept (same name, same SHA-256), anything else at the name is refused.
+   */
+  private void store(Snapshot s, Path store) throws SnapshotException, OutputException {
+    for (Snapshot.ModuleRef m : s.modules()) {
+      Path file = store.resolve(m.sha256() + ".gz");
+      if (!m.needed() || Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
+        continue;
       }
-    } catch (IOException e) {
-      throw new SnapshotException("cannot write module store " + moduleStore + ": "
-          + e.getMessage(), e);
+      byte[] bytes;
+      try {
+        bytes = m.bytes() != null ? m.bytes() : Files.readAllBytes(Path.of(m.path()));
+      } catch (IOException e) {
+        throw new SnapshotException("cannot read " + m.path() + " for the module store: "
+            + OutputFile.reason(e), e);
+      }
+      if (!SnapshotModules.sha256(bytes).equals(m.sha256())) {
+        throw new SnapshotException(m.path() + " changed on disk while recording; not stored");
+      }
+      try (OutputFile out = outputs.replaceAtEnd(file, "--module-store")) {
+        try (GZIPOutputStream gzip = new GZIPOutputStream(out.stream())) {
+          gzip.write(bytes);
+        } catch (IOException e) {
+          throw new SnapshotException("cannot write module store " + store + ": "
+              + OutputFile.reason(e), e);
+        }
+        out.commit();
+      }
     }
   }
 }

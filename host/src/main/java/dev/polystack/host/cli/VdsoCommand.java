@@ -1,6 +1,9 @@
 package dev.polystack.host.cli;
 
 import com.google.inject.Inject;
+import dev.polystack.host.output.OutputException;
+import dev.polystack.host.output.OutputFile;
+import dev.polystack.host.output.Outputs;
 import dev.polystack.host.plugins.PluginLoader;
 import dev.polystack.host.bpf.BpfLoadException;
 import dev.polystack.host.bpf.BpfSupport;
@@ -17,9 +20,7 @@ import java.io.IOException;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -70,10 +71,12 @@ final class VdsoCommand implements Runnable {
   boolean json;
 
   @Option(names = {"--output", "-o"}, paramLabel = "FILE", description = "Write here, not to"
-      + " standard output.")
+      + " standard output (mode 0600, under sudo owned by the invoking user; an existing file is"
+      + " replaced, a symbolic link refused).")
   Path output;
 
-  @Option(names = "--append", description = "Append to --output instead of replacing it.")
+  @Option(names = "--append", description = "Append to --output instead of replacing it (only"
+      + " to a regular file of yours with no other hard link).")
   boolean append;
 
   @Option(names = "--tid", paramLabel = "TID", split = ",",
@@ -108,11 +111,13 @@ final class VdsoCommand implements Runnable {
 
   private final PluginLoader loader;
   private final Console console;
+  private final Outputs outputs;
 
   @Inject
-  VdsoCommand(PluginLoader loader, Console console) {
+  VdsoCommand(PluginLoader loader, Console console, Outputs outputs) {
     this.loader = loader;
     this.console = console;
+    this.outputs = outputs;
   }
 
   @Override
@@ -143,10 +148,25 @@ final class VdsoCommand implements Runnable {
     if (append && output == null) {
       throw new UsageException("--append needs --output FILE");
     }
-    if (output != null && output.getParent() != null && !Files.isDirectory(output.getParent())) {
-      throw new UsageException("--output " + output + ": directory " + output.getParent()
-          + " does not exist");
+    // Opened before anything is loaded or attached: an unwritable place fails first.
+    OutputFile file;
+    try {
+      file = output == null ? null : outputs.writeNow(output, "--output", append);
+    } catch (OutputException e) {
+      throw OutputErrors.toCli(e);
     }
+    try {
+      trace(otlpConfig, chosen, file);
+    } finally {
+      if (file != null) {
+        // Keeps what was written (a partial trace still tells something); removes an empty
+        // file this run created.
+        file.close();
+      }
+    }
+  }
+
+  private void trace(OtlpConfig otlpConfig, boolean chosen, OutputFile file) {
     VdsoTrace bpf = null;
     if (!chosen) {
       // Not bpf by default: on VMs whose breakpoints raise stray SIGTRAPs the bpf backend lets
@@ -177,7 +197,7 @@ final class VdsoCommand implements Runnable {
     String session = sessionId();
     VdsoOtlp export = null;
     CommandFailedException failure = null;
-    try (Writer out = open()) {
+    try (Writer out = open(file)) {
       CallFormat format = new CallFormat(out, json, summaryOnly, session, console::warn);
       TraceSession.Sink sink = format;
       if (otlpConfig != null) {
@@ -271,16 +291,11 @@ final class VdsoCommand implements Runnable {
     return m;
   }
 
-  private Writer open() throws IOException {
-    if (output == null) {
+  private Writer open(OutputFile file) {
+    if (file == null) {
       return new UnclosingWriter(console.out());
     }
-    var opts = append
-        ? new StandardOpenOption[] {StandardOpenOption.CREATE, StandardOpenOption.APPEND}
-        : new StandardOpenOption[] {StandardOpenOption.CREATE,
-            StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE};
-    return new BufferedWriter(new OutputStreamWriter(Files.newOutputStream(output, opts),
-        StandardCharsets.UTF_8));
+    return new BufferedWriter(new OutputStreamWriter(file.stream(), StandardCharsets.UTF_8));
   }
 
   private static String sessionId() {

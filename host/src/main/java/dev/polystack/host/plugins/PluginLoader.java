@@ -1,5 +1,6 @@
 package dev.polystack.host.plugins;
 
+import dev.polystack.host.sys.Credentials;
 import dev.polystack.plugin.api.ApiVersion;
 import dev.polystack.plugin.api.Plugin;
 import dev.polystack.plugin.api.PluginDescriptor;
@@ -13,31 +14,39 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 
 /**
  * Finds plug-ins through {@link ServiceLoader}: on the host's class path (the bundled ones) and
  * in jars of explicit plug-in directories. Nothing else is ever loaded: no scan of the target,
- * no default directory, so what runs as root is only what the user pointed at.
+ * no default directory, so what runs as root is only what the user pointed at, and as root
+ * only what no other user can change ({@link PluginTrust}).
  */
 public final class PluginLoader {
 
   /** Refuse absurd directories instead of opening thousands of class loaders. */
   static final int MAX_JARS_PER_DIRECTORY = 256;
+  static final String CLASS_PATH = "class path";
 
   private final ApiVersion hostApi;
   private final ClassLoader hostLoader;
+  private final Credentials credentials;
+  private final PluginTrust trust;
 
   public PluginLoader() {
-    this(ApiVersion.CURRENT, PluginLoader.class.getClassLoader());
+    this(ApiVersion.CURRENT, PluginLoader.class.getClassLoader(), Credentials.ofThisProcess());
   }
 
-  PluginLoader(ApiVersion hostApi, ClassLoader hostLoader) {
+  PluginLoader(ApiVersion hostApi, ClassLoader hostLoader, Credentials credentials) {
     this.hostApi = hostApi;
     this.hostLoader = hostLoader;
+    this.credentials = credentials;
+    this.trust = new PluginTrust(credentials.root());
   }
 
   /** Checks that every entry is a readable directory before anything is loaded. */
@@ -68,8 +77,13 @@ public final class PluginLoader {
     List<LoadedPlugin> loaded = new ArrayList<>();
     List<PluginRefusal> refused = new ArrayList<>();
     Map<String, String> seen = new HashMap<>();
-    collect(hostLoader, "class path", null, loaded, refused, seen);
-    for (Path dir : pluginPath) {
+    Set<String> ran = new LinkedHashSet<>();
+    collect(hostLoader, CLASS_PATH, null, loaded, refused, seen, ran);
+    for (Path given : pluginPath) {
+      Path dir = trust.directory(given, refused);
+      if (dir == null) {
+        continue;
+      }
       for (Path jar : jarsIn(dir, refused)) {
         ClassLoader loader;
         try {
@@ -81,14 +95,29 @@ public final class PluginLoader {
         }
         // The class loader stays open for the life of the host: plug-in classes are used until
         // exit, and closing it would break lazily loaded classes.
-        collect(loader, jar.toString(), loader, loaded, refused, seen);
+        collect(loader, jar.toString(), loader, loaded, refused, seen, ran);
       }
     }
     loaded.sort(Comparator.comparing(LoadedPlugin::id));
-    return new PluginRegistry(loaded, refused);
+    return new PluginRegistry(loaded, refused, privilegeWarning(ran));
   }
 
-  private static List<Path> jarsIn(Path dir, List<PluginRefusal> refused)
+  /**
+   * One line when code from --plugin-path ran (a provider was instantiated, whether or not it
+   * was then accepted) in a process with root's rights or capabilities.
+   */
+  private List<String> privilegeWarning(Set<String> ran) {
+    ran.remove(CLASS_PATH);
+    if (ran.isEmpty() || !credentials.privileged()) {
+      return List.of();
+    }
+    return List.of("third-party plug-in code from " + String.join(", ", ran)
+        + " ran inside polystack, which runs " + (credentials.root() ? "as root"
+            : "with capabilities (CapEff " + Long.toHexString(credentials.capabilities()) + ")")
+        + ": it can do anything polystack can; load only plug-ins you trust");
+  }
+
+  private List<Path> jarsIn(Path dir, List<PluginRefusal> refused)
       throws PluginPathException {
     List<Path> jars = new ArrayList<>();
     try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir, "*.jar")) {
@@ -98,7 +127,10 @@ public final class PluginLoader {
               "more than " + MAX_JARS_PER_DIRECTORY + " jars; the rest were not loaded"));
           break;
         }
-        if (Files.isRegularFile(jar)) {
+        String distrust = trust.jar(jar);
+        if (distrust != null) {
+          refused.add(new PluginRefusal(jar.toString(), distrust));
+        } else if (Files.isRegularFile(jar)) {
           jars.add(jar);
         }
       }
@@ -120,7 +152,8 @@ public final class PluginLoader {
       ClassLoader onlyFrom,
       List<LoadedPlugin> loaded,
       List<PluginRefusal> refused,
-      Map<String, String> seen) {
+      Map<String, String> seen,
+      Set<String> ran) {
     ServiceLoader<Plugin> services = ServiceLoader.load(Plugin.class, loader);
     var providers = services.stream().iterator();
     while (true) {
@@ -137,6 +170,7 @@ public final class PluginLoader {
       if (onlyFrom != null && provider.type().getClassLoader() != onlyFrom) {
         continue;
       }
+      ran.add(source);
       accept(provider, source, loaded, refused, seen);
     }
   }

@@ -5,11 +5,20 @@ import dev.polystack.plugin.api.RuntimePlugin;
 import java.util.List;
 import java.util.Optional;
 
-/** The plug-ins one host run loaded, in a stable order (by id), and the ones it refused. */
-public record PluginRegistry(List<LoadedPlugin> plugins, List<PluginRefusal> refusals) {
+/**
+ * The plug-ins one host run loaded, in a stable order (by id), the ones it refused, and
+ * warnings about what was loaded (third-party code in a privileged process), one line each.
+ */
+public record PluginRegistry(
+    List<LoadedPlugin> plugins, List<PluginRefusal> refusals, List<String> warnings) {
   public PluginRegistry {
     plugins = List.copyOf(plugins);
     refusals = List.copyOf(refusals);
+    warnings = List.copyOf(warnings);
+  }
+
+  public PluginRegistry(List<LoadedPlugin> plugins, List<PluginRefusal> refusals) {
+    this(plugins, refusals, List.of());
   }
 
   public Optional<LoadedPlugin> byId(String id) {

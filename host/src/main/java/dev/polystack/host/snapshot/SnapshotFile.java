@@ -35,21 +35,36 @@ public final class SnapshotFile {
   static final String FORMAT = "polystack-snapshot";
   static final int MEMORY_MAGIC = 0x50534d31; // "PSM1"
 
-  /** Bounds on what a reader accepts from a file that may be corrupt or hostile. */
+  /**
+   * Bounds on what a reader accepts from a file that may be corrupt or hostile: a few hundred
+   * bytes of zip can claim gigabytes, and every entry is held in memory while the header is
+   * parsed. The total bounds that memory whatever the per-entry and count caps allow (100,000
+   * entries of 256 MiB); the writer refuses to exceed it, so every snapshot polystack writes
+   * can be read back (docs/snapshot-format.md, "Limits").
+   */
   static final long MAX_ENTRY = 256L << 20;
   static final int MAX_ENTRIES = 100_000;
+  static final long MAX_TOTAL = 512L << 20;
 
   private SnapshotFile() {}
 
-  public static void write(Snapshot s, Path file) throws SnapshotException {
-    try (OutputStream out = Files.newOutputStream(file)) {
-      write(s, out);
-    } catch (IOException e) {
-      throw new SnapshotException("cannot write " + file + ": " + e.getMessage(), e);
+  /**
+   * Writes {@code s} as a zip into {@code target} (not closed; the caller owns the file, see
+   * {@code host.output.OutputFile} for how files are created).
+   *
+   * @throws SnapshotException if the entries would decompress to more than a reader accepts
+   */
+  public static void write(Snapshot s, OutputStream target) throws IOException,
+      SnapshotException {
+    long total = (long) s.processMemory().size()
+        + s.threads().stream().mapToLong(t -> t.memory().size()).sum()
+        + s.modules().stream().filter(Snapshot.ModuleRef::embedded)
+            .mapToLong(m -> m.bytes().length).sum();
+    if (total > MAX_TOTAL) {
+      throw new SnapshotException("the snapshot would hold " + (total >> 20) + " MiB of memory"
+          + " and modules, more than the " + (MAX_TOTAL >> 20) + " MiB a reader accepts; embed"
+          + " fewer modules (--embed-modules needed, or none with --module-store DIR)");
     }
-  }
-
-  public static void write(Snapshot s, OutputStream target) throws IOException {
     ZipOutputStream zip = new ZipOutputStream(target);
     zip.setLevel(9);
     StringBuilder h = new StringBuilder();
@@ -178,12 +193,19 @@ public final class SnapshotFile {
     Map<String, byte[]> entries = new HashMap<>();
     try (ZipInputStream zip = new ZipInputStream(Files.newInputStream(file))) {
       ZipEntry e;
+      long total = 0;
       while ((e = zip.getNextEntry()) != null) {
         if (entries.size() >= MAX_ENTRIES) {
           throw new SnapshotException(file + ": too many entries");
         }
-        entries.put(e.getName(), readBounded(zip, file + "!" + e.getName()));
+        byte[] bytes = readBounded(zip, file + "!" + e.getName(), MAX_TOTAL - total);
+        total += bytes.length;
+        entries.put(e.getName(), bytes);
       }
+    } catch (TotalExceeded e) {
+      throw new SnapshotException(file + ": decompresses to more than " + (MAX_TOTAL >> 20)
+          + " MiB, more than any snapshot polystack writes; not read (a damaged or hostile"
+          + " file)");
     } catch (IOException e) {
       throw new SnapshotException(file + ": not a readable snapshot (" + e.getMessage() + ")", e);
     }
@@ -198,8 +220,9 @@ public final class SnapshotFile {
     }
   }
 
-  private static byte[] readBounded(InputStream in, String name) throws IOException,
-      SnapshotException {
+  /** Reads one entry, at most {@link #MAX_ENTRY} bytes and at most {@code left} in all. */
+  private static byte[] readBounded(InputStream in, String name, long left) throws IOException,
+      SnapshotException, TotalExceeded {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     byte[] buf = new byte[1 << 16];
     int n;
@@ -207,9 +230,21 @@ public final class SnapshotFile {
       if (out.size() + (long) n > MAX_ENTRY) {
         throw new SnapshotException(name + ": entry larger than " + MAX_ENTRY + " bytes");
       }
+      if (out.size() + (long) n > left) {
+        throw new TotalExceeded();
+      }
       out.write(buf, 0, n);
     }
     return out.toByteArray();
+  }
+
+  /** The entries together exceed {@link #MAX_TOTAL}; reported once, with the file's name. */
+  private static final class TotalExceeded extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    TotalExceeded() {
+      super(null, null, false, false);
+    }
   }
 
   @SuppressWarnings("unchecked")

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 class RecordOtlpOptionsTest {
 
   private static RecordCommand command() {
-    return new RecordCommand(null, null, null);
+    return new RecordCommand(null, null, null, null);
   }
 
   @Test

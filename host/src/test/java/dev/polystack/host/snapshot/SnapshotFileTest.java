@@ -6,10 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.polystack.plugin.api.MemoryReadException;
+import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipOutputStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -53,7 +56,9 @@ class SnapshotFileTest {
         List.of(), List.of(new Snapshot.ModuleRef("/nonexistent/libx.so", "abcd", 10,
             "00".repeat(32), true, null)), MemoryImage.EMPTY, "Process 42\n", Map.of("x", 1L));
     Path file = dir.resolve("s.psnap");
-    SnapshotFile.write(s, file);
+    try (OutputStream out = Files.newOutputStream(file)) {
+      SnapshotFile.write(s, out);
+    }
     Snapshot back = SnapshotFile.read(file);
     assertEquals("w\"orker", back.threads().get(0).name());
     assertArrayEquals(regs, back.threads().get(0).registers());
@@ -66,6 +71,48 @@ class SnapshotFileTest {
     assertTrue(e.getMessage().contains("build id abcd"), e.getMessage());
     assertTrue(e.getMessage().contains(dir.resolve("00".repeat(32)).toString()), e.getMessage());
     assertEquals(1, e.getMessage().lines().count());
+  }
+
+  /**
+   * A zip bomb within the per-entry and count caps: 3 entries of 200 MiB of zeros (under 1 MiB
+   * on disk). Before the total cap the reader held all 600 MiB; now it stops at 512 MiB with one
+   * line naming the file.
+   */
+  @Test
+  void refusesAZipBombWhoseEntriesFitTheirCapsButNotTheTotal() throws Exception {
+    Path bomb = dir.resolve("bomb.psnap");
+    byte[] zeros = new byte[1 << 20];
+    try (ZipOutputStream zip = new ZipOutputStream(Files.newOutputStream(bomb))) {
+      zip.setLevel(9);
+      for (int i = 0; i < 3; i++) {
+        zip.putNextEntry(new ZipEntry("memory/thread-" + i + ".bin"));
+        for (int mib = 0; mib < 200; mib++) {
+          zip.write(zeros);
+        }
+        zip.closeEntry();
+      }
+    }
+    assertTrue(Files.size(bomb) < (1 << 20), "bomb is " + Files.size(bomb) + " bytes");
+    assertTrue(3 * 200L << 20 > SnapshotFile.MAX_TOTAL);
+    assertTrue(200L << 20 < SnapshotFile.MAX_ENTRY);
+
+    SnapshotException e = assertThrows(SnapshotException.class, () -> SnapshotFile.read(bomb));
+
+    assertEquals(bomb + ": decompresses to more than 512 MiB, more than any snapshot polystack"
+        + " writes; not read (a damaged or hostile file)", e.getMessage());
+  }
+
+  @Test
+  void theWriterRefusesWhatTheReaderWouldRefuse() {
+    byte[] module = new byte[(int) (SnapshotFile.MAX_TOTAL / 2) + 1];
+    List<Snapshot.ModuleRef> modules = List.of(
+        new Snapshot.ModuleRef("/a.so", "", module.length, "aa".repeat(32), true, module),
+        new Snapshot.ModuleRef("/b.so", "", module.length, "bb".repeat(32), true, module));
+    Snapshot s = new Snapshot(1, 8, List.of(), List.of(), modules, MemoryImage.EMPTY, "",
+        Map.of());
+    SnapshotException e = assertThrows(SnapshotException.class,
+        () -> SnapshotFile.write(s, OutputStream.nullOutputStream()));
+    assertTrue(e.getMessage().startsWith("the snapshot would hold 512 MiB"), e.getMessage());
   }
 
   @Test

@@ -13,9 +13,12 @@ import java.nio.charset.StandardCharsets;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class ProfileFormatTest {
 
@@ -43,6 +46,43 @@ class ProfileFormatTest {
     assertEquals("pb.gz", ProfileFormat.PPROF.extension());
     assertEquals("folded", ProfileFormat.FOLDED.extension());
     assertEquals("speedscope.json", ProfileFormat.SPEEDSCOPE.extension());
+  }
+
+  @ParameterizedTest
+  @CsvSource({
+    "p.html, HTML", "P.HTM, HTML", "x.folded, FOLDED", "x.collapsed, FOLDED", "out.txt, FOLDED",
+    "cpu.pb.gz, PPROF", "cpu.pprof, PPROF", "a.speedscope.json, SPEEDSCOPE",
+    "a.json, SPEEDSCOPE", "r.otlp.pb, OTLP",
+  })
+  void theFileNameEndingSaysTheFormat(String name, ProfileFormat expected) {
+    assertEquals(Optional.of(expected), ProfileFormat.forFileName(name));
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"profile", "profile.out", "x.pb", "x.gz", ".html", "html"})
+  void otherEndingsSayNothing(String name) {
+    assertEquals(Optional.empty(), ProfileFormat.forFileName(name));
+  }
+
+  @Test
+  void everyDefaultFileNameMapsBackToItsFormat() {
+    for (ProfileFormat f : ProfileFormat.values()) {
+      assertEquals(Optional.of(f), ProfileFormat.forFileName("prog-1-2." + f.extension()),
+          f.name());
+    }
+  }
+
+  @Test
+  void anotherToolsFormatIsRefusedNamingOurs() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> ProfileFormat.forFileName("app.JFR"));
+    assertEquals("a .jfr file is JFR (async-profiler's and the JDK's recording format), not a"
+        + " format polystack writes; polystack writes html (.html, .htm), pprof (.pb.gz, .pprof),"
+        + " folded (.folded, .collapsed, .txt), speedscope (.speedscope.json, .json),"
+        + " otlp (.otlp.pb)", e.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> ProfileFormat.forFileName("fg.svg"));
+    assertEquals(".folded, .collapsed or .txt", ProfileFormat.FOLDED.endings());
+    assertEquals(".otlp.pb", ProfileFormat.OTLP.endings());
   }
 
   @ParameterizedTest
