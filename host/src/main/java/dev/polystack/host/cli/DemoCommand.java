@@ -1,6 +1,8 @@
 package dev.polystack.host.cli;
 
 import com.google.inject.Inject;
+import dev.polystack.host.launch.Accounts;
+import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginLoader;
 import dev.polystack.host.plugins.PluginRegistry;
@@ -27,6 +29,7 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 
@@ -58,6 +61,8 @@ final class DemoCommand implements Runnable {
       description = "CPU seconds the example program runs (default: ${DEFAULT-VALUE}).")
   int seconds;
 
+  @Mixin LaunchOptions launchAs = new LaunchOptions();
+
   @ParentCommand PolystackCommand parent;
 
   private final PluginLoader loader;
@@ -82,6 +87,7 @@ final class DemoCommand implements Runnable {
       throw new CommandFailedException("the demo runs a Lua program with luajit, which is not"
           + " installed: install it (apt-get install luajit) and run 'polystack demo' again");
     }
+    Credentials as = launchAs.resolve(System.getenv(), Accounts.effectiveUid(), console::note);
     Path dir = prepare(outputDir);
     Path script = dir.resolve(SCRIPT);
     copyScript(script);
@@ -95,7 +101,8 @@ final class DemoCommand implements Runnable {
 
     Path calls = dir.resolve(CALLS);
     VdsoThread tracer = new VdsoThread(vdso, calls);
-    RecordSession session = new RecordSession(ProcFs.system(), registry, guard, console::warn);
+    RecordSession session = new RecordSession(ProcFs.system(), registry, guard, console::warn)
+        .launchAs(as);
     SamplingOptions options = new SamplingOptions(99, 0, false, Set.of(), 512,
         SamplingOptions.DEFAULT_STACK_BYTES);
     console.err().println("polystack: running 'luajit " + script + " " + seconds + "' with"
@@ -103,7 +110,7 @@ final class DemoCommand implements Runnable {
     console.err().flush();
     RecordSession.Result result;
     StatusLine status = new StatusLine(console);
-    try (StopSignals signals = new StopSignals()) {
+    try (StopSignals signals = new StopSignals(console)) {
       result = session.launch(List.of("luajit", script.toString(), Integer.toString(seconds)),
           options, signals::stopRequested, status::update, tracer::start);
     } catch (SamplingException e) {

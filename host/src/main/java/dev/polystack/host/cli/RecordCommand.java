@@ -1,6 +1,8 @@
 package dev.polystack.host.cli;
 
 import com.google.inject.Inject;
+import dev.polystack.host.launch.Accounts;
+import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginLoader;
 import dev.polystack.host.proc.ProcFs;
@@ -74,6 +76,8 @@ final class RecordCommand implements Runnable {
 
   @Mixin OtlpOptions otlp = new OtlpOptions();
 
+  @Mixin LaunchOptions launchAs = new LaunchOptions();
+
   @Option(names = {"--output", "-o"}, paramLabel = "FILE",
       description = "Where to write (default: NAME-PID-TIME.EXT in the current directory).")
   Path output;
@@ -118,6 +122,7 @@ final class RecordCommand implements Runnable {
     if (pid != null && pid <= 0) {
       throw new UsageException("--pid " + pid + ": a process id is a positive number");
     }
+    launchAs.checkLaunching(!command.isEmpty());
     if (pid != null && !threads.isEmpty() && Files.isDirectory(Path.of("/proc", pid.toString()))) {
       // A TID that is not a thread of the target would record nothing and still "succeed".
       for (int tid : threads) {
@@ -140,11 +145,15 @@ final class RecordCommand implements Runnable {
       throw new UsageException("--stats-json " + statsJson + ": directory "
           + statsJson.getParent() + " does not exist");
     }
+    Credentials as = null;
     if (!command.isEmpty()) {
       checkRunnable(command.get(0), System.getenv("PATH"));
+      as = launchAs.resolve(System.getenv(), Accounts.effectiveUid(), console::note);
     }
+    OtlpOptions.warnIfInClear(otlpConfig, console::warn);
     var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
-    RecordSession session = new RecordSession(ProcFs.system(), registry, guard, console::warn);
+    RecordSession session = new RecordSession(ProcFs.system(), registry, guard, console::warn)
+        .launchAs(as);
     OtlpExport export = otlpConfig == null ? null : new OtlpExport(otlpConfig, otlp.interval);
     if (export != null) {
       // Samples are kept for the end only when a local file wants them all.
@@ -152,7 +161,7 @@ final class RecordCommand implements Runnable {
     }
     StatusLine status = new StatusLine(console);
     RecordSession.Result result;
-    try (StopSignals signals = new StopSignals()) {
+    try (StopSignals signals = new StopSignals(console)) {
       result = pid != null
           ? session.attach(pid, backend, options, signals::stopRequested, status::update)
           : session.launch(command, backend, options, signals::stopRequested, status::update);

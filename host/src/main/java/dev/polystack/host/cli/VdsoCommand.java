@@ -1,6 +1,8 @@
 package dev.polystack.host.cli;
 
 import com.google.inject.Inject;
+import dev.polystack.host.launch.Accounts;
+import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.plugins.PluginLoader;
 import dev.polystack.host.bpf.BpfLoadException;
 import dev.polystack.host.bpf.BpfSupport;
@@ -104,6 +106,8 @@ final class VdsoCommand implements Runnable {
 
   @Mixin OtlpOptions otlp = new OtlpOptions();
 
+  @Mixin LaunchOptions launchAs = new LaunchOptions();
+
   @ParentCommand PolystackCommand parent;
 
   private final PluginLoader loader;
@@ -123,6 +127,7 @@ final class VdsoCommand implements Runnable {
     if (pid != null && pid <= 0) {
       throw new UsageException("--pid " + pid + ": a process id is a positive number");
     }
+    launchAs.checkLaunching(!command.isEmpty());
     boolean chosen = backend != null;
     if (chosen && !backend.equals("bpf") && !backend.equals("perf")
         && !backend.equals("ptrace")) {
@@ -147,6 +152,8 @@ final class VdsoCommand implements Runnable {
       throw new UsageException("--output " + output + ": directory " + output.getParent()
           + " does not exist");
     }
+    Credentials as = command.isEmpty() ? null
+        : launchAs.resolve(System.getenv(), Accounts.effectiveUid(), console::note);
     VdsoTrace bpf = null;
     if (!chosen) {
       // Not bpf by default: on this project's VM a traced target died of a stray SIGTRAP in 3
@@ -162,6 +169,7 @@ final class VdsoCommand implements Runnable {
           + " while tracing, the target dies of SIGTRAP; end it with Ctrl-C, SIGTERM or"
           + " --duration, or use --backend bpf (or perf) for a process that must not die");
     }
+    OtlpOptions.warnIfInClear(otlpConfig, console::warn);
     var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
     ProbePlugin plugin = registry.probePlugins().stream()
         .filter(p -> p.id().equals("vdso"))
@@ -185,11 +193,11 @@ final class VdsoCommand implements Runnable {
         sink = export;
       }
       TraceSession.Result result = null;
-      try (StopSignals signals = new StopSignals()) {
+      try (StopSignals signals = new StopSignals(console)) {
         TraceSession trace = new TraceSession(ProcFs.system(), plugin, options, sink, bpf);
         result = pid != null
             ? trace.attach(pid, signals::stopRequested)
-            : trace.launch(command, signals::stopRequested);
+            : trace.launch(command, as, signals::stopRequested);
       } catch (ProbeException e) {
         failure = new CommandFailedException(e.getMessage());
       }
