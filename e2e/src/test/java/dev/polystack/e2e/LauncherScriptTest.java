@@ -74,11 +74,17 @@ class LauncherScriptTest {
     return tree;
   }
 
-  /** A tree with the built jar and a build stamp newer than everything in it. */
+  /** A tree with the built jar, its lib/, and a build stamp newer than everything in it. */
   private Path built(String name) throws IOException {
     Path tree = tree(name);
     Path target = Files.createDirectories(tree.resolve("host/target"));
     Files.copy(Distribution.jar(), target.resolve("polystack-host.jar"));
+    Path lib = Files.createDirectory(target.resolve("lib"));
+    try (Stream<Path> jars = Files.list(Distribution.jar().resolveSibling("lib"))) {
+      for (Path jar : jars.toList()) {
+        Files.copy(jar, lib.resolve(jar.getFileName()));
+      }
+    }
     Path stamp = Files.writeString(target.resolve(".polystack-build.stamp"), "");
     Files.setLastModifiedTime(stamp, FileTime.from(Instant.now().plusSeconds(60)));
     return tree;

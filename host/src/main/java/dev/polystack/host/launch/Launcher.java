@@ -106,7 +106,9 @@ public final class Launcher {
    * The child gets SIGKILL if polystack dies (PR_SET_PDEATHSIG), so a launched command never
    * outlives a polystack killed by SIGKILL or the OOM killer. The kernel sends it when the
    * <em>thread</em> that started the child ends: call {@link #start} from a thread that lives
-   * until the child is ended (a command's main thread). Cleared by the kernel when the command
+   * until the child is ended (a command's main thread). setpriv arms it just before it execs the
+   * command: a plain {@link #start} may return a moment earlier, a {@link #startStopped} one
+   * returns after. Cleared by the kernel when the command
    * execs a set-user-ID or file-capability program; skipped where setpriv lacks
    * {@code --pdeathsig} (util-linux before 2.33).
    */

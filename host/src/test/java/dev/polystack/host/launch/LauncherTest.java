@@ -141,9 +141,16 @@ class LauncherTest {
   void aCommandKilledWithPolystackDiesWithTheThreadThatStartedIt() throws Exception {
     AtomicReference<ChildProcess> started = new AtomicReference<>();
     AtomicReference<Exception> failed = new AtomicReference<>();
+    Path sleep = Path.of("/bin/sleep").toRealPath();
     Thread starter = new Thread(() -> {
       try {
-        started.set(Launcher.command("sleep", "60").killedWithPolystack().start());
+        ChildProcess child = Launcher.command("sleep", "60").killedWithPolystack().start();
+        started.set(child);
+        // start() returns once setpriv runs; it arms the signal just before it execs sleep.
+        Path exe = Path.of("/proc/" + child.pid() + "/exe");
+        for (int i = 0; i < 500 && !sleep.equals(exe.toRealPath()); i++) {
+          Thread.sleep(10);
+        }
       } catch (Exception e) {
         failed.set(e);
       }
