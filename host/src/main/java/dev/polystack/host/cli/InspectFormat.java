@@ -13,7 +13,8 @@ final class InspectFormat {
   private InspectFormat() {}
 
   static void text(ModuleReport r, PrintWriter out) {
-    out.println(TerminalText.escape(r.module()) + (r.buildId().isEmpty() ? "  (no build id)" : "  build id " + r.buildId())
+    out.println(TerminalText.escape(r.module())
+        + (r.buildId().isEmpty() ? "  (no build id)" : "  build id " + r.buildId())
         + (r.bias() != 0 ? "  bias 0x" + Long.toHexString(r.bias()) : ""));
     if (r.findings().isEmpty()) {
       out.println("  no plug-in recognised this module");

@@ -15,7 +15,8 @@ class TerminalTextTest {
     assertEquals("\\x1b[31mred\\x1b[0m", TerminalText.escape("\u001b[31mred\u001b[0m"));
     assertEquals("a\\x0ab\\x09c\\x0d\\x07\\x00", TerminalText.escape("a\nb\tc\r\u0007\u0000"));
     assertEquals("\\x7f \\x80 \\x9b2J \\x9f", TerminalText.escape("\u007f \u0080 \u009b2J \u009f"));
-    assertEquals("é ü 日本 \u00a0", TerminalText.escape("é ü 日本 \u00a0"), "printable text stays");
+    assertEquals("é ü 日本 \u00a0", TerminalText.escape("é ü 日本 \u00a0"),
+        "printable text stays");
     String plain = "main  (libc.so.6)";
     assertSame(plain, TerminalText.escape(plain), "nothing to escape: no copy");
     assertEquals("", TerminalText.escape(null));
@@ -58,6 +59,7 @@ class TerminalTextTest {
 
   @Test
   void jsonEscapesDelAndC1SoItPassesTheConsoleUnchanged() {
-    assertEquals("\"\\u001b[0m \\u007f \\u009b \\n é\"", Json.quote("\u001b[0m \u007f \u009b \n é"));
+    assertEquals("\"\\u001b[0m \\u007f \\u009b \\n é\"",
+        Json.quote("\u001b[0m \u007f \u009b \n é"));
   }
 }
