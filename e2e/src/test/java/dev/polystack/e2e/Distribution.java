@@ -51,7 +51,7 @@ final class Distribution {
       if (workDir != null) {
         builder.directory(workDir.toFile());
       }
-      builder.environment().putAll(env);
+      withoutSudo(builder.environment()).putAll(env);
       Process p = builder
           .redirectOutput(out.toFile())
           .redirectError(err.toFile())
@@ -101,6 +101,16 @@ final class Distribution {
     }
   }
 
+  /**
+   * The environment minus SUDO_*: under sudo, polystack runs launched commands as the sudo
+   * caller, who cannot read the tests' private temporary directories. Tests of that default set
+   * the variables themselves.
+   */
+  static java.util.Map<String, String> withoutSudo(java.util.Map<String, String> env) {
+    env.keySet().removeIf(k -> k.startsWith("SUDO_"));
+    return env;
+  }
+
   private static List<String> command(String... args) {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -146,7 +156,9 @@ final class Distribution {
     command.addAll(java);
     Path out = Files.createTempFile("polystack-out", ".txt");
     Path err = Files.createTempFile("polystack-err", ".txt");
-    Process p = new ProcessBuilder(command)
+    ProcessBuilder builder = new ProcessBuilder(command);
+    withoutSudo(builder.environment());
+    Process p = builder
         .redirectOutput(out.toFile())
         .redirectError(err.toFile())
         .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))

@@ -55,7 +55,7 @@ final class CallFormat implements TraceSession.Sink {
     if (summaryOnly) {
       return;
     }
-    out.write(json ? jsonCall(seq, r, realtimeNanos) : textCall(seq, r));
+    out.write(json ? jsonCall(seq, r, realtimeNanos) : TerminalText.escape(textCall(seq, r)));
     out.write('\n');
   }
 

@@ -20,8 +20,8 @@ final class CommandLineRunner {
 
   int run(String[] args) {
     CommandLine cli = new CommandLine(PolystackCommand.class, new GuiceFactory(injector));
-    cli.setOut(console.out());
-    cli.setErr(console.err());
+    cli.setOut(console.helpOut());
+    cli.setErr(console.helpErr());
     cli.setCaseInsensitiveEnumValuesAllowed(true);
     cli.setParameterExceptionHandler(this::onBadUsage);
     cli.setExecutionExceptionHandler(this::onFailure);

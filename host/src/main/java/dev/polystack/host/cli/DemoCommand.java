@@ -4,6 +4,8 @@ import com.google.inject.Inject;
 import dev.polystack.host.output.OutputException;
 import dev.polystack.host.output.OutputFile;
 import dev.polystack.host.output.Outputs;
+import dev.polystack.host.launch.Accounts;
+import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginLoader;
 import dev.polystack.host.plugins.PluginRegistry;
@@ -31,6 +33,7 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 
@@ -65,6 +68,8 @@ final class DemoCommand implements Runnable {
       description = "CPU seconds the example program runs (default: ${DEFAULT-VALUE}).")
   int seconds;
 
+  @Mixin LaunchOptions launchAs = new LaunchOptions();
+
   @ParentCommand PolystackCommand parent;
 
   private final PluginLoader loader;
@@ -91,6 +96,7 @@ final class DemoCommand implements Runnable {
       throw new CommandFailedException("the demo runs a Lua program with luajit, which is not"
           + " installed: install it (apt-get install luajit) and run 'polystack demo' again");
     }
+    Credentials as = launchAs.resolve(System.getenv(), Accounts.effectiveUid(), console::note);
     Path scriptDir = null;
     OutputFile html = null;
     OutputFile pprof = null;
@@ -104,7 +110,7 @@ final class DemoCommand implements Runnable {
       scriptDir = outputs.privateTemporaryDirectory("polystack-demo-");
       Path script = scriptDir.resolve(SCRIPT);
       copyScript(script);
-      demo(script, html, pprof, calls);
+      demo(script, html, pprof, calls, as);
     } catch (OutputException e) {
       throw OutputErrors.toCli(e);
     } finally {
@@ -120,8 +126,8 @@ final class DemoCommand implements Runnable {
     }
   }
 
-  private void demo(Path script, OutputFile htmlFile, OutputFile pprofFile, OutputFile callsFile)
-      throws OutputException {
+  private void demo(Path script, OutputFile htmlFile, OutputFile pprofFile, OutputFile callsFile,
+      Credentials as) throws OutputException {
     PluginRegistry registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
     ProbePlugin vdso = registry.probePlugins().stream()
         .filter(p -> p.id().equals("vdso"))
@@ -132,7 +138,8 @@ final class DemoCommand implements Runnable {
 
     Path calls = callsFile.path();
     VdsoThread tracer = new VdsoThread(vdso, callsFile);
-    RecordSession session = new RecordSession(ProcFs.system(), registry, guard, console::warn);
+    RecordSession session = new RecordSession(ProcFs.system(), registry, guard, console::warn)
+        .launchAs(as);
     SamplingOptions options = new SamplingOptions(99, 0, false, Set.of(), 512,
         SamplingOptions.DEFAULT_STACK_BYTES);
     console.err().println("polystack: running 'luajit " + script + " " + seconds + "' with"
@@ -140,7 +147,7 @@ final class DemoCommand implements Runnable {
     console.err().flush();
     RecordSession.Result result;
     StatusLine status = new StatusLine(console);
-    try (StopSignals signals = new StopSignals()) {
+    try (StopSignals signals = new StopSignals(console)) {
       result = session.launch(List.of("luajit", script.toString(), Integer.toString(seconds)),
           options, signals::stopRequested, status::update, tracer::start);
     } catch (SamplingException e) {

@@ -26,7 +26,7 @@ public final class DumpFormat {
     }
   }
 
-  /** The text form, lines ending in a newline. */
+  /** The text form, lines ending in a newline; target-derived text escaped (TerminalText). */
   public static String text(DumpSession.Dump dump) {
     Recording labels = new Recording(new TargetInfo(dump.pid(), "", List.of()), 0, 0, 1, "dump",
         dump.modules(), List.of(), Map.of());
@@ -35,9 +35,10 @@ public final class DumpFormat {
     out.println("Process " + dump.pid());
     for (DumpSession.ThreadDump t : dump.threads()) {
       out.println();
-      out.println("Thread " + t.tid() + " \"" + t.name() + "\" (" + t.state() + ")");
+      out.println("Thread " + t.tid() + " \"" + TerminalText.escape(t.name()) + "\" ("
+          + t.state() + ")");
       for (Frame f : t.frames()) {
-        out.println("    " + FrameLabels.label(f, labels) + moduleSuffix(f));
+        out.println("    " + TerminalText.escape(FrameLabels.label(f, labels) + moduleSuffix(f)));
       }
     }
     out.flush();

@@ -13,14 +13,15 @@ final class InspectFormat {
   private InspectFormat() {}
 
   static void text(ModuleReport r, PrintWriter out) {
-    out.println(r.module() + (r.buildId().isEmpty() ? "  (no build id)" : "  build id " + r.buildId())
+    out.println(TerminalText.escape(r.module())
+        + (r.buildId().isEmpty() ? "  (no build id)" : "  build id " + r.buildId())
         + (r.bias() != 0 ? "  bias 0x" + Long.toHexString(r.bias()) : ""));
     if (r.findings().isEmpty()) {
       out.println("  no plug-in recognised this module");
     }
     for (ModuleReport.Finding f : r.findings()) {
-      out.println("  " + f.plugin() + ": " + f.status().name().toLowerCase(Locale.ROOT) + ": "
-          + f.summary());
+      out.println("  " + TerminalText.escape(f.plugin()) + ": "
+          + f.status().name().toLowerCase(Locale.ROOT) + ": " + TerminalText.escape(f.summary()));
       block(out, "evidence", f.evidence());
       block(out, "code ranges", f.codeRanges().stream()
           .map(c -> hex(c.start()) + "-" + hex(c.end()) + "  " + c.label()).toList());
@@ -40,7 +41,7 @@ final class InspectFormat {
 
   private static void block(PrintWriter out, String title, List<String> lines) {
     for (int i = 0; i < lines.size(); i++) {
-      out.printf("    %-12s %s%n", i == 0 ? title : "", lines.get(i));
+      out.printf("    %-12s %s%n", i == 0 ? title : "", TerminalText.escape(lines.get(i)));
     }
   }
 

@@ -1,6 +1,9 @@
 package dev.polystack.host.cli;
 
-/** The one JSON string escaper the CLI's line outputs need. */
+/**
+ * The one JSON string escaper the CLI's line outputs need. Every control character comes out as
+ * an escape, so JSON printed to a terminal passes {@link TerminalWriter} unchanged.
+ */
 final class Json {
   private Json() {}
 
@@ -15,7 +18,8 @@ final class Json {
         case '\r' -> sb.append("\\r");
         case '\t' -> sb.append("\\t");
         default -> {
-          if (c < 0x20) {
+          if (TerminalText.isControl(c)) {
+            // DEL and C1 too: valid JSON either way, but raw they would reach a terminal.
             sb.append(String.format("\\u%04x", (int) c));
           } else {
             sb.append(c);

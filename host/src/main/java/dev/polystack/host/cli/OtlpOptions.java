@@ -2,11 +2,13 @@ package dev.polystack.host.cli;
 
 import dev.polystack.otel.otlp.OtlpConfig;
 import dev.polystack.otel.otlp.OtlpProtocol;
+import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import picocli.CommandLine.Option;
 
 /**
@@ -61,12 +63,20 @@ final class OtlpOptions {
       if (endpoint != null) {
         c = c.withEndpoint(endpoint);
       }
-      for (String header : headers) {
+      for (int i = 0; i < headers.size(); i++) {
+        // Never echo the text: a malformed header is often a pasted token.
+        String which = "--otlp-header" + (headers.size() > 1 ? " (the " + ordinal(i + 1)
+            + ")" : "");
+        String header = headers.get(i);
         int eq = header.indexOf('=');
         if (eq <= 0) {
-          throw new IllegalArgumentException("--otlp-header " + header + ": expected NAME=VALUE");
+          throw new IllegalArgumentException(which + ": expected NAME=VALUE (the text is not"
+              + " shown: it may hold a credential)");
         }
-        c = c.withHeader(header.substring(0, eq).trim(), header.substring(eq + 1).trim());
+        String name = header.substring(0, eq).trim();
+        String value = header.substring(eq + 1).trim();
+        OtlpConfig.checkHeader(which, name, value);
+        c = c.withHeader(name, value);
       }
       if (caFile != null) {
         c = c.withCaFile(caFile);
@@ -81,6 +91,25 @@ final class OtlpOptions {
           : e.getMessage().contains("CA file") ? "; check OTEL_EXPORTER_OTLP_*CERTIFICATE"
           : ""));
     }
+  }
+
+  /**
+   * One warning when headers (taken to be credentials: tokens, API keys) would go to an
+   * {@code http://} receiver, readable by anyone on the path. Names only, never values.
+   */
+  static void warnIfInClear(OtlpConfig config, Consumer<String> warn) {
+    if (config != null && config.credentialsInClear()) {
+      URI uri = config.baseUri();
+      warn.accept("OTLP header(s) " + String.join(", ", config.headers().keySet()) + " go to "
+          + uri.getScheme() + "://" + uri.getHost() + (uri.getPort() < 0 ? "" : ":"
+          + uri.getPort()) + " unencrypted (plain http): anyone on the path can read them; use"
+          + " an https:// endpoint (--otlp-ca-file for a private CA)");
+    }
+  }
+
+  private static String ordinal(int n) {
+    return n + (n % 100 >= 11 && n % 100 <= 13 ? "th"
+        : n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th");
   }
 
   /**

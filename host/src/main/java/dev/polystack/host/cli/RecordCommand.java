@@ -1,6 +1,8 @@
 package dev.polystack.host.cli;
 
 import com.google.inject.Inject;
+import dev.polystack.host.launch.Accounts;
+import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.output.OutputException;
 import dev.polystack.host.output.OutputFile;
@@ -79,6 +81,8 @@ final class RecordCommand implements Runnable {
 
   @Mixin OtlpOptions otlp = new OtlpOptions();
 
+  @Mixin LaunchOptions launchAs = new LaunchOptions();
+
   @Option(names = {"--output", "-o"}, paramLabel = "FILE",
       description = "Where to write (default: NAME-PID-TIME.EXT in the current directory). An"
           + " existing file is replaced; a symbolic link is refused. Mode 0600 (under sudo:"
@@ -127,6 +131,7 @@ final class RecordCommand implements Runnable {
     if (pid != null && pid <= 0) {
       throw new UsageException("--pid " + pid + ": a process id is a positive number");
     }
+    launchAs.checkLaunching(!command.isEmpty());
     if (pid != null && !threads.isEmpty() && Files.isDirectory(Path.of("/proc", pid.toString()))) {
       // A TID that is not a thread of the target would record nothing and still "succeed".
       for (int tid : threads) {
@@ -136,9 +141,12 @@ final class RecordCommand implements Runnable {
         }
       }
     }
+    Credentials as = null;
     if (!command.isEmpty()) {
       checkRunnable(command.get(0), System.getenv("PATH"));
+      as = launchAs.resolve(System.getenv(), Accounts.effectiveUid(), console::note);
     }
+    OtlpOptions.warnIfInClear(otlpConfig, console::warn);
     // The files are created (under hidden names) before anything is attached or launched: a
     // place that cannot be written fails now, in one line, instead of after the recording.
     OutputFile profileFile = null;
@@ -151,7 +159,7 @@ final class RecordCommand implements Runnable {
       if (statsJson != null) {
         statsFile = outputs.replaceAtEnd(statsJson, "--stats-json");
       }
-      record(otlpConfig, backend, options, profileFormat, profileFile, statsFile);
+      record(otlpConfig, backend, options, profileFormat, profileFile, statsFile, as);
     } catch (OutputException e) {
       throw OutputErrors.toCli(e);
     } finally {
@@ -167,9 +175,10 @@ final class RecordCommand implements Runnable {
 
   private void record(OtlpConfig otlpConfig, RecordSession.Backend backend,
       SamplingOptions options, ProfileFormat profileFormat, OutputFile profileFile,
-      OutputFile statsFile) {
+      OutputFile statsFile, Credentials as) {
     var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
-    RecordSession session = new RecordSession(ProcFs.system(), registry, guard, console::warn);
+    RecordSession session = new RecordSession(ProcFs.system(), registry, guard, console::warn)
+        .launchAs(as);
     OtlpExport export = otlpConfig == null ? null : new OtlpExport(otlpConfig, otlp.interval);
     if (export != null) {
       // Samples are kept for the end only when a local file wants them all.
@@ -177,7 +186,7 @@ final class RecordCommand implements Runnable {
     }
     StatusLine status = new StatusLine(console);
     RecordSession.Result result;
-    try (StopSignals signals = new StopSignals()) {
+    try (StopSignals signals = new StopSignals(console)) {
       result = pid != null
           ? session.attach(pid, backend, options, signals::stopRequested, status::update)
           : session.launch(command, backend, options, signals::stopRequested, status::update);

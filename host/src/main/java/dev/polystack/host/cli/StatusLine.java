@@ -9,7 +9,6 @@ import dev.polystack.host.sys.Native;
 final class StatusLine {
   private final Console console;
   private final boolean enabled;
-  private volatile boolean shown;
 
   StatusLine(Console console) {
     this.console = console;
@@ -29,16 +28,11 @@ final class StatusLine {
       return;
     }
     double rate = seconds > 0 ? samples / seconds : 0;
-    console.err().printf("\r\033[Kpolystack: %d samples (%.1f/s), %d errors, %d lost, %.0f s",
-        samples, rate, errors, lost, seconds);
-    console.err().flush();
-    shown = true;
+    console.status(String.format("polystack: %d samples (%.1f/s), %d errors, %d lost, %.0f s",
+        samples, rate, errors, lost, seconds));
   }
 
   void clear() {
-    if (shown) {
-      console.err().print("\r\033[K");
-      console.err().flush();
-    }
+    console.clearStatus();
   }
 }

@@ -4,6 +4,8 @@ import com.google.inject.Inject;
 import dev.polystack.host.output.OutputException;
 import dev.polystack.host.output.OutputFile;
 import dev.polystack.host.output.Outputs;
+import dev.polystack.host.launch.Accounts;
+import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.plugins.PluginLoader;
 import dev.polystack.host.bpf.BpfLoadException;
 import dev.polystack.host.bpf.BpfSupport;
@@ -107,6 +109,8 @@ final class VdsoCommand implements Runnable {
 
   @Mixin OtlpOptions otlp = new OtlpOptions();
 
+  @Mixin LaunchOptions launchAs = new LaunchOptions();
+
   @ParentCommand PolystackCommand parent;
 
   private final PluginLoader loader;
@@ -128,6 +132,7 @@ final class VdsoCommand implements Runnable {
     if (pid != null && pid <= 0) {
       throw new UsageException("--pid " + pid + ": a process id is a positive number");
     }
+    launchAs.checkLaunching(!command.isEmpty());
     boolean chosen = backend != null;
     if (chosen && !backend.equals("bpf") && !backend.equals("perf")
         && !backend.equals("ptrace")) {
@@ -155,8 +160,10 @@ final class VdsoCommand implements Runnable {
     } catch (OutputException e) {
       throw OutputErrors.toCli(e);
     }
+    Credentials as = command.isEmpty() ? null
+        : launchAs.resolve(System.getenv(), Accounts.effectiveUid(), console::note);
     try {
-      trace(otlpConfig, chosen, file);
+      trace(otlpConfig, chosen, file, as);
     } finally {
       if (file != null) {
         // Keeps what was written (a partial trace still tells something); removes an empty
@@ -166,7 +173,7 @@ final class VdsoCommand implements Runnable {
     }
   }
 
-  private void trace(OtlpConfig otlpConfig, boolean chosen, OutputFile file) {
+  private void trace(OtlpConfig otlpConfig, boolean chosen, OutputFile file, Credentials as) {
     VdsoTrace bpf = null;
     if (!chosen) {
       // Not bpf by default: on VMs whose breakpoints raise stray SIGTRAPs the bpf backend lets
@@ -182,6 +189,7 @@ final class VdsoCommand implements Runnable {
           + " while tracing, the target dies of SIGTRAP; end it with Ctrl-C, SIGTERM or"
           + " --duration, or use --backend bpf (or perf) for a process that must not die");
     }
+    OtlpOptions.warnIfInClear(otlpConfig, console::warn);
     var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
     ProbePlugin plugin = registry.probePlugins().stream()
         .filter(p -> p.id().equals("vdso"))
@@ -205,11 +213,11 @@ final class VdsoCommand implements Runnable {
         sink = export;
       }
       TraceSession.Result result = null;
-      try (StopSignals signals = new StopSignals()) {
+      try (StopSignals signals = new StopSignals(console)) {
         TraceSession trace = new TraceSession(ProcFs.system(), plugin, options, sink, bpf);
         result = pid != null
             ? trace.attach(pid, signals::stopRequested)
-            : trace.launch(command, signals::stopRequested);
+            : trace.launch(command, as, signals::stopRequested);
       } catch (ProbeException e) {
         failure = new CommandFailedException(e.getMessage());
       }

@@ -8,9 +8,11 @@ import dev.polystack.host.sys.SyscallException.Area;
 import dev.polystack.host.sys.Syscalls;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import jnr.ffi.Pointer;
 
 /**
@@ -27,6 +29,15 @@ import jnr.ffi.Pointer;
  * #start()} returns only after observing that stop (waitpid WUNTRACED), so there is no race with
  * exec. A tracer then seizes the stopped shell and resumes it with SIGCONT; see {@link
  * ChildProcess#seizeAndRunToExec}.
+ *
+ * <p><b>Environment.</b> The child gets polystack's environment minus what is polystack's own or
+ * a credential: {@code POLYSTACK_*} and every {@code OTEL_EXPORTER_OTLP_*HEADERS*} variable
+ * (docs/operations.md, "Launched commands").
+ *
+ * <p><b>Another user, and dying with polystack.</b> {@link #runAs} and {@link
+ * #killedWithPolystack} start the command through {@code setpriv} (util-linux), which sets the
+ * ids and groups, then the parent-death signal (after the id change, which would clear it), and
+ * execs the rest: posix_spawn can do neither.
  */
 public final class Launcher {
   private static final String STOP_THEN_EXEC = "kill -STOP $$; exec \"$0\" \"$@\"";
@@ -41,6 +52,8 @@ public final class Launcher {
   private Path stdout;
   private Path stderr;
   private boolean startStopped;
+  private Credentials credentials;
+  private boolean killedWithPolystack;
 
   private Launcher(List<String> argv) {
     if (argv.isEmpty()) {
@@ -78,15 +91,80 @@ public final class Launcher {
     return this;
   }
 
+  /** Whether {@link #runAs} can work here: setpriv (util-linux) is installed. */
+  public static boolean canRunAs() {
+    return SetPriv.installed().isPresent();
+  }
+
+  /** Runs the command with these user and group ids instead of polystack's (needs root). */
+  public Launcher runAs(Credentials as) {
+    this.credentials = Objects.requireNonNull(as, "credentials");
+    return this;
+  }
+
+  /**
+   * The child gets SIGKILL if polystack dies (PR_SET_PDEATHSIG), so a launched command never
+   * outlives a polystack killed by SIGKILL or the OOM killer. The kernel sends it when the
+   * <em>thread</em> that started the child ends: call {@link #start} from a thread that lives
+   * until the child is ended (a command's main thread). setpriv arms it just before it execs the
+   * command: a plain {@link #start} may return a moment earlier, a {@link #startStopped} one
+   * returns after. Cleared by the kernel when the command
+   * execs a set-user-ID or file-capability program; skipped where setpriv lacks
+   * {@code --pdeathsig} (util-linux before 2.33).
+   */
+  public Launcher killedWithPolystack() {
+    this.killedWithPolystack = true;
+    return this;
+  }
+
+  /**
+   * The environment a launched command gets: {@code env} without polystack's own variables and
+   * OTLP credentials; with {@code as}, HOME, USER and LOGNAME of that user (when it has a
+   * password entry), as {@code sudo -u} sets them.
+   */
+  static Map<String, String> environment(Map<String, String> env, Credentials as) {
+    Map<String, String> out = new LinkedHashMap<>();
+    env.forEach((k, v) -> {
+      if (!withheld(k)) {
+        out.put(k, v);
+      }
+    });
+    if (as != null && !as.user().isEmpty()) {
+      out.put("USER", as.user());
+      out.put("LOGNAME", as.user());
+      if (!as.home().isEmpty()) {
+        out.put("HOME", as.home());
+      }
+    }
+    return out;
+  }
+
+  /** polystack's own settings and the OTLP headers (where bearer tokens and API keys go). */
+  static boolean withheld(String name) {
+    return name.startsWith("POLYSTACK_")
+        || name.startsWith("OTEL_EXPORTER_OTLP_") && name.contains("HEADERS");
+  }
+
   public ChildProcess start() throws SyscallException {
     LibC c = Native.libc();
     List<String> args = argv;
+    List<String> prefix = setprivPrefix();
     if (startStopped) {
-      args = new ArrayList<>(List.of("/bin/sh", "-c", STOP_THEN_EXEC));
+      // With a parent-death signal, a shell whose parent is already gone (polystack died
+      // before setpriv armed it) must not run the command at all.
+      String script = prefix.contains(SetPriv.PDEATHSIG)
+          ? "[ \"$PPID\" = " + ProcessHandle.current().pid() + " ] || exit 125; " + STOP_THEN_EXEC
+          : STOP_THEN_EXEC;
+      args = new ArrayList<>(List.of("/bin/sh", "-c", script));
       args.addAll(argv);
     }
+    if (!prefix.isEmpty()) {
+      List<String> wrapped = new ArrayList<>(prefix);
+      wrapped.addAll(args);
+      args = wrapped;
+    }
     List<String> env = new ArrayList<>();
-    for (Map.Entry<String, String> e : System.getenv().entrySet()) {
+    for (Map.Entry<String, String> e : environment(System.getenv(), credentials).entrySet()) {
       env.add(e.getKey() + "=" + e.getValue());
     }
     CStrings cargv = new CStrings(args);
@@ -124,6 +202,22 @@ public final class Launcher {
       c.posix_spawn_file_actions_destroy(actions);
       c.posix_spawnattr_destroy(attr);
     }
+  }
+
+  /** {@code setpriv OPTIONS --} when the child needs other ids or a parent-death signal. */
+  private List<String> setprivPrefix() throws SyscallException {
+    if (credentials == null && !killedWithPolystack) {
+      return List.of();
+    }
+    Optional<SetPriv> setpriv = SetPriv.installed();
+    if (setpriv.isEmpty()) {
+      if (credentials != null) {
+        throw new SyscallException("setpriv (util-linux), needed to run " + argv.get(0) + " as "
+            + credentials.describe() + ",", dev.polystack.host.sys.Errno.ENOENT, Area.SPAWN);
+      }
+      return List.of(); // no parent-death signal here (docs/operations.md)
+    }
+    return setpriv.get().prefix(credentials, killedWithPolystack);
   }
 
   private static void redirect(LibC c, Pointer actions, int fd, Path file, int flags)

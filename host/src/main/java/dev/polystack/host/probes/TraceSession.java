@@ -4,6 +4,7 @@ import dev.polystack.host.bpf.VdsoTrace;
 import dev.polystack.host.sampling.TargetExit;
 
 import dev.polystack.host.launch.ChildProcess;
+import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.launch.Launcher;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcReadException;
@@ -175,10 +176,21 @@ public final class TraceSession {
   }
 
   public Result launch(List<String> command, BooleanSupplier userStop) throws ProbeException {
+    return launch(command, null, userStop);
+  }
+
+  /**
+   * Launches {@code command} as {@code as} (null: polystack's user), traced from its first
+   * instruction; it is killed if polystack dies (call this on a thread that outlives it, see
+   * {@link Launcher#killedWithPolystack}).
+   */
+  public Result launch(List<String> command, Credentials as, BooleanSupplier userStop)
+      throws ProbeException {
     VdsoResolver resolver = resolver();
     ChildProcess child;
     try {
-      child = Launcher.command(command).startStopped(true).start();
+      Launcher launcher = Launcher.command(command).startStopped(true).killedWithPolystack();
+      child = (as == null ? launcher : launcher.runAs(as)).start();
     } catch (SyscallException e) {
       closeBpf();
       throw new ProbeException("cannot start " + command.get(0) + ": " + e.getMessage());

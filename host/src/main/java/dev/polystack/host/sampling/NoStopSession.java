@@ -4,6 +4,7 @@ import dev.polystack.host.bpf.BpfLoadException;
 import dev.polystack.host.bpf.BpfSupport;
 import dev.polystack.host.bpf.TickCapture;
 import dev.polystack.host.launch.ChildProcess;
+import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcReadException;
@@ -56,12 +57,12 @@ final class NoStopSession {
     }
   }
 
-  RecordSession.Result launch(List<String> command, RecordSession.Backend backend,
-      SamplingOptions options, BooleanSupplier stop, RecordSession.Progress progress)
-      throws SamplingException {
+  RecordSession.Result launch(List<String> command, Credentials as,
+      RecordSession.Backend backend, SamplingOptions options, BooleanSupplier stop,
+      RecordSession.Progress progress) throws SamplingException {
     // Loaded before the program starts: a refusal falls back before anything ran.
     try (TickCapture capture = openCapture(backend, options)) {
-      ChildProcess child = RecordSession.startStopped(command);
+      ChildProcess child = RecordSession.startStopped(command, as);
       try (child; Tracer tracer = Tracer.start(child.pid())) {
         RecordSession.runToExec(child, tracer, command);
         int pid = child.pid();

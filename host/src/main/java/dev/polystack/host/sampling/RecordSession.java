@@ -1,6 +1,7 @@
 package dev.polystack.host.sampling;
 
 import dev.polystack.host.launch.ChildProcess;
+import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.launch.Launcher;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginRegistry;
@@ -108,6 +109,7 @@ public final class RecordSession {
   private final PluginGuard guard;
   private final SamplingRun run;
   private final NoStopSession noStop;
+  private Credentials launchAs;
 
   public RecordSession(ProcFs proc, PluginRegistry plugins, PluginGuard guard,
       Consumer<String> warn) {
@@ -126,6 +128,15 @@ public final class RecordSession {
   public RecordSession stream(Duration interval, IntervalListener listener,
       boolean retainSamples) {
     run.stream(interval, listener, retainSamples);
+    return this;
+  }
+
+  /**
+   * Launched commands run as {@code as} instead of polystack's own user (the CLI's --user, or
+   * the user who ran sudo); null: polystack's user.
+   */
+  public RecordSession launchAs(Credentials as) {
+    this.launchAs = as;
     return this;
   }
 
@@ -187,7 +198,7 @@ public final class RecordSession {
   public Result launch(List<String> command, Backend backend, SamplingOptions options,
       BooleanSupplier stop, Progress progress) throws SamplingException {
     if (backend.mode() != Mode.PTRACE) {
-      return noStop.launch(command, backend, options, stop, progress);
+      return noStop.launch(command, launchAs, backend, options, stop, progress);
     }
     return launch(command, options, stop, progress, pid -> { });
   }
@@ -199,7 +210,7 @@ public final class RecordSession {
    */
   public Result launch(List<String> command, SamplingOptions options, BooleanSupplier stop,
       Progress progress, IntConsumer started) throws SamplingException {
-    ChildProcess child = startStopped(command);
+    ChildProcess child = startStopped(command, launchAs);
     try (child; Tracer tracer = Tracer.start(child.pid())) {
       runToExec(child, tracer, command);
       started.accept(child.pid());
@@ -224,10 +235,16 @@ public final class RecordSession {
         end.status() != null || r.targetGone(), end.killedByUs());
   }
 
-  /** Starts {@code command} stopped before its exec (see {@link Launcher#startStopped}). */
-  static ChildProcess startStopped(List<String> command) throws SamplingException {
+  /**
+   * Starts {@code command} stopped before its exec (see {@link Launcher#startStopped}), as
+   * {@code as} (null: polystack's user), to be killed if polystack dies: called on the
+   * command's thread, which outlives the child (see {@link Launcher#killedWithPolystack}).
+   */
+  static ChildProcess startStopped(List<String> command, Credentials as)
+      throws SamplingException {
     try {
-      return Launcher.command(command).startStopped(true).start();
+      Launcher launcher = Launcher.command(command).startStopped(true).killedWithPolystack();
+      return (as == null ? launcher : launcher.runAs(as)).start();
     } catch (SyscallException e) {
       throw new SamplingException("cannot start " + command.get(0) + ": " + e.getMessage());
     }

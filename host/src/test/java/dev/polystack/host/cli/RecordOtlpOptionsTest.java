@@ -1,12 +1,14 @@
 package dev.polystack.host.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.polystack.otel.otlp.OtlpConfig;
 import dev.polystack.otel.otlp.OtlpProtocol;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -52,12 +54,60 @@ class RecordOtlpOptionsTest {
     RecordCommand bad = command();
     bad.otlp.endpoint = "http://c:4317";
     bad.otlp.headers = List.of("novalue");
-    assertEquals("--otlp-header novalue: expected NAME=VALUE",
+    assertEquals("--otlp-header: expected NAME=VALUE (the text is not shown: it may hold a"
+        + " credential)",
         assertThrows(UsageException.class, () -> bad.otlpConfig(Map.of())).getMessage());
     RecordCommand proto = command();
     proto.otlp.endpoint = "http://c:4317";
     proto.otlp.protocol = "http/json";
     assertThrows(UsageException.class, () -> proto.otlpConfig(Map.of()));
+  }
+
+  /** Issue 20: a malformed header printed the bearer token it held. */
+  @Test
+  void aMalformedHeaderNeverShowsItsText() {
+    RecordCommand colon = command();
+    colon.otlp.endpoint = "https://c:4317";
+    colon.otlp.headers = List.of("x-tenant=7", "Authorization: Bearer s3cret");
+    String message = assertThrows(UsageException.class, () -> colon.otlpConfig(Map.of()))
+        .getMessage();
+    assertEquals("--otlp-header (the 2nd): expected NAME=VALUE (the text is not shown: it may"
+        + " hold a credential)", message);
+    RecordCommand spaced = command();
+    spaced.otlp.endpoint = "https://c:4317";
+    spaced.otlp.headers = List.of("Authorization: Bearer s3cret=");
+    message = assertThrows(UsageException.class, () -> spaced.otlpConfig(Map.of())).getMessage();
+    assertFalse(message.contains("s3cret"), message);
+    RecordCommand fromEnv = command();
+    message = assertThrows(UsageException.class, () -> fromEnv.otlpConfig(Map.of(
+        "OTEL_EXPORTER_OTLP_ENDPOINT", "https://c:4317",
+        "OTEL_EXPORTER_OTLP_HEADERS", "Authorization: Bearer s3cret"))).getMessage();
+    assertEquals("OTEL_EXPORTER_OTLP_HEADERS: item 1 (not shown: it may hold a credential) is"
+        + " not KEY=VALUE", message);
+  }
+
+  /** Issue 20: headers went to an http:// receiver without a word. */
+  @Test
+  void headersOverPlainHttpGetOneWarningWithNamesOnly() {
+    RecordCommand cmd = command();
+    cmd.otlp.endpoint = "http://collector.example:4317";
+    cmd.otlp.headers = List.of("authorization=Bearer s3cret", "x-tenant=7");
+    List<String> warnings = new ArrayList<>();
+    OtlpOptions.warnIfInClear(cmd.otlpConfig(Map.of()), warnings::add);
+    assertEquals(List.of("OTLP header(s) authorization, x-tenant go to"
+        + " http://collector.example:4317 unencrypted (plain http): anyone on the path can read"
+        + " them; use an https:// endpoint (--otlp-ca-file for a private CA)"), warnings);
+
+    warnings.clear();
+    RecordCommand tls = command();
+    tls.otlp.endpoint = "https://collector.example:4317";
+    tls.otlp.headers = List.of("authorization=Bearer s3cret");
+    OtlpOptions.warnIfInClear(tls.otlpConfig(Map.of()), warnings::add);
+    RecordCommand none = command();
+    none.otlp.endpoint = "http://collector.example:4317";
+    OtlpOptions.warnIfInClear(none.otlpConfig(Map.of()), warnings::add);
+    OtlpOptions.warnIfInClear(null, warnings::add);
+    assertEquals(List.of(), warnings, "https, or nothing to protect");
   }
 
   @Test

@@ -21,7 +21,8 @@ import java.util.Optional;
  * @param endpoint base URL ({@code http[s]://host:port}); empty for the protocol's default. For
  *     http/protobuf the signal path ({@code /v1development/profiles}, {@code /v1/traces}, ...) is
  *     appended, as the specification says for OTEL_EXPORTER_OTLP_ENDPOINT
- * @param headers sent with every request (authentication, tenant ids)
+ * @param headers sent with every request (authentication, tenant ids): credentials, so they
+ *     never appear in {@link #toString} or in an error message, only their names do
  * @param timeout per attempt
  * @param gzip compress request bodies
  * @param serviceName OTEL_SERVICE_NAME, or empty
@@ -85,7 +86,8 @@ public record OtlpConfig(OtlpProtocol protocol, String endpoint, Map<String, Str
       c = c.withEndpoint(endpoint);
     }
     Map<String, String> headers = parseList("OTEL_EXPORTER_OTLP_HEADERS",
-        env.getOrDefault("OTEL_EXPORTER_OTLP_HEADERS", ""));
+        env.getOrDefault("OTEL_EXPORTER_OTLP_HEADERS", ""), true);
+    headers.forEach((name, value) -> checkHeader("OTEL_EXPORTER_OTLP_HEADERS", name, value));
     Duration timeout = c.timeout();
     String t = env.getOrDefault("OTEL_EXPORTER_OTLP_TIMEOUT", "").trim();
     if (!t.isEmpty()) {
@@ -115,7 +117,8 @@ public record OtlpConfig(OtlpProtocol protocol, String endpoint, Map<String, Str
     }
     return new OtlpConfig(c.protocol(), c.endpoint(), headers, timeout,
         compression.equals("gzip"), env.getOrDefault("OTEL_SERVICE_NAME", "").trim(),
-        parseList("OTEL_RESOURCE_ATTRIBUTES", env.getOrDefault("OTEL_RESOURCE_ATTRIBUTES", "")),
+        parseList("OTEL_RESOURCE_ATTRIBUTES", env.getOrDefault("OTEL_RESOURCE_ATTRIBUTES", ""),
+            false),
         c.retry(), caFiles);
   }
 
@@ -129,7 +132,15 @@ public record OtlpConfig(OtlpProtocol protocol, String endpoint, Map<String, Str
         retry, caFiles);
   }
 
+  /**
+   * Adds a header.
+   *
+   * @throws IllegalArgumentException when the name is not an HTTP token or the value holds
+   *     characters other than printable ASCII; the message names neither value nor name text
+   *     beyond what is safe (a malformed name may be a pasted credential)
+   */
   public OtlpConfig withHeader(String name, String value) {
+    checkHeader("OTLP header", name, value);
     Map<String, String> h = new LinkedHashMap<>(headers);
     h.put(name, value);
     return new OtlpConfig(protocol, endpoint, h, timeout, gzip, serviceName, resourceAttributes,
@@ -199,26 +210,107 @@ public record OtlpConfig(OtlpProtocol protocol, String endpoint, Map<String, Str
       }
       return uri;
     } catch (URISyntaxException e) {
-      throw new IllegalArgumentException("OTLP endpoint '" + endpoint
+      throw new IllegalArgumentException("OTLP endpoint '" + withoutUserInfo(endpoint)
           + "' is not valid: expected http://HOST:PORT or https://HOST:PORT");
     }
   }
 
-  /** {@code k=v,k2=v2} with percent-encoded values, as W3C baggage (the OTEL_* list format). */
-  static Map<String, String> parseList(String variable, String text) {
+  /**
+   * {@code k=v,k2=v2} with percent-encoded values, as W3C baggage (the OTEL_* list format). With
+   * {@code secret}, an error never shows an item's text, only its position and, when it has
+   * one, its name: the values are credentials.
+   */
+  static Map<String, String> parseList(String variable, String text, boolean secret) {
     Map<String, String> out = new LinkedHashMap<>();
-    for (String item : text.split(",")) {
+    String[] items = text.split(",");
+    for (int i = 0; i < items.length; i++) {
+      String item = items[i];
       if (item.isBlank()) {
         continue;
       }
       int eq = item.indexOf('=');
       if (eq <= 0) {
-        throw new IllegalArgumentException(variable + ": '" + item.trim()
-            + "' is not KEY=VALUE");
+        throw new IllegalArgumentException(variable + ": "
+            + (secret ? "item " + (i + 1) + " (not shown: it may hold a credential)"
+            : "'" + item.trim() + "'") + " is not KEY=VALUE");
       }
-      out.put(item.substring(0, eq).trim(),
-          URLDecoder.decode(item.substring(eq + 1).trim(), StandardCharsets.UTF_8));
+      String key = item.substring(0, eq).trim();
+      if (secret && !isToken(key)) {
+        throw new IllegalArgumentException(variable + ": item " + (i + 1) + " has no valid"
+            + " header name before '=' (not shown: it may hold a credential)");
+      }
+      try {
+        out.put(key, URLDecoder.decode(item.substring(eq + 1).trim(), StandardCharsets.UTF_8));
+      } catch (IllegalArgumentException e) {
+        // URLDecoder's message quotes the value.
+        throw new IllegalArgumentException(variable + ": the value of " + key
+            + " is not valid percent-encoding" + (secret ? " (not shown)" : ""));
+      }
     }
     return out;
+  }
+
+  /**
+   * Checks a header: its name an HTTP token (RFC 9110), its value printable ASCII (what gRPC
+   * metadata allows), so the HTTP and gRPC clients never refuse it with a message that quotes
+   * it.
+   *
+   * @param where what the message starts with, e.g. the variable or flag
+   * @throws IllegalArgumentException naming neither the value nor an invalid name
+   */
+  public static void checkHeader(String where, String name, String value) {
+    if (!isToken(name)) {
+      throw new IllegalArgumentException(where + ": not a valid header name (letters, digits"
+          + " and !#$%&'*+-.^_`|~; not shown: it may hold a credential)");
+    }
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      if (c < 0x20 || c > 0x7e) {
+        throw new IllegalArgumentException(where + ": the value of header " + name
+            + " holds a character other than printable ASCII (not shown)");
+      }
+    }
+  }
+
+  private static boolean isToken(String name) {
+    if (name.isEmpty()) {
+      return false;
+    }
+    for (int i = 0; i < name.length(); i++) {
+      char c = name.charAt(i);
+      boolean ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+          || "!#$%&'*+-.^_`|~".indexOf(c) >= 0;
+      if (!ok) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Credentials go to the receiver in clear text: headers on an {@code http://} endpoint. Each
+   * header is treated as a credential (authorization, API keys, tenant tokens).
+   */
+  public boolean credentialsInClear() {
+    return !headers.isEmpty() && !tls();
+  }
+
+  /** Header values and any user:password in the endpoint are left out: they are credentials. */
+  @Override
+  public String toString() {
+    return "OtlpConfig[protocol=" + protocol + ", endpoint=" + withoutUserInfo(endpoint)
+        + ", headers=" + headers.keySet() + " (values hidden), timeout=" + timeout
+        + ", gzip=" + gzip + ", serviceName=" + serviceName + ", resourceAttributes="
+        + resourceAttributes + ", retry=" + retry + ", caFiles=" + caFiles + "]";
+  }
+
+  private static String withoutUserInfo(String endpoint) {
+    int scheme = endpoint.indexOf("://");
+    int at = endpoint.indexOf('@');
+    int slash = endpoint.indexOf('/', scheme < 0 ? 0 : scheme + 3);
+    if (scheme < 0 || at < 0 || (slash >= 0 && at > slash)) {
+      return endpoint;
+    }
+    return endpoint.substring(0, scheme + 3) + "***@" + endpoint.substring(at + 1);
   }
 }

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -77,5 +78,40 @@ class OtlpConfigTest {
     Path junk = Files.writeString(dir.resolve("junk.pem"), "not a certificate\n");
     assertThrows(IllegalArgumentException.class,
         () -> OtlpConfig.defaults().withCaFile(junk).checkCaFiles());
+  }
+
+  /** Issue 20: header values are credentials; no message or toString may show them. */
+  @Test
+  void headerValuesNeverAppearInMessagesOrToString() {
+    for (String headers : List.of("Authorization: Bearer s3cret", "Authorization Bearer=s3cret",
+        "authorization=Bearer%zzs3cret", "authorization=Bearer%0As3cret")) {
+      String message = assertThrows(IllegalArgumentException.class,
+          () -> OtlpConfig.fromEnvironment(Map.of("OTEL_EXPORTER_OTLP_HEADERS", headers)))
+          .getMessage();
+      assertFalse(message.contains("s3cret") || message.contains("Bearer"), message);
+      assertTrue(message.startsWith("OTEL_EXPORTER_OTLP_HEADERS: "), message);
+    }
+    String bad = assertThrows(IllegalArgumentException.class,
+        () -> OtlpConfig.defaults().withHeader("Authorization: Bearer s3cret", "x")).getMessage();
+    assertFalse(bad.contains("s3cret"), bad);
+
+    OtlpConfig c = OtlpConfig.fromEnvironment(Map.of(
+        "OTEL_EXPORTER_OTLP_ENDPOINT", "https://user:pa55word@otlp.example.com:443",
+        "OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer%20s3cret,x-tenant=7"));
+    String text = c.toString();
+    assertFalse(text.contains("s3cret") || text.contains("pa55word"), text);
+    assertTrue(text.contains("[authorization, x-tenant]"), text);
+    assertFalse(assertThrows(IllegalArgumentException.class,
+        () -> OtlpConfig.defaults().withEndpoint("ftp://user:pa55word@host")).getMessage()
+        .contains("pa55word"));
+  }
+
+  @Test
+  void credentialsInClearAreHeadersOverPlainHttp() {
+    assertTrue(OtlpConfig.defaults().withEndpoint("http://c:4317").withHeader("x-key", "1")
+        .credentialsInClear());
+    assertFalse(OtlpConfig.defaults().withEndpoint("https://c:4317").withHeader("x-key", "1")
+        .credentialsInClear());
+    assertFalse(OtlpConfig.defaults().withEndpoint("http://c:4317").credentialsInClear());
   }
 }

@@ -1,0 +1,135 @@
+package dev.polystack.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.GroupPrincipal;
+import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.UserPrincipalLookupService;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The {@code ./polystack} launcher script run by root (as under sudo) in a tree another user
+ * owns, here nobody: with a stale build it must not run Maven as root in that tree, only say in
+ * one line how to build it; with a current build it runs. And POLYSTACK_JAVA_OPTS is split into
+ * options but never glob-expanded. Each test copies the script (and, where it must run, the
+ * built jar) into a tree of its own. Run as root (CI).
+ */
+class LauncherScriptTest {
+  @TempDir Path dir;
+
+  @Test
+  void rootDoesNotBuildATreeAnotherUserOwns() throws Exception {
+    Path tree = tree("stale");
+    Files.writeString(tree.resolve("pom.xml"), "<project/>\n"); // a source, and no build yet
+    chownToNobody(tree);
+
+    Output out = launch(tree, dir, Map.of(), "--version");
+
+    assertEquals(1, out.exitCode(), out.stderr());
+    assertEquals(List.of("polystack: not building " + tree + " as root: the tree belongs to"
+        + " nobody; build it as nobody first (cd " + tree + " && mvn -q -DskipTests package),"
+        + " then run polystack again"), out.stderr().lines().toList());
+    assertFalse(Files.exists(tree.resolve("host/target")),
+        "nothing may be created in the user's tree (no lock, no build output)");
+  }
+
+  @Test
+  void rootRunsATreeAnotherUserBuiltAndNeverGlobsJavaOptions() throws Exception {
+    Path tree = built("built");
+    chownToNobody(tree);
+    Path cwd = Files.createDirectory(dir.resolve("cwd"));
+    // A file an unquoted expansion of -Dpolystack.probe=* would turn the option into.
+    Files.writeString(cwd.resolve("-Dpolystack.probe=globbed"), "");
+
+    Output out = launch(tree, cwd, Map.of("POLYSTACK_JAVA_OPTS",
+        "-XshowSettings:properties  -Dpolystack.probe=*\t-Dpolystack.other=2"), "--version");
+
+    assertEquals(0, out.exitCode(), out.stderr());
+    assertTrue(out.stdout().contains("polystack"), out.stdout());
+    String settings = out.stdout() + out.stderr();
+    assertTrue(settings.contains("polystack.probe = *\n"), "not the literal *: " + settings);
+    assertTrue(settings.contains("polystack.other = 2\n"), "options split on blanks: "
+        + settings);
+  }
+
+  /** A directory holding a copy of the launcher script, as a checkout would. */
+  private Path tree(String name) throws IOException {
+    Path tree = Files.createDirectory(dir.resolve(name));
+    Files.copy(Distribution.root().resolve("polystack"), tree.resolve("polystack"),
+        StandardCopyOption.COPY_ATTRIBUTES);
+    return tree;
+  }
+
+  /** A tree with the built jar, its lib/, and a build stamp newer than everything in it. */
+  private Path built(String name) throws IOException {
+    Path tree = tree(name);
+    Path target = Files.createDirectories(tree.resolve("host/target"));
+    Files.copy(Distribution.jar(), target.resolve("polystack-host.jar"));
+    Path lib = Files.createDirectory(target.resolve("lib"));
+    try (Stream<Path> jars = Files.list(Distribution.jar().resolveSibling("lib"))) {
+      for (Path jar : jars.toList()) {
+        Files.copy(jar, lib.resolve(jar.getFileName()));
+      }
+    }
+    Path stamp = Files.writeString(target.resolve(".polystack-build.stamp"), "");
+    Files.setLastModifiedTime(stamp, FileTime.from(Instant.now().plusSeconds(60)));
+    return tree;
+  }
+
+  private static void chownToNobody(Path tree) throws IOException {
+    UserPrincipalLookupService users = tree.getFileSystem().getUserPrincipalLookupService();
+    var nobody = users.lookupPrincipalByName("nobody");
+    GroupPrincipal nogroup = users.lookupPrincipalByGroupName("nogroup");
+    try (Stream<Path> all = Files.walk(tree)) {
+      for (Path p : all.toList()) {
+        PosixFileAttributeView view = Files.getFileAttributeView(p,
+            PosixFileAttributeView.class);
+        view.setOwner(nobody);
+        view.setGroup(nogroup);
+      }
+    }
+  }
+
+  record Output(int exitCode, String stdout, String stderr) {}
+
+  /** Runs {@code tree/polystack ARGS} with bash, java first on PATH, from {@code cwd}. */
+  private static Output launch(Path tree, Path cwd, Map<String, String> env, String... args)
+      throws Exception {
+    Path out = Files.createTempFile("launcher-out", ".txt");
+    Path err = Files.createTempFile("launcher-err", ".txt");
+    try {
+      ProcessBuilder b = new ProcessBuilder(Stream.concat(
+          Stream.of("bash", tree.resolve("polystack").toString()), Stream.of(args)).toList());
+      Map<String, String> e = Distribution.withoutSudo(b.environment());
+      e.remove("POLYSTACK_JAVA_OPTS");
+      e.put("PATH", Path.of(System.getProperty("java.home"), "bin") + ":"
+          + e.getOrDefault("PATH", "/usr/bin:/bin"));
+      e.putAll(env);
+      Process p = b.directory(cwd.toFile()).redirectOutput(out.toFile())
+          .redirectError(err.toFile()).redirectInput(Path.of("/dev/null").toFile()).start();
+      if (!p.waitFor(120, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        throw new AssertionError("the launcher did not finish in 120 s");
+      }
+      return new Output(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8),
+          Files.readString(err, StandardCharsets.UTF_8));
+    } finally {
+      Files.deleteIfExists(out);
+      Files.deleteIfExists(err);
+    }
+  }
+}
