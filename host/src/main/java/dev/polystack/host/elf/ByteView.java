@@ -1,24 +1,53 @@
 package dev.polystack.host.elf;
 
-import java.nio.ByteBuffer;
+import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 
 /**
  * Bounds-checked little-endian reads. Every read validates its range first so that malformed
  * offsets surface as {@link ElfParseException} instead of buffer exceptions.
+ *
+ * <p>An input held in memory is read directly; a file through a small cache of pages filled by
+ * positional reads ({@link ElfSource}), so a file that shrinks under the parser gives a short
+ * read and an {@link ElfParseException}, and the cache bounds what one file keeps in the heap.
  */
 final class ByteView {
   /** Longest symbol or section name accepted; longer ones indicate corruption. */
   static final int MAX_NAME = 4096;
+  /** Largest single copy out of the input (instructions of one CFI record, a build id...). */
+  static final long MAX_BYTES = 16L << 20;
 
-  private final ByteBuffer buf;
+  private static final int PAGE_SHIFT = 14;
+  private static final int PAGE = 1 << PAGE_SHIFT;
+  /** Pages cached per file: 256 KiB, direct-mapped by page index. */
+  private static final int SLOTS = 16;
+
+  private static final VarHandle U16 =
+      MethodHandles.byteArrayViewVarHandle(short[].class, ByteOrder.LITTLE_ENDIAN);
+  private static final VarHandle U32 =
+      MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
+  private static final VarHandle U64 =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+
+  /** One cached page; final fields make a racy publication through {@link #pages} safe. */
+  private record Page(long index, byte[] bytes) {}
+
+  private final ElfSource source;
+  /** The whole input when it is in memory, else null. */
+  private final byte[] whole;
+  private final Page[] pages;
   private final long size;
   private final String origin;
 
-  ByteView(ByteBuffer buf, String origin) {
-    this.buf = buf;
-    this.size = buf.capacity();
-    this.origin = origin;
+  ByteView(ElfSource source) {
+    this.source = source;
+    this.whole = source instanceof BufferSource b ? b.array() : null;
+    this.pages = whole == null ? new Page[SLOTS] : null;
+    this.size = source.size();
+    this.origin = source.description();
   }
 
   long size() {
@@ -44,46 +73,132 @@ final class ByteView {
     return new ElfParseException(origin + ": " + message);
   }
 
+  /** The cached page holding input offset {@code index << PAGE_SHIFT}, read if absent. */
+  private byte[] page(long index) throws ElfParseException {
+    int slot = (int) (index & (SLOTS - 1));
+    Page p = pages[slot];
+    if (p != null && p.index() == index) {
+      return p.bytes();
+    }
+    long start = index << PAGE_SHIFT;
+    byte[] b = new byte[(int) Math.min(PAGE, size - start)];
+    readFully(start, b, 0, b.length);
+    pages[slot] = new Page(index, b);
+    return b;
+  }
+
+  private void readFully(long off, byte[] dst, int dstOff, int len) throws ElfParseException {
+    int n;
+    try {
+      n = source.read(off, dst, dstOff, len);
+    } catch (IOException e) {
+      throw error("cannot read 0x" + Long.toHexString(len) + " bytes at 0x"
+          + Long.toHexString(off) + ": " + e);
+    }
+    if (n != len) {
+      throw error("file shrank below 0x" + Long.toHexString(off + len)
+          + " bytes while it was read (it was 0x" + Long.toHexString(size)
+          + "): changed on disk");
+    }
+  }
+
   int u8(long off, String what) throws ElfParseException {
     check(off, 1, what);
-    return buf.get((int) off) & 0xff;
+    if (whole != null) {
+      return whole[(int) off] & 0xff;
+    }
+    return page(off >>> PAGE_SHIFT)[(int) (off & (PAGE - 1))] & 0xff;
   }
 
   int u16(long off, String what) throws ElfParseException {
     check(off, 2, what);
-    return buf.getShort((int) off) & 0xffff;
+    if (whole != null) {
+      return (short) U16.get(whole, (int) off) & 0xffff;
+    }
+    int in = (int) (off & (PAGE - 1));
+    if (in <= PAGE - 2) {
+      return (short) U16.get(page(off >>> PAGE_SHIFT), in) & 0xffff;
+    }
+    return (int) straddling(off, 2, what);
   }
 
   long u32(long off, String what) throws ElfParseException {
     check(off, 4, what);
-    return buf.getInt((int) off) & 0xffffffffL;
+    if (whole != null) {
+      return (int) U32.get(whole, (int) off) & 0xffffffffL;
+    }
+    int in = (int) (off & (PAGE - 1));
+    if (in <= PAGE - 4) {
+      return (int) U32.get(page(off >>> PAGE_SHIFT), in) & 0xffffffffL;
+    }
+    return straddling(off, 4, what);
   }
 
   long u64(long off, String what) throws ElfParseException {
     check(off, 8, what);
-    return buf.getLong((int) off);
+    if (whole != null) {
+      return (long) U64.get(whole, (int) off);
+    }
+    int in = (int) (off & (PAGE - 1));
+    if (in <= PAGE - 8) {
+      return (long) U64.get(page(off >>> PAGE_SHIFT), in);
+    }
+    return straddling(off, 8, what);
+  }
+
+  /** A little-endian value whose bytes span two pages. */
+  private long straddling(long off, int len, String what) throws ElfParseException {
+    long v = 0;
+    for (int i = len - 1; i >= 0; i--) {
+      v = (v << 8) | u8(off + i, what);
+    }
+    return v;
   }
 
   byte[] bytes(long off, long len, String what) throws ElfParseException {
     check(off, len, what);
+    if (len > MAX_BYTES) {
+      throw error(what + ": 0x" + Long.toHexString(len) + " bytes at 0x" + Long.toHexString(off)
+          + " exceed the " + (MAX_BYTES >> 20) + " MiB limit of one read");
+    }
     byte[] out = new byte[(int) len];
-    buf.get((int) off, out);
+    copy(off, out, 0, out.length);
     return out;
+  }
+
+  /** Copies input bytes already checked to be in range. */
+  private void copy(long off, byte[] dst, int dstOff, int len) throws ElfParseException {
+    if (whole != null) {
+      System.arraycopy(whole, (int) off, dst, dstOff, len);
+      return;
+    }
+    if (len > 2 * PAGE) {
+      readFully(off, dst, dstOff, len); // a bulk read would only evict the cache
+      return;
+    }
+    int done = 0;
+    while (done < len) {
+      long at = off + done;
+      int in = (int) (at & (PAGE - 1));
+      byte[] p = page(at >>> PAGE_SHIFT);
+      int n = Math.min(len - done, p.length - in);
+      System.arraycopy(p, in, dst, dstOff + done, n);
+      done += n;
+    }
   }
 
   /** NUL-terminated string starting at {@code off}, which must end before {@code limit}. */
   String cstring(long off, long limit, String what) throws ElfParseException {
     long end = Math.min(limit, size);
     if (off < 0 || off >= end) {
-      throw error(what + ": string offset 0x" + Long.toHexString(off) + " outside table ending at 0x"
-          + Long.toHexString(end));
+      throw error(what + ": string offset 0x" + Long.toHexString(off)
+          + " outside table ending at 0x" + Long.toHexString(end));
     }
     long max = Math.min(end, off + MAX_NAME + 1);
     for (long p = off; p < max; p++) {
-      if (buf.get((int) p) == 0) {
-        int len = (int) (p - off);
-        byte[] b = new byte[len];
-        buf.get((int) off, b);
+      if (u8(p, what) == 0) {
+        byte[] b = new byte[(int) (p - off)];
+        copy(off, b, 0, b.length);
         return new String(b, StandardCharsets.UTF_8);
       }
     }

@@ -1,13 +1,26 @@
 package dev.polystack.host.elf;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
-/** Decodes arrays of {@code Elf64_Sym}. */
+/**
+ * Decodes arrays of {@code Elf64_Sym}. Symbols naming the same string table offset share one
+ * {@code String}, and the distinct names of one table are capped in total, so a small file
+ * cannot make the heap hold far more than its own size (docs/reliability.md, "Root safety").
+ */
 final class SymbolReader {
   static final int SYM_SIZE = 24;
   /** Upper bound on symbols per table; real objects stay far below. */
   static final long MAX_SYMBOLS = 4L << 20;
+  /**
+   * Upper bound on the bytes of distinct names decoded from one table: a linker writes each name
+   * once (tail-merged suffixes aside), so twice the string table plus slack covers real files.
+   */
+  static final long NAME_BYTES_SLACK = 1L << 20;
+  /** Absolute bound on those bytes, whatever the string table's size. */
+  static final long MAX_NAME_BYTES = 256L << 20;
 
   private SymbolReader() {}
 
@@ -22,6 +35,9 @@ final class SymbolReader {
     v.check(symOff, count * entSize, (dynamic ? "dynsym" : "symtab") + " array");
     v.check(strOff, strSize, (dynamic ? "dynstr" : "strtab") + " string table");
     List<ElfSymbol> out = new ArrayList<>((int) count);
+    Map<Long, String> names = new HashMap<>();
+    long nameBudget = Math.min(2 * strSize + NAME_BYTES_SLACK, MAX_NAME_BYTES);
+    long nameBytes = 0;
     for (int i = 0; i < count; i++) {
       long o = symOff + i * entSize;
       long nameOff = v.u32(o, "st_name");
@@ -36,7 +52,17 @@ final class SymbolReader {
           throw v.error("symbol " + i + ": st_name 0x" + Long.toHexString(nameOff)
               + " beyond string table size 0x" + Long.toHexString(strSize));
         }
-        name = v.cstring(strOff + nameOff, strOff + strSize, "symbol " + i + " name");
+        name = names.get(nameOff);
+        if (name == null) {
+          name = v.cstring(strOff + nameOff, strOff + strSize, "symbol " + i + " name");
+          nameBytes += name.length() + 1;
+          if (nameBytes > nameBudget) {
+            throw v.error((dynamic ? "dynsym" : "symtab") + ": symbol names exceed "
+                + nameBudget + " bytes by symbol " + i + " (string table of " + strSize
+                + " bytes): a crafted table");
+          }
+          names.put(nameOff, name);
+        }
       }
       String version = null;
       boolean hidden = false;
