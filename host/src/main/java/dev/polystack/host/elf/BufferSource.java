@@ -1,20 +1,24 @@
 package dev.polystack.host.elf;
 
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
+import java.util.Objects;
 
-/** Shared implementation for file mappings and byte arrays. */
+/** Input held in memory: file contents or a loaded image copied out of a process. */
 final class BufferSource implements ElfSource {
   private final String description;
-  private final ByteBuffer buffer;
+  private final byte[] bytes;
   private final boolean memoryImage;
   private final long baseAddress;
 
-  BufferSource(String description, ByteBuffer buffer, boolean memoryImage, long baseAddress) {
+  BufferSource(String description, byte[] bytes, boolean memoryImage, long baseAddress) {
     this.description = description == null ? "<elf>" : description;
-    this.buffer = buffer.asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
+    this.bytes = bytes;
     this.memoryImage = memoryImage;
     this.baseAddress = baseAddress;
+  }
+
+  /** The backing array itself, for {@link ByteView}'s direct reads; never handed out. */
+  byte[] array() {
+    return bytes;
   }
 
   @Override
@@ -23,8 +27,24 @@ final class BufferSource implements ElfSource {
   }
 
   @Override
-  public ByteBuffer contents() {
-    return buffer.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+  public long size() {
+    return bytes.length;
+  }
+
+  @Override
+  public int read(long offset, byte[] dst, int dstOffset, int length) {
+    Objects.checkFromIndexSize(dstOffset, length, dst.length);
+    if (offset < 0 || offset >= bytes.length) {
+      return 0;
+    }
+    int n = (int) Math.min(length, bytes.length - offset);
+    System.arraycopy(bytes, (int) offset, dst, dstOffset, n);
+    return n;
+  }
+
+  @Override
+  public byte[] readAll() {
+    return bytes.clone();
   }
 
   @Override
@@ -39,6 +59,7 @@ final class BufferSource implements ElfSource {
 
   @Override
   public String toString() {
-    return "ElfSource[" + description + (memoryImage ? ", image@0x" + Long.toHexString(baseAddress) : "") + "]";
+    return "ElfSource[" + description
+        + (memoryImage ? ", image@0x" + Long.toHexString(baseAddress) : "") + "]";
   }
 }

@@ -1,24 +1,95 @@
 package dev.polystack.host.elf;
 
-import java.nio.ByteBuffer;
+import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 
 /**
  * Bounds-checked little-endian reads. Every read validates its range first so that malformed
  * offsets surface as {@link ElfParseException} instead of buffer exceptions.
+ *
+ * <p>An input held in memory is read directly; a file through a small cache of pages filled by
+ * positional reads ({@link ElfSource}), so a file that shrinks under the parser gives a short
+ * read and an {@link ElfParseException}, and the cache bounds what one file keeps in the heap.
  */
 final class ByteView {
   /** Longest symbol or section name accepted; longer ones indicate corruption. */
   static final int MAX_NAME = 4096;
+  /** Largest single copy out of the input (instructions of one CFI record, a build id...). */
+  static final long MAX_BYTES = 16L << 20;
 
-  private final ByteBuffer buf;
+  private static final int PAGE_SHIFT = 14;
+  private static final int PAGE = 1 << PAGE_SHIFT;
+  /** Pages cached per file: 256 KiB. */
+  private static final int SLOTS = 16;
+
+  private static final VarHandle U16 =
+      MethodHandles.byteArrayViewVarHandle(short[].class, ByteOrder.LITTLE_ENDIAN);
+  private static final VarHandle U32 =
+      MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
+  private static final VarHandle U64 =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+
+  /** One cached page; final fields make a racy publication through {@link #pages} safe. */
+  private record Page(long index, byte[] bytes) {}
+
+  /** Regions larger than this stay paged: a crafted section must not be copied whole. */
+  static final long MAX_REGION = 64L << 20;
+
+  private final ElfSource source;
+  /** Input bytes from offset {@link #base} held in memory (the whole input or a region). */
+  private final byte[] whole;
+  private final long base;
+  private final Page[] pages;
+  private final long[] lastUse;
+  private long clock;
+  private int mru;
   private final long size;
+  /** Offsets readable through this view: the whole input, or one region of it. */
+  private final long lo;
+  private final long hi;
   private final String origin;
 
-  ByteView(ByteBuffer buf, String origin) {
-    this.buf = buf;
-    this.size = buf.capacity();
-    this.origin = origin;
+  ByteView(ElfSource source) {
+    this.source = source;
+    this.whole = source instanceof BufferSource b ? b.array() : null;
+    this.base = 0;
+    this.pages = whole == null ? new Page[SLOTS] : null;
+    this.lastUse = whole == null ? new long[SLOTS] : null;
+    this.size = source.size();
+    this.lo = 0;
+    this.hi = size;
+    this.origin = source.description();
+  }
+
+  private ByteView(ByteView input, byte[] region, long off) {
+    this.source = input.source;
+    this.whole = region;
+    this.base = off;
+    this.pages = null;
+    this.lastUse = null;
+    this.size = input.size;
+    this.lo = off;
+    this.hi = off + region.length;
+    this.origin = input.origin;
+  }
+
+  /**
+   * A view of input bytes {@code [off, off + len)} copied into memory once, read at the same
+   * offsets; reads outside fail. For tables searched while a target thread is held (.eh_frame
+   * and its search table), where a page-cache miss per lookup would lengthen the pause. An input
+   * already in memory, or a region over {@link #MAX_REGION}, gives this view itself.
+   */
+  ByteView region(long off, long len, String what) throws ElfParseException {
+    check(off, len, what);
+    if (whole != null || len > MAX_REGION) {
+      return this;
+    }
+    byte[] b = new byte[(int) len];
+    readFully(off, b, 0, b.length);
+    return new ByteView(this, b, off);
   }
 
   long size() {
@@ -30,13 +101,15 @@ final class ByteView {
   }
 
   boolean inRange(long off, long len) {
-    return off >= 0 && len >= 0 && off <= size && len <= size - off;
+    return off >= lo && len >= 0 && off <= hi && len <= hi - off;
   }
 
   void check(long off, long len, String what) throws ElfParseException {
     if (!inRange(off, len)) {
       throw error(what + ": range 0x" + Long.toHexString(off) + "+0x" + Long.toHexString(len)
-          + " outside input of 0x" + Long.toHexString(size) + " bytes");
+          + " outside " + (lo == 0 && hi == size ? "input of 0x" + Long.toHexString(size)
+              + " bytes" : "loaded range 0x" + Long.toHexString(lo) + "-0x"
+              + Long.toHexString(hi)));
     }
   }
 
@@ -44,48 +117,182 @@ final class ByteView {
     return new ElfParseException(origin + ": " + message);
   }
 
+  /**
+   * The cached page holding input offset {@code index << PAGE_SHIFT}, read if absent. The cache
+   * is fully associative with least-recently-used replacement: symbol, string and version tables
+   * are read as interleaved streams, and a direct-mapped cache thrashes whenever two of them
+   * advance in step on colliding pages. Unsynchronized: a race only costs a duplicate read.
+   */
+  private byte[] page(long index) throws ElfParseException {
+    int hint = mru;
+    Page p = pages[hint];
+    if (p != null && p.index() == index) {
+      return p.bytes();
+    }
+    int victim = 0;
+    long oldest = Long.MAX_VALUE;
+    for (int i = 0; i < SLOTS; i++) {
+      p = pages[i];
+      if (p == null) {
+        if (oldest != Long.MIN_VALUE) {
+          victim = i;
+          oldest = Long.MIN_VALUE; // an empty slot is the best victim
+        }
+        continue;
+      }
+      if (p.index() == index) {
+        mru = i;
+        lastUse[i] = ++clock;
+        return p.bytes();
+      }
+      if (lastUse[i] < oldest) {
+        oldest = lastUse[i];
+        victim = i;
+      }
+    }
+    long start = index << PAGE_SHIFT;
+    byte[] b = new byte[(int) Math.min(PAGE, size - start)];
+    readFully(start, b, 0, b.length);
+    pages[victim] = new Page(index, b);
+    lastUse[victim] = ++clock;
+    mru = victim;
+    return b;
+  }
+
+  private void readFully(long off, byte[] dst, int dstOff, int len) throws ElfParseException {
+    int n;
+    try {
+      n = source.read(off, dst, dstOff, len);
+    } catch (IOException e) {
+      throw error("cannot read 0x" + Long.toHexString(len) + " bytes at 0x"
+          + Long.toHexString(off) + ": " + e);
+    }
+    if (n != len) {
+      throw error("file shrank below 0x" + Long.toHexString(off + len)
+          + " bytes while it was read (it was 0x" + Long.toHexString(size)
+          + "): changed on disk");
+    }
+  }
+
   int u8(long off, String what) throws ElfParseException {
     check(off, 1, what);
-    return buf.get((int) off) & 0xff;
+    if (whole != null) {
+      return whole[(int) (off - base)] & 0xff;
+    }
+    return page(off >>> PAGE_SHIFT)[(int) (off & (PAGE - 1))] & 0xff;
   }
 
   int u16(long off, String what) throws ElfParseException {
     check(off, 2, what);
-    return buf.getShort((int) off) & 0xffff;
+    if (whole != null) {
+      return (short) U16.get(whole, (int) (off - base)) & 0xffff;
+    }
+    int in = (int) (off & (PAGE - 1));
+    if (in <= PAGE - 2) {
+      return (short) U16.get(page(off >>> PAGE_SHIFT), in) & 0xffff;
+    }
+    return (int) straddling(off, 2, what);
   }
 
   long u32(long off, String what) throws ElfParseException {
     check(off, 4, what);
-    return buf.getInt((int) off) & 0xffffffffL;
+    if (whole != null) {
+      return (int) U32.get(whole, (int) (off - base)) & 0xffffffffL;
+    }
+    int in = (int) (off & (PAGE - 1));
+    if (in <= PAGE - 4) {
+      return (int) U32.get(page(off >>> PAGE_SHIFT), in) & 0xffffffffL;
+    }
+    return straddling(off, 4, what);
   }
 
   long u64(long off, String what) throws ElfParseException {
     check(off, 8, what);
-    return buf.getLong((int) off);
+    if (whole != null) {
+      return (long) U64.get(whole, (int) (off - base));
+    }
+    int in = (int) (off & (PAGE - 1));
+    if (in <= PAGE - 8) {
+      return (long) U64.get(page(off >>> PAGE_SHIFT), in);
+    }
+    return straddling(off, 8, what);
+  }
+
+  /** A little-endian value whose bytes span two pages. */
+  private long straddling(long off, int len, String what) throws ElfParseException {
+    long v = 0;
+    for (int i = len - 1; i >= 0; i--) {
+      v = (v << 8) | u8(off + i, what);
+    }
+    return v;
   }
 
   byte[] bytes(long off, long len, String what) throws ElfParseException {
     check(off, len, what);
+    if (len > MAX_BYTES) {
+      throw error(what + ": 0x" + Long.toHexString(len) + " bytes at 0x" + Long.toHexString(off)
+          + " exceed the " + (MAX_BYTES >> 20) + " MiB limit of one read");
+    }
     byte[] out = new byte[(int) len];
-    buf.get((int) off, out);
+    copy(off, out, 0, out.length);
     return out;
+  }
+
+  /** Copies input bytes already checked to be in range. */
+  private void copy(long off, byte[] dst, int dstOff, int len) throws ElfParseException {
+    if (whole != null) {
+      System.arraycopy(whole, (int) (off - base), dst, dstOff, len);
+      return;
+    }
+    if (len > 2 * PAGE) {
+      readFully(off, dst, dstOff, len); // a bulk read would only evict the cache
+      return;
+    }
+    int done = 0;
+    while (done < len) {
+      long at = off + done;
+      int in = (int) (at & (PAGE - 1));
+      byte[] p = page(at >>> PAGE_SHIFT);
+      int n = Math.min(len - done, p.length - in);
+      System.arraycopy(p, in, dst, dstOff + done, n);
+      done += n;
+    }
   }
 
   /** NUL-terminated string starting at {@code off}, which must end before {@code limit}. */
   String cstring(long off, long limit, String what) throws ElfParseException {
-    long end = Math.min(limit, size);
-    if (off < 0 || off >= end) {
-      throw error(what + ": string offset 0x" + Long.toHexString(off) + " outside table ending at 0x"
-          + Long.toHexString(end));
+    long end = Math.min(limit, hi);
+    if (off < lo || off >= end) {
+      throw error(what + ": string offset 0x" + Long.toHexString(off)
+          + " outside table ending at 0x" + Long.toHexString(end));
     }
     long max = Math.min(end, off + MAX_NAME + 1);
-    for (long p = off; p < max; p++) {
-      if (buf.get((int) p) == 0) {
-        int len = (int) (p - off);
-        byte[] b = new byte[len];
-        buf.get((int) off, b);
-        return new String(b, StandardCharsets.UTF_8);
+    // Scan whole arrays (the input, or one cached page at a time) for the terminator.
+    for (long p = off; p < max; ) {
+      byte[] arr;
+      int at;
+      int n;
+      if (whole != null) {
+        arr = whole;
+        at = (int) (p - base);
+        n = (int) (max - p);
+      } else {
+        arr = page(p >>> PAGE_SHIFT);
+        at = (int) (p & (PAGE - 1));
+        n = (int) Math.min(max - p, arr.length - at);
       }
+      for (int k = 0; k < n; k++) {
+        if (arr[at + k] == 0) {
+          int len = (int) (p + k - off);
+          if (p == off) {
+            return new String(arr, at, len, StandardCharsets.UTF_8);
+          }
+          byte[] b = new byte[len];
+          copy(off, b, 0, len);
+          return new String(b, StandardCharsets.UTF_8);
+        }
+      }
+      p += n;
     }
     throw error(what + ": unterminated or over-long (> " + MAX_NAME + " bytes) string at 0x"
         + Long.toHexString(off));

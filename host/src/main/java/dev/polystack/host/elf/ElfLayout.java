@@ -50,7 +50,7 @@ final class ElfLayout {
   }
 
   static ElfLayout parse(ElfSource source) throws ElfParseException {
-    ByteView v = new ByteView(source.contents(), source.description());
+    ByteView v = new ByteView(source);
     if (v.size() < EHDR_SIZE) {
       throw v.error("too small for an ELF64 header (" + v.size() + " bytes)");
     }

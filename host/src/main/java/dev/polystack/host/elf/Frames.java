@@ -2,7 +2,11 @@ package dev.polystack.host.elf;
 
 import java.util.Optional;
 
-/** Locates .eh_frame (+ .eh_frame_hdr) and .debug_frame by sections or, failing that, segments. */
+/**
+ * Locates .eh_frame (+ .eh_frame_hdr) and .debug_frame by sections or, failing that, segments.
+ * Their bytes are copied into memory at first use ({@link ByteView#region}): FDE lookups run
+ * while a target thread is held, and a positional read per lookup would lengthen that pause.
+ */
 final class Frames {
   private Frames() {}
 
@@ -13,11 +17,14 @@ final class Frames {
     Optional<SectionHeader> hdrSec = layout.section(".eh_frame_hdr");
     if (seg.isPresent()) {
       ProgramHeader ph = seg.get();
-      hdr = EhFrameHdr.read(layout.view, layout.segmentDataOffset(ph), ph.fileSize(), ph.vaddr());
+      long off = layout.segmentDataOffset(ph);
+      hdr = EhFrameHdr.read(layout.view.region(off, ph.fileSize(), ".eh_frame_hdr"), off,
+          ph.fileSize(), ph.vaddr());
       hdrVaddr = ph.vaddr();
     } else if (hdrSec.isPresent()) {
       long[] r = layout.sectionRange(hdrSec.get());
-      hdr = EhFrameHdr.read(layout.view, r[0], r[1], hdrSec.get().addr());
+      hdr = EhFrameHdr.read(layout.view.region(r[0], r[1], ".eh_frame_hdr"), r[0], r[1],
+          hdrSec.get().addr());
       hdrVaddr = hdrSec.get().addr();
     }
     Optional<SectionHeader> sec = layout.section(".eh_frame");
@@ -36,7 +43,8 @@ final class Frames {
     } else {
       return Optional.empty();
     }
-    FrameParser parser = new FrameParser(layout.view, off, size, vaddr, false, hdrVaddr);
+    FrameParser parser = new FrameParser(layout.view.region(off, size, ".eh_frame"), off, size,
+        vaddr, false, hdrVaddr);
     return Optional.of(new FrameTable(parser, hdr, vaddr, false));
   }
 
@@ -46,7 +54,8 @@ final class Frames {
       return Optional.empty();
     }
     long[] r = layout.sectionRange(sec.get());
-    FrameParser parser = new FrameParser(layout.view, r[0], r[1], sec.get().addr(), true, null);
+    FrameParser parser = new FrameParser(layout.view.region(r[0], r[1], ".debug_frame"), r[0],
+        r[1], sec.get().addr(), true, null);
     return Optional.of(new FrameTable(parser, null, sec.get().addr(), true));
   }
 }

@@ -36,22 +36,30 @@ final class RodataSearch {
     return Collections.unmodifiableList(out);
   }
 
-  private static void search(ByteView v, long off, long size, long vaddr, byte[] needle, List<RodataMatch> out)
-      throws ElfParseException {
-    byte[] hay = v.bytes(off, size, "rodata search area");
+  /** Bytes examined per read, so a huge hostile .rodata is never copied whole. */
+  private static final int WINDOW = 1 << 20;
+
+  private static void search(ByteView v, long off, long size, long vaddr, byte[] needle,
+      List<RodataMatch> out) throws ElfParseException {
+    v.check(off, size, "rodata search area");
     int n = needle.length;
     byte first = needle[0];
-    outer:
-    for (int i = 0; i + n <= hay.length && out.size() < MAX_MATCHES; i++) {
-      if (hay[i] != first) {
-        continue;
-      }
-      for (int j = 1; j < n; j++) {
-        if (hay[i + j] != needle[j]) {
-          continue outer;
+    // Windows overlap by n - 1 bytes so a match across a window edge is still seen, once.
+    for (long base = 0; base + n <= size && out.size() < MAX_MATCHES; base += WINDOW) {
+      byte[] hay = v.bytes(off + base, Math.min(size - base, (long) WINDOW + n - 1),
+          "rodata search area");
+      outer:
+      for (int i = 0; i + n <= hay.length && i < WINDOW && out.size() < MAX_MATCHES; i++) {
+        if (hay[i] != first) {
+          continue;
         }
+        for (int j = 1; j < n; j++) {
+          if (hay[i + j] != needle[j]) {
+            continue outer;
+          }
+        }
+        out.add(new RodataMatch(off + base + i, vaddr + base + i));
       }
-      out.add(new RodataMatch(off + i, vaddr + i));
     }
   }
 }

@@ -30,7 +30,7 @@ public final class Symbolizer {
   /** @param pltSymbols the import stubs' names ({@link PltSymbols}) */
   Symbolizer(SymbolTable staticSymbols, SymbolTable dynamicSymbols, SymbolTable pltSymbols) {
     List<ElfSymbol> all = new ArrayList<>();
-    Set<String> seen = new HashSet<>();
+    Set<Seen> seen = new HashSet<>();
     addAll(staticSymbols, all, seen);
     addAll(dynamicSymbols, all, seen);
     addAll(pltSymbols, all, seen);
@@ -52,7 +52,10 @@ public final class Symbolizer {
     }
   }
 
-  private static void addAll(SymbolTable table, List<ElfSymbol> out, Set<String> seen) {
+  /** A name and address; the name is shared with the symbol, never copied. */
+  private record Seen(String name, long value) {}
+
+  private static void addAll(SymbolTable table, List<ElfSymbol> out, Set<Seen> seen) {
     for (ElfSymbol s : table.symbols()) {
       int t = s.type();
       boolean wanted = t == ElfSymbol.STT_FUNC || t == ElfSymbol.STT_GNU_IFUNC || t == ElfSymbol.STT_OBJECT;
@@ -60,7 +63,7 @@ public final class Symbolizer {
         continue;
       }
       // .dynsym repeats .symtab entries; keep the first (static) one.
-      if (seen.add(s.name() + '\0' + s.value())) {
+      if (seen.add(new Seen(s.name(), s.value()))) {
         out.add(s);
       }
     }

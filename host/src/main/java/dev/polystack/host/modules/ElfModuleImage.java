@@ -11,7 +11,7 @@ import dev.polystack.plugin.api.CodeRange;
 import dev.polystack.plugin.api.ImageReadException;
 import dev.polystack.plugin.api.ModuleImage;
 import dev.polystack.plugin.api.ModuleSymbol;
-import java.nio.ByteBuffer;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -148,21 +148,18 @@ public final class ElfModuleImage implements ModuleImage {
   }
 
   @Override
-  public int read(long address, byte[] dst, int offset, int length) {
+  public int read(long address, byte[] dst, int offset, int length)
+      throws ImageReadException {
     Objects.checkFromIndexSize(offset, length, dst.length);
     OptionalLong fileOffset = elf.virtualAddressToOffset(address);
     if (fileOffset.isEmpty()) {
       return 0;
     }
-    ByteBuffer contents = elf.source().contents();
-    long start = fileOffset.getAsLong();
-    if (start < 0 || start >= contents.limit()) {
-      return 0;
+    try {
+      return elf.source().read(fileOffset.getAsLong(), dst, offset, length);
+    } catch (IOException e) {
+      throw new ImageReadException(name + ": cannot read: " + e.getMessage(), e);
     }
-    int n = (int) Math.min(length, contents.limit() - start);
-    contents.position((int) start);
-    contents.get(dst, offset, n);
-    return n;
   }
 
   static ModuleSymbol toModuleSymbol(ElfSymbol s) {

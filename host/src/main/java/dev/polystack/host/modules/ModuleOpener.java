@@ -17,10 +17,10 @@ import java.util.Map;
 /**
  * Opens the ELF file behind a mapping the way the target sees it and proves it is the mapped
  * file: through /proc/PID/map_files (the mapped inode itself, even when deleted or replaced on
- * disk), else through /proc/PID/root (the target's mount namespace, not ours; resolved inside
- * that root, see {@link OpenedFile}), and in both cases checks device and inode of the open
- * descriptor against the mapping before reading through that same descriptor. Parsed files are
- * cached by identity, bounded.
+ * disk), else, for a file not deleted, through /proc/PID/root (the target's mount namespace, not
+ * ours; resolved inside that root, see {@link OpenedFile}). Both open with O_PATH, check type,
+ * device and inode of that descriptor against the mapping, and only then reopen it for reading.
+ * Parsed files are cached by identity, bounded.
  */
 public final class ModuleOpener implements ModuleSource {
   static final int MAX_CACHED_FILES = 512;
@@ -70,6 +70,13 @@ public final class ModuleOpener implements ModuleSource {
       }
       last = e;
     }
+    // The path of a deleted file names something else now, or nothing: only map_files reaches
+    // the mapped inode.
+    if (module.deleted()) {
+      throw new ModuleOpenException("deleted", module.path() + " was deleted after the process"
+          + " mapped it, and " + viaMapFiles + " cannot be opened (" + last.getMessage()
+          + "; it needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE)");
+    }
     // map_files needs CAP_SYS_ADMIN on some kernels; the path as the target sees it, resolved
     // by the kernel inside the target's root so no symlink can lead out of it.
     Path root = pidDir.resolve("root");
@@ -87,8 +94,9 @@ public final class ModuleOpener implements ModuleSource {
   }
 
   /**
-   * Opens once, checks the open descriptor's identity against the mapping and parses through
-   * the same descriptor: a file swapped in after the check is never read.
+   * Opens once (O_PATH), checks the open descriptor's identity against the mapping and parses
+   * through a reopen of that same descriptor: a file swapped in after the check is never read,
+   * and nothing that is not the mapped regular file is ever opened for reading.
    */
   private static ElfFile parse(Opener opener, String where, MappedModule module)
       throws ModuleOpenException {
@@ -101,6 +109,12 @@ public final class ModuleOpener implements ModuleSource {
     } catch (ElfParseException e) {
       throw new ModuleOpenException("not_elf", module.path() + ": " + e.getMessage());
     }
+  }
+
+  /** Debug files of process {@code pid}'s modules, looked up inside its root directory. */
+  @Override
+  public DebugFiles debugFiles(int pid) {
+    return new DebugFiles(procRoot.resolve(Integer.toString(pid)).resolve("root"));
   }
 
   /** Reads and parses the vDSO of {@code pid} from its memory (it has no file). */

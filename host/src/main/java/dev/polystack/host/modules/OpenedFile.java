@@ -12,31 +12,31 @@ import java.util.Map;
 import jnr.ffi.Pointer;
 
 /**
- * A file of a target opened exactly once: the descriptor is what gets checked (device, inode,
- * type) and what gets read, so nothing can be swapped in between the check and the read. Paths
- * inside the target's root are resolved by the kernel with openat2 RESOLVE_IN_ROOT (absolute
- * symlinks and ".." stay inside that root) and RESOLVE_NO_MAGICLINKS (no /proc/.../fd or
- * /proc/.../root jumps out of it). Opened with O_NONBLOCK so a FIFO planted in a file's place
- * cannot block the open. Reading goes through /proc/self/fd/N, a link to this open file itself,
- * not a path that is looked up again.
+ * A file of a target opened exactly once, with O_PATH: that open has no side effect on a FIFO
+ * (no writer wakes up) or a device node (no driver open runs) planted in a file's place. The
+ * descriptor is what gets checked (device, inode, type); only a regular file is then reopened
+ * for reading, through /proc/self/fd/N, a link to this open file itself rather than a path that
+ * is looked up again, so nothing can be swapped in between the check and the read. Paths inside
+ * the target's root are resolved by the kernel with openat2 RESOLVE_IN_ROOT (absolute symlinks
+ * and ".." stay inside that root) and RESOLVE_NO_MAGICLINKS (no /proc/.../fd or /proc/.../root
+ * jumps out of it), and optionally RESOLVE_NO_SYMLINKS.
  */
 final class OpenedFile implements AutoCloseable {
   static final long SYS_OPENAT = 257;
   static final long SYS_OPENAT2 = 437;
   static final long AT_FDCWD = -100;
-  static final long O_RDONLY = 0;
-  static final long O_NOCTTY = 0400;
-  static final long O_NONBLOCK = 04000;
   static final long O_DIRECTORY = 0200000;
   static final long O_CLOEXEC = 02000000;
   static final long O_PATH = 010000000;
+  static final long RESOLVE_NO_SYMLINKS = 0x04;
   static final long RESOLVE_NO_MAGICLINKS = 0x02;
   static final long RESOLVE_IN_ROOT = 0x10;
   /** sizeof(struct open_how): flags, mode, resolve. */
   static final int OPEN_HOW_SIZE = 24;
   /** PATH_MAX: longer names are refused rather than handed to the kernel. */
   static final int MAX_PATH = 4096;
-  private static final long READ_FLAGS = O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC;
+  /** With O_PATH the kernel ignores the access flags; O_CLOEXEC keeps it out of children. */
+  private static final long PATH_FLAGS = O_PATH | O_CLOEXEC;
 
   /** Device (kernel st_dev encoding), inode and whether it is a regular file. */
   record Identity(long dev, long inode, boolean regular) {}
@@ -51,7 +51,7 @@ final class OpenedFile implements AutoCloseable {
   static OpenedFile open(Path path) throws SyscallException {
     Pointer name = cString(path.toString());
     long fd = Syscalls.check(Native.libc().syscall(SYS_OPENAT, AT_FDCWD, name.address(),
-        READ_FLAGS, 0, 0, 0), "openat(" + path + ")", SyscallException.Area.OTHER);
+        PATH_FLAGS, 0, 0, 0), "openat(" + path + ", O_PATH)", SyscallException.Area.OTHER);
     return new OpenedFile((int) fd);
   }
 
@@ -60,6 +60,19 @@ final class OpenedFile implements AutoCloseable {
    * leaving that root: a symlink to "/x" means root/x, ".." stops at root, magic links fail.
    */
   static OpenedFile openInRoot(Path root, String path) throws SyscallException {
+    return openInRoot(root, path, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+  }
+
+  /**
+   * As {@link #openInRoot(Path, String)}, and no symlink at all in any component of {@code path}
+   * (the open fails with ELOOP): for files whose name the target chose.
+   */
+  static OpenedFile openInRootNoSymlinks(Path root, String path) throws SyscallException {
+    return openInRoot(root, path, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS);
+  }
+
+  private static OpenedFile openInRoot(Path root, String path, long resolve)
+      throws SyscallException {
     Pointer rootName = cString(root.toString());
     long dirFd = Syscalls.check(Native.libc().syscall(SYS_OPENAT, AT_FDCWD, rootName.address(),
         O_PATH | O_DIRECTORY | O_CLOEXEC, 0, 0, 0), "openat(" + root + ")",
@@ -67,19 +80,23 @@ final class OpenedFile implements AutoCloseable {
     try {
       Pointer name = cString(path);
       Pointer how = Native.allocate(OPEN_HOW_SIZE);
-      how.putLong(0, READ_FLAGS);
+      how.putLong(0, PATH_FLAGS);
       how.putLong(8, 0);
-      how.putLong(16, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+      how.putLong(16, resolve);
       long fd = Syscalls.check(Native.libc().syscall(SYS_OPENAT2, dirFd, name.address(),
           how.address(), OPEN_HOW_SIZE, 0, 0), "openat2(" + root + ", " + path
-          + ", RESOLVE_IN_ROOT)", SyscallException.Area.OTHER);
+          + ", O_PATH, RESOLVE_IN_ROOT" + ((resolve & RESOLVE_NO_SYMLINKS) != 0
+              ? "|RESOLVE_NO_SYMLINKS)" : ")"), SyscallException.Area.OTHER);
       return new OpenedFile((int) fd);
     } finally {
       Native.libc().close((int) dirFd);
     }
   }
 
-  /** A path naming this open file itself (valid while it is open). */
+  /**
+   * A path naming this open file itself (valid while it is open); opening it for reading reopens
+   * this very inode. Only do that after {@link #identity()} showed a regular file.
+   */
   Path path() {
     return Path.of("/proc/self/fd/" + fd);
   }

@@ -22,7 +22,6 @@ import dev.polystack.plugin.api.Mapping;
 import dev.polystack.plugin.api.ProcessContext;
 import dev.polystack.plugin.api.RuntimeInstance;
 import dev.polystack.plugin.api.RuntimePlugin;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -39,9 +38,6 @@ import java.util.function.Consumer;
  * so the sampler never waits for it.
  */
 public final class TargetProcess implements ProcessContext, AutoCloseable {
-  /** Where distributions install separate debug files. */
-  static final Path DEBUG_ROOT = Path.of("/usr/lib/debug");
-
   private record Identity(String path, long start, long inode) {}
 
   /** Where the memory map comes from: /proc live, the recorded map when replaying. */
@@ -213,7 +209,7 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
     }
   }
 
-  private static LoadedModule build(long start, long end, long offset, String path, ElfFile elf,
+  private LoadedModule build(long start, long end, long offset, String path, ElfFile elf,
       long bias) {
     String buildId;
     try {
@@ -221,8 +217,9 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
     } catch (dev.polystack.host.elf.ElfParseException e) {
       buildId = "";
     }
-    return new LoadedModule(start, end, offset, path, buildId,
-        elf, new ElfUnwindModule(elf, bias, path), new NativeSymbols(elf, path, DEBUG_ROOT));
+    return new LoadedModule(start, end, offset, path, buildId, elf,
+        new ElfUnwindModule(elf, bias, path),
+        new NativeSymbols(elf, path, opener.debugFiles(pid), this::count));
   }
 
   private List<RuntimeBinding> attach(LoadedModule module) {

@@ -1,5 +1,6 @@
 package dev.polystack.host.sampling;
 
+import dev.polystack.host.elf.ElfParseException;
 import dev.polystack.host.memory.RemoteMemory;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginRegistry;
@@ -15,7 +16,6 @@ import dev.polystack.host.snapshot.SnapshotModules;
 import dev.polystack.plugin.api.Frame;
 import dev.polystack.plugin.api.Register;
 import dev.polystack.plugin.api.Registers;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -67,9 +67,12 @@ public final class SnapshotSession {
       if (m.path().startsWith("[") || modules.containsKey(m.path())) {
         continue; // the vDSO is replayed from recorded memory
       }
-      ByteBuffer contents = m.elf().source().contents();
-      byte[] bytes = new byte[contents.remaining()];
-      contents.get(bytes);
+      byte[] bytes;
+      try {
+        bytes = m.elf().source().readAll();
+      } catch (ElfParseException e) {
+        throw new SamplingException("cannot copy a module into the snapshot: " + e.getMessage());
+      }
       boolean need = needed.contains(m.path());
       boolean keep = embed == Embed.ALL || (embed == Embed.NEEDED && need);
       modules.put(m.path(), new Snapshot.ModuleRef(m.path(), m.buildId(), bytes.length,

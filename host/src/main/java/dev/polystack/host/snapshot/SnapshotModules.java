@@ -4,6 +4,7 @@ import dev.polystack.host.elf.ElfFile;
 import dev.polystack.host.elf.ElfParseException;
 import dev.polystack.host.elf.ElfSource;
 import dev.polystack.host.memory.RemoteMemory;
+import dev.polystack.host.modules.DebugFiles;
 import dev.polystack.host.modules.ModuleOpenException;
 import dev.polystack.host.modules.ModuleOpener;
 import dev.polystack.host.modules.ModuleSource;
@@ -133,6 +134,15 @@ public final class SnapshotModules implements ModuleSource {
     String why = missing.get(module.path());
     throw new ModuleOpenException(NOT_RECORDED, why != null ? why
         : module.path() + " is not in the snapshot");
+  }
+
+  /**
+   * A replay looks for debug files in this machine's root (the recorded process is gone), with
+   * the same checks: no symlinks, matching build id or CRC32.
+   */
+  @Override
+  public DebugFiles debugFiles(int pid) {
+    return new DebugFiles(Path.of("/"));
   }
 
   @Override

@@ -22,12 +22,14 @@ public final class Errno {
   public static final int EBUSY = 16;
   public static final int EEXIST = 17;
   public static final int ENODEV = 19;
+  public static final int ENOTDIR = 20;
   public static final int EINVAL = 22;
   public static final int EMFILE = 24;
   public static final int ENOTTY = 25;
   public static final int ENOSPC = 28;
   public static final int ERANGE = 34;
   public static final int ENOSYS = 38;
+  public static final int ELOOP = 40;
   public static final int EOPNOTSUPP = 95;
 
   private record Entry(String name, String text) {}
@@ -50,12 +52,14 @@ public final class Errno {
           Map.entry(EBUSY, new Entry("EBUSY", "device or resource busy")),
           Map.entry(EEXIST, new Entry("EEXIST", "already exists")),
           Map.entry(ENODEV, new Entry("ENODEV", "no such device")),
+          Map.entry(ENOTDIR, new Entry("ENOTDIR", "not a directory")),
           Map.entry(EINVAL, new Entry("EINVAL", "invalid argument")),
           Map.entry(EMFILE, new Entry("EMFILE", "too many open files")),
           Map.entry(ENOTTY, new Entry("ENOTTY", "inappropriate ioctl for device")),
           Map.entry(ENOSPC, new Entry("ENOSPC", "no space left")),
           Map.entry(ERANGE, new Entry("ERANGE", "result out of range")),
           Map.entry(ENOSYS, new Entry("ENOSYS", "function not implemented")),
+          Map.entry(ELOOP, new Entry("ELOOP", "too many symbolic links, or one where none may be followed")),
           Map.entry(EOPNOTSUPP, new Entry("EOPNOTSUPP", "operation not supported")));
 
   /** Symbolic name such as {@code "EPERM"}, or {@code "errno 123"} for values not in the table. */

@@ -9,8 +9,11 @@ import dev.polystack.host.proc.DeviceNumber;
 import dev.polystack.host.proc.MappedModule;
 import dev.polystack.host.proc.MemoryMapping;
 import dev.polystack.host.proc.Permissions;
+import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.testutil.BlockedWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -48,13 +51,18 @@ class ModuleOpenerTest {
 
   /** A mapping of {@code path} (as the target names it) claiming {@code file}'s dev/inode. */
   private static MappedModule mappingOf(String path, Path file) throws Exception {
+    return mappingOf(path, file, false);
+  }
+
+  private static MappedModule mappingOf(String path, Path file, boolean deleted)
+      throws Exception {
     Map<String, Object> a = Files.readAttributes(file, "unix:dev,ino");
     long dev = (Long) a.get("dev");
     DeviceNumber device = new DeviceNumber(ModuleOpener.major(dev), ModuleOpener.minor(dev));
     long inode = (Long) a.get("ino");
     MemoryMapping m = new MemoryMapping(0x7f0000000000L, 0x7f0000001000L,
-        new Permissions("r-xp", true, false, true, false), 0, device, inode, path, false);
-    return new MappedModule(path, device, inode, false, List.of(m));
+        new Permissions("r-xp", true, false, true, false), 0, device, inode, path, deleted);
+    return new MappedModule(path, device, inode, deleted, List.of(m));
   }
 
   @Test
@@ -128,5 +136,105 @@ class ModuleOpenerTest {
         () -> opener().open(PID, mappingOf("/lib/libc.so.6", lib)));
     assertEquals("replaced", e.reason(), e.getMessage());
     assertTrue(e.getMessage().contains("not a regular file"), e.getMessage());
+  }
+
+  /**
+   * The open itself must have no effect on what sits at the path: a FIFO there with a writer
+   * blocked in open(2) stays blocked (an open for reading, even O_NONBLOCK, would wake it).
+   */
+  @Test
+  void aFifoInTheFilesPlaceIsNeverOpenedForReading() throws Exception {
+    Path fifo = Files.createDirectories(targetRoot().resolve("lib")).resolve("libc.so.6");
+    try (BlockedWriter writer = BlockedWriter.on(fifo)) {
+      ModuleOpenException e = assertThrows(ModuleOpenException.class,
+          () -> opener().open(PID, mappingOf("/lib/libc.so.6", fifo)));
+      assertEquals("replaced", e.reason(), e.getMessage());
+      assertTrue(writer.stillBlockedAfter(300), "polystack opened the FIFO");
+      assertEquals("woken", writer.wakeBy(fifo)); // control: an open does wake it
+    }
+  }
+
+  /** A device node in a library's place is refused from its O_PATH descriptor, never opened. */
+  @Test
+  void aDeviceNodeInTheFilesPlaceIsRefused() throws Exception {
+    Path node = Files.createDirectories(targetRoot().resolve("lib")).resolve("libc.so.6");
+    Process mknod = new ProcessBuilder("mknod", node.toString(), "c", "1", "3")
+        .inheritIO().start();
+    assertEquals(0, mknod.waitFor());
+    ModuleOpenException e = assertThrows(ModuleOpenException.class,
+        () -> opener().open(PID, mappingOf("/lib/libc.so.6", node)));
+    assertEquals("replaced", e.reason(), e.getMessage());
+    assertTrue(e.getMessage().contains("not a regular file"), e.getMessage());
+  }
+
+  /**
+   * A deleted module is reached through map_files or not at all: its path now names whatever
+   * the target put there. Here that is even a file with the mapped identity (the strongest
+   * case), and still it is not opened.
+   */
+  @Test
+  void aDeletedModuleNeverFallsBackToItsPath() throws Exception {
+    Path lib = Files.createDirectories(targetRoot().resolve("lib")).resolve("libc.so.6");
+    Files.copy(libc(), lib);
+    ModuleOpenException e = assertThrows(ModuleOpenException.class,
+        () -> opener().open(PID, mappingOf("/lib/libc.so.6", lib, true)));
+    assertEquals("deleted", e.reason(), e.getMessage());
+    assertTrue(e.getMessage().contains("map_files"), e.getMessage());
+  }
+
+  /** The case: the deleted library's path is now a symlink to a FIFO with a writer. */
+  @Test
+  void aDeletedModuleReplacedByASymlinkToAFifoLeavesTheFifoAlone() throws Exception {
+    Path fifo = Files.createDirectories(targetRoot().resolve("tmp")).resolve("fifo");
+    try (BlockedWriter writer = BlockedWriter.on(fifo)) {
+      Path lib = Files.createDirectories(targetRoot().resolve("lib")).resolve("libc.so.6");
+      Files.createSymbolicLink(lib, Path.of("/tmp/fifo")); // the target's own /tmp
+      // The inode the mapping claims: a FIFO reached by the link would not match, but it must
+      // not even be opened; claim the FIFO's own identity so only the deleted rule can refuse.
+      ModuleOpenException e = assertThrows(ModuleOpenException.class,
+          () -> opener().open(PID, mappingOf("/lib/libc.so.6", fifo, true)));
+      assertEquals("deleted", e.reason(), e.getMessage());
+      assertTrue(writer.stillBlockedAfter(300), "polystack opened the FIFO");
+    }
+  }
+
+  /**
+   * With map_files readable (root here), a real process's deleted executable still opens: the
+   * mapped inode itself, checked against the mapping.
+   */
+  @Test
+  void aRealDeletedExecutableOpensThroughMapFiles() throws Exception {
+    Path copy = dir.resolve("sleep-copy");
+    Files.copy(Path.of("/bin/sleep"), copy);
+    Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("rwxr-xr-x"));
+    Process sleeper = new ProcessBuilder(copy.toString(), "30").start();
+    try {
+      int pid = (int) sleeper.pid();
+      MappedModule module = awaitModule(pid, copy.toString());
+      Files.delete(copy);
+      MappedModule deleted = awaitModule(pid, copy.toString());
+      assertTrue(deleted.deleted(), deleted.toString());
+      ElfFile elf = new ModuleOpener().open(pid, deleted);
+      assertTrue(elf.executableRanges().size() > 0, elf.toString());
+      assertEquals(module.inode(), deleted.inode());
+    } finally {
+      sleeper.destroy();
+      sleeper.waitFor();
+    }
+  }
+
+  private static MappedModule awaitModule(int pid, String path) throws Exception {
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (true) {
+      for (MappedModule m : ProcFs.system().forPid(pid).maps().modules()) {
+        if (m.path().equals(path) && !m.executableMappings().isEmpty()) {
+          return m;
+        }
+      }
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("process " + pid + " never mapped " + path);
+      }
+      Thread.sleep(10);
+    }
   }
 }
