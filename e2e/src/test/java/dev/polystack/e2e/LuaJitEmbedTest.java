@@ -46,7 +46,7 @@ class LuaJitEmbedTest {
     String log = new String(gcc.getInputStream().readAllBytes());
     assertTrue(gcc.waitFor(60, TimeUnit.SECONDS), "gcc did not finish");
     assertEquals(0, gcc.exitValue(),
-        "gcc failed (libluajit-5.1-dev missing? .ci/run installs it): " + log);
+        "gcc failed (libluajit-5.1-dev missing? ./run-tests installs it): " + log);
   }
 
   @Test
@@ -61,7 +61,7 @@ class LuaJitEmbedTest {
         .redirectOutput(ProcessBuilder.Redirect.DISCARD)
         .redirectError(ProcessBuilder.Redirect.DISCARD).start();
     try {
-      Thread.sleep(300); // past the loader, into the Lua work
+      Awaits.cpuTicks(target.pid(), 5, 20_000); // past the loader, into the Lua work
       var live = Distribution.run("inspect", "--pid", Long.toString(target.pid()));
       assertEquals(0, live.exitCode(), live.stderr());
       String out = live.stdout();

@@ -33,7 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  *
  * <p>Debian's lua-nginx-module needs libluajit2-5.1-2, which conflicts with the upstream
  * libluajit-5.1-2 that the {@code luajit} executable (used by other tests) depends on, so
- * .ci/run unpacks the lua module, lua-resty-core and luajit2 into {@link #PREFIX} instead of
+ * ./run-tests unpacks the lua module, lua-resty-core and luajit2 into {@link #PREFIX} instead of
  * installing them; nginx finds luajit2 there through LD_LIBRARY_PATH. When the packages are
  * installed system-wide instead, the test uses those.
  */
@@ -94,7 +94,9 @@ class NginxLuaTest {
       Process wrk = new ProcessBuilder("wrk", "-t2", "-c8", "-d15s", "--timeout", "5s",
           "http://127.0.0.1:" + port + "/").redirectErrorStream(true).start();
       started.add(wrk);
-      Thread.sleep(1000); // let the handler get hot (and JIT-compiled) first
+      for (long worker : workers) { // the handler hot (and JIT-compiled) first
+        Awaits.cpuTicks(worker, 30, 30_000);
+      }
       List<Future<Distribution.Result>> records = new ArrayList<>();
       List<Path> outputs = new ArrayList<>();
       for (long worker : workers) {
@@ -208,7 +210,7 @@ class NginxLuaTest {
     Path luaModule = unpacked ? PREFIX.resolve(LUA_MODULE) : Path.of("/").resolve(LUA_MODULE);
     Path ndk = Path.of("/usr/lib/nginx/modules/ndk_http_module.so");
     assertTrue(Files.isRegularFile(luaModule) && Files.isRegularFile(ndk),
-        "nginx lua module not found (" + luaModule + ", " + ndk + "): run .ci/run as root");
+        "nginx lua module not found (" + luaModule + ", " + ndk + "): run ./run-tests as root");
     String share = unpacked ? PREFIX.resolve("usr/share/lua/5.1") + "/?.lua;" : "";
     String tmp = dir.resolve("tmp").toString();
     Files.createDirectories(dir.resolve("tmp"));
