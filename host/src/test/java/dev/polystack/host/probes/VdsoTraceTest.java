@@ -23,6 +23,8 @@ import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
@@ -46,6 +48,8 @@ class VdsoTraceTest {
   static final class Collect implements TraceSession.Sink {
     final List<CallRecord> records = new ArrayList<>();
     final List<Long> seqs = new ArrayList<>();
+    /** Calls so far, for another thread to watch while the session runs. */
+    final AtomicLong count = new AtomicLong();
 
     @Override
     public void plan(ResolvedPlan plan) {}
@@ -54,6 +58,7 @@ class VdsoTraceTest {
     public void call(long seq, CallRecord record, long realtimeNanos) {
       records.add(record);
       seqs.add(seq);
+      count.incrementAndGet();
     }
 
     @Override
@@ -173,9 +178,17 @@ class VdsoTraceTest {
     Set<Integer> tids = seen.stream().map(VdsoWorkload.Observed::tid).collect(Collectors.toSet());
     Set<List<Long>> observed = seen.stream().filter(o -> o.result() == 0)
         .map(o -> List.of((long) o.tid(), o.sec(), o.nsec())).collect(Collectors.toSet());
-    assertTrue(sink.records.size() > 0,
-        sink.records.size() + " of " + seen.size() + "; counters " + result.counters());
-    assertTrue(sink.records.size() <= seen.size());
+    // What the perf backend guarantees (docs/vdso.md): a call is lost only (a) before its
+    // thread is armed - none here, the threads start calling after 3 rescans; (b) while a call
+    // site's first entry waits for the reader (it drains every 10 ms at most) to arm that
+    // site's return: 2 sites, a few tens of the ~1,500 calls a thread makes in 400 ms; (c) when
+    // a thread's 1 MiB ring fills, ~190 rounds of calls, i.e. the reader stalled longer than
+    // that: counted (ring_lost). Half of all calls leaves room for a reader 150 ms late on a
+    // loaded host and still fails a backend that loses calls wholesale.
+    String counts = sink.records.size() + " of " + seen.size() + "; counters "
+        + result.counters();
+    assertTrue(sink.records.size() * 2 >= seen.size(), "recorded " + counts);
+    assertTrue(sink.records.size() <= seen.size(), counts);
     for (CallRecord r : sink.records) {
       assertTrue(tids.contains(r.tid()));
       if (r.errno() != null) {
@@ -193,19 +206,28 @@ class VdsoTraceTest {
   @Test
   void jobControlStillWorksUnderPtrace() throws Exception {
     Path out = Files.createTempFile("vdso-wl", ".out");
-    // 3 s of calls: the attach (slow on a loaded host) and the ~1 s stopped by SIGSTOP must
-    // leave time for traced calls; with 1.5 s a slow attach once saw none at all.
-    ChildProcess target = Launcher.command(VdsoWorkload.binary().toString(), "0", "3000")
-        .stdout(out).start();
+    Path stop = Files.createTempDirectory("vdso-wl").resolve("stop");
+    // The workload calls until the test is done with it: no lifetime the attach has to beat.
+    ChildProcess target = Launcher.command(VdsoWorkload.binary().toString(), "0",
+        VdsoWorkload.UNTIL_STOPPED_MS, "0", stop.toString()).stdout(out).start();
     try (target) {
+      Collect sink = new Collect();
       AtomicBoolean stoppedSeen = new AtomicBoolean();
+      AtomicLong tracedBeforeStop = new AtomicLong(-1);
+      AtomicLong tracedAtContinue = new AtomicLong(-1);
+      AtomicReference<Throwable> userFailure = new AtomicReference<>();
       Thread user = new Thread(() -> {
         try {
-          Thread.sleep(400);
+          // Tracing has begun once a call is recorded: the stop comes while it runs.
+          long until = System.nanoTime() + 60_000_000_000L;
+          while (sink.count.get() == 0 && System.nanoTime() < until) {
+            Thread.sleep(5);
+          }
+          tracedBeforeStop.set(sink.count.get());
           Syscalls.kill(target.pid(), Syscalls.SIGSTOP);
           // Stopped (T, or t for a tracee in PTRACE_LISTEN) for 150 ms on end: not just one of
           // our breakpoint stops, which last microseconds.
-          long until = System.nanoTime() + 3_000_000_000L;
+          until = System.nanoTime() + 10_000_000_000L;
           int streak = 0;
           while (System.nanoTime() < until && streak < 30) {
             char c = state(target.pid());
@@ -213,17 +235,29 @@ class VdsoTraceTest {
             Thread.sleep(5);
           }
           stoppedSeen.set(streak >= 30);
-          Thread.sleep(200);
+          tracedAtContinue.set(sink.count.get());
           Syscalls.kill(target.pid(), 18 /* SIGCONT */);
-        } catch (Exception e) {
-          throw new IllegalStateException(e);
+          // Calls are traced again after the stop: then the workload may end.
+          until = System.nanoTime() + 60_000_000_000L;
+          while (sink.count.get() < tracedAtContinue.get() + 100 && System.nanoTime() < until) {
+            Thread.sleep(5);
+          }
+        } catch (Throwable e) {
+          userFailure.set(e);
+        } finally {
+          try {
+            Files.createFile(stop);
+          } catch (IOException e) {
+            userFailure.compareAndSet(null, e);
+          }
         }
       });
       user.start();
-      Collect sink = new Collect();
       TraceSession.Result result = new TraceSession(ProcFs.system(), plugin(),
           options(true, false), sink).attach(target.pid(), () -> false);
       user.join();
+      assertEquals(null, userFailure.get());
+      assertTrue(tracedBeforeStop.get() > 0, "nothing traced before the stop");
       assertTrue(stoppedSeen.get(), "SIGSTOP from outside stopped the traced target");
       // The target exited while traced: its tracer (also its parent here) collected the status.
       WaitStatus st = result.targetExit() != null ? result.targetExit()
@@ -231,10 +265,9 @@ class VdsoTraceTest {
       assertTrue(st.exited() && st.exitCode() == 0, st.toString());
       assertTrue(VdsoWorkload.done(out));
       assertEquals(20, VdsoWorkload.usr1(out));
-      // Calls were traced around the stop; how many depends on how long the attach took (the
-      // workload calls untraced before it), so no fixed floor. (Its CALL lines are capped by a
-      // 64 KiB buffer on a long run, so they give no upper bound either.)
-      assertTrue(sink.records.size() > 0, "nothing traced; " + result.counters());
+      assertTrue(sink.records.size() >= tracedAtContinue.get() + 100,
+          "calls traced after SIGCONT: " + (sink.records.size() - tracedAtContinue.get())
+              + "; " + result.counters());
     }
   }
 
