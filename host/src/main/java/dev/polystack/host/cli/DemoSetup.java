@@ -27,7 +27,7 @@ import java.util.stream.Collectors;
 final class DemoSetup {
 
   /** A system package the demo uses. */
-  record Need(String debianPackage, String otherPackage, String purpose, boolean required) {
+  record Need(String debianPackage, String otherPackage, String purpose) {
     Need {
       Objects.requireNonNull(debianPackage, "debianPackage");
       Objects.requireNonNull(otherPackage, "otherPackage");
@@ -36,10 +36,9 @@ final class DemoSetup {
   }
 
   /** The luajit command runs the demo's program: without it there is no demo. */
-  static final Need LUAJIT = new Need("luajit", "luajit", "runs the demo's Lua program", true);
+  static final Need LUAJIT = new Need("luajit", "luajit", "runs the demo's Lua program");
   /** libbpf loads bpf mode's capture program; without it the demo samples in perf mode. */
-  static final Need LIBBPF = new Need("libbpf1", "libbpf", "loads bpf mode's sampling program",
-      false);
+  static final Need LIBBPF = new Need("libbpf1", "libbpf", "loads bpf mode's sampling program");
 
   /**
    * What was found on this machine.
