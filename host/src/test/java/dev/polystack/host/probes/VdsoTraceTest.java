@@ -76,6 +76,16 @@ class VdsoTraceTest {
         + " > " + stdout);
   }
 
+  /**
+   * {@link #viaShell} for a workload that counts SIGTRAPs rather than dying of one: this VM's
+   * hardware breakpoints raise the odd spurious one (docs/vdso.md, "Spurious SIGTRAPs"), a
+   * hazard of the platform that VdsoKillTest measures, not what a recording test is about.
+   */
+  private static List<String> viaShellCountingTraps(Path stdout, String... args) {
+    return List.of("/bin/sh", "-c", "VDSO_WORKLOAD_SIGTRAP=count; export VDSO_WORKLOAD_SIGTRAP;"
+        + " exec " + VdsoWorkload.binary() + " " + String.join(" ", args) + " > " + stdout);
+  }
+
   @Test
   void ptraceRecordsEveryCallWithItsThreadErrnoAndTheTimespecTheWorkloadSaw() throws Exception {
     Path out = Files.createTempFile("vdso-wl", ".out");
@@ -170,25 +180,38 @@ class VdsoTraceTest {
   void perfRecordsCallsWithTheTimespecTheWorkloadSawOrMarksThemNotCaptured() throws Exception {
     Path out = Files.createTempFile("vdso-wl", ".out");
     Collect sink = new Collect();
-    // The threads wait 300 ms, so the /proc rescan (every 100 ms) arms them before they call.
+    // The threads wait 1 s, so the /proc rescan (every 100 ms) arms them before they call; then
+    // each calls for 1.5 s (~6,000 calls a thread, all in its output).
     TraceSession.Result result = new TraceSession(ProcFs.system(), plugin(),
-        options(false, false), sink).launch(viaShell(out, "20", "400", "300"), () -> false);
+        options(false, false), sink).launch(viaShellCountingTraps(out, "20", "1500", "1000"),
+        () -> false);
     assertTrue(result.targetExit() != null && result.targetExit().exited(), "" + result);
     List<VdsoWorkload.Observed> seen = VdsoWorkload.calls(out);
     Set<Integer> tids = seen.stream().map(VdsoWorkload.Observed::tid).collect(Collectors.toSet());
     Set<List<Long>> observed = seen.stream().filter(o -> o.result() == 0)
         .map(o -> List.of((long) o.tid(), o.sec(), o.nsec())).collect(Collectors.toSet());
-    // What the perf backend guarantees (docs/vdso.md): a call is lost only (a) before its
-    // thread is armed - none here, the threads start calling after 3 rescans; (b) while a call
-    // site's first entry waits for the reader (it drains every 10 ms at most) to arm that
-    // site's return: 2 sites, a few tens of the ~1,500 calls a thread makes in 400 ms; (c) when
-    // a thread's 1 MiB ring fills, ~190 rounds of calls, i.e. the reader stalled longer than
-    // that: counted (ring_lost). Half of all calls leaves room for a reader 150 ms late on a
-    // loaded host and still fails a backend that loses calls wholesale.
     String counts = sink.records.size() + " of " + seen.size() + "; counters "
         + result.counters();
+    System.out.println("vdso perf backend: recorded " + counts + "; "
+        + Files.readAllLines(out).stream().filter(l -> l.startsWith("SIGTRAP")).toList());
+    // What the perf backend guarantees (docs/vdso.md): every call of an armed thread is seen at
+    // its entry; its return only once the reader has armed the call site's return slot (the
+    // first calls from each site come back unseen: return_missed); hits the ring cannot hold
+    // are counted (ring_lost). So every call is recorded or counted, and the counted misses are
+    // each site's first calls, while the reader catches up: 1.5-2% of ~13,000 calls measured
+    // here (4 runs). At least half must be recorded: room for a reader 700 ms late.
+    long counted = result.counters().getOrDefault("return_missed", 0L)
+        + result.counters().getOrDefault("unfinished_at_thread_exit", 0L)
+        + result.counters().getOrDefault("pending_overflow", 0L);
+    boolean hitsLost = result.counters().keySet().stream().anyMatch(k -> k.equals("ring_lost")
+        || k.equals("throttled") || k.equals("malformed_record") || k.equals("no_user_regs"));
+    if (hitsLost) {
+      assertTrue(sink.records.size() + counted <= seen.size(), counts);
+    } else {
+      assertEquals(seen.size(), sink.records.size() + counted, "every call recorded or counted: "
+          + counts);
+    }
     assertTrue(sink.records.size() * 2 >= seen.size(), "recorded " + counts);
-    assertTrue(sink.records.size() <= seen.size(), counts);
     for (CallRecord r : sink.records) {
       assertTrue(tids.contains(r.tid()));
       if (r.errno() != null) {

@@ -1,9 +1,11 @@
 package dev.polystack.host.sampling;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.polystack.host.memory.RemoteMemory;
 import dev.polystack.host.sys.Native;
+import dev.polystack.plugin.api.MemoryReadException;
 import jnr.ffi.Pointer;
 import org.junit.jupiter.api.Test;
 
@@ -27,10 +29,10 @@ class SampleMemoryLimitTest {
     for (int i = 0; i < SampleMemory.MAX_PAGES; i++) {
       assertEquals((byte) (i + 1), memory.readFully(base + (long) i * PAGE, 1)[0], "page " + i);
     }
-    byte[] one = new byte[1];
     for (int i = SampleMemory.MAX_PAGES; i < pages; i++) {
-      assertEquals(0, memory.read(base + (long) i * PAGE, one, 0, 1), "page " + i
-          + " is past what one sample may pull");
+      long at = base + (long) i * PAGE;
+      // Past what one sample may pull: a failed read (the walk ends in an error frame).
+      assertThrows(MemoryReadException.class, () -> memory.readFully(at, 1), "page " + i);
     }
     assertEquals((byte) 1, memory.readFully(base, 1)[0], "the pages read stay readable");
     assertEquals((byte) SampleMemory.MAX_PAGES,
