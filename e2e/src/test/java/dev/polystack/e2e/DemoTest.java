@@ -98,11 +98,21 @@ class DemoTest {
   @Test
   void withoutRootItInstallsNothingAndSaysWhatToDo(@TempDir Path home) throws Exception {
     Assumptions.assumeTrue(dpkgHasLuajit(), "needs the luajit package (./run-tests installs it)");
-    // The distribution where user nobody can read it (the checkout may be private to root).
+    // The distribution (the jar and the lib/ its manifest names) where user nobody can read
+    // it: the checkout may be private to root.
     Path readable = Files.createTempDirectory(Path.of("/tmp"), "polystack-demo-jar");
     try {
       Path jar = Files.copy(Distribution.jar(), readable.resolve("polystack-host.jar"));
-      Files.setPosixFilePermissions(readable, PosixFilePermissions.fromString("rwxr-xr-x"));
+      Path lib = Files.createDirectory(readable.resolve("lib"));
+      try (var libs = Files.list(Distribution.jar().resolveSibling("lib"))) {
+        for (Path l : libs.toList()) {
+          Files.setPosixFilePermissions(Files.copy(l, lib.resolve(l.getFileName())),
+              PosixFilePermissions.fromString("rw-r--r--"));
+        }
+      }
+      for (Path d : List.of(readable, lib)) {
+        Files.setPosixFilePermissions(d, PosixFilePermissions.fromString("rwxr-xr-x"));
+      }
       Files.setPosixFilePermissions(jar, PosixFilePermissions.fromString("rw-r--r--"));
       List<String> command = new ArrayList<>();
       if (Files.readString(Path.of("/proc/self/status")).matches("(?s).*\\nUid:\\s+0\\s.*")) {
@@ -123,12 +133,11 @@ class DemoTest {
           result.stderr().lines().filter(l -> !l.isBlank()).toList());
       assertTrue(Files.notExists(home.resolve("out")), "nothing is written when it cannot run");
     } finally {
-      try (var files = Files.list(readable)) {
-        for (Path f : files.toList()) {
+      try (var files = Files.walk(readable)) {
+        for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
           Files.delete(f);
         }
       }
-      Files.delete(readable);
     }
   }
 
