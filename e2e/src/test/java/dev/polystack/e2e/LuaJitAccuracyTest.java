@@ -41,21 +41,24 @@ class LuaJitAccuracyTest {
    * How far the two profilers' leaf-line distributions may differ, beyond chance, by design:
    * jit.p samples at the next instruction dispatch (the line after a call, after an unwind),
    * polystack at the tick, and they charge a function's entry differently (see the scripts'
-   * headers). Measured: 0.00-0.04 for most workloads at ~1,000 samples.
+   * headers). Measured distances at ~1,000 samples, chance included: 0.00-0.06.
    */
   static final double SYSTEMATIC = 0.05;
   /**
-   * Where the scripts document a larger designed difference: errors.lua's unwind (~5%, jit.p
-   * charges it to the line after pcall) and callbacks.lua's time inside table.sort's C code
-   * (~6%, jit.p charges it to the comparator's next line, polystack to the table.sort line).
+   * Where time spent in C code makes a larger designed difference: errors.lua's unwind (~5%,
+   * jit.p charges it to the line after pcall), callbacks.lua's time inside table.sort (~6%,
+   * jit.p charges it to the comparator's next line, polystack to the table.sort line) and
+   * coroutines.lua's resume and yield (polystack charges them to the resuming line, jit.p to
+   * the line dispatched next; 0.06-0.07 measured, chance included).
    */
   static final Map<String, Double> SYSTEMATIC_BY_SCRIPT = Map.of(
-      "errors.lua", 0.08, "callbacks.lua", 0.10);
+      "errors.lua", 0.08, "callbacks.lua", 0.10, "coroutines.lua", 0.08);
   /** The share of samples taken while Lua runs that must carry a Lua frame. */
   static final double MIN_LUA_FRAME_SHARE = 0.95;
   /**
-   * CPU seconds of work per case: ~1,000 samples at polystack's 199 Hz (and ~2,500 at jit.p's
-   * 2 ms), where the chance bound on the distance of two profiles is ~0.05-0.09.
+   * CPU seconds of work per case: ~1,000 samples at polystack's 199 Hz (and ~1,400 from jit.p),
+   * where the chance bound on the distance of two profiles is 0.02-0.10 (closures.lua's one hot
+   * line to methods.lua's six).
    */
   static final double WORK_CPU_SECONDS = 5.0;
   /** Below this the calibration failed: the bounds would be too wide to mean anything. */
