@@ -76,7 +76,9 @@ class CpuPlacementTest {
       }
       assertTrue(Reliability.holdsPerfEvents(polystack.pid()), polystack.stderrSoFar());
       // Before the first sample polystack can only guess from where the threads last ran (both
-      // may have shared one CPU a moment ago); the first ticks set it right.
+      // may have shared one CPU a moment ago); the first ticks set it right: some CPU time of
+      // the target's while sampled (~20 ticks a thread), then every CPU for every thread.
+      Awaits.cpuTicks(target.pid(), 40, 30_000);
       String full = allowedLists(ProcessHandle.current().pid()).get(0);
       Awaits.until("every polystack thread allowed every CPU", 30_000,
           () -> allowedLists(polystack.pid()).stream().allMatch(full::equals));

@@ -100,9 +100,9 @@ class LuaJitEmbedTest {
     assertTrue(result.stderr().contains("target exited with code 0"), result.stderr());
     FoldedStacks stacks = FoldedStacks.read(folded);
     long total = stacks.samples();
-    // ~400 in 4 s at 99 Hz; 200 keep the callback (~10% of samples) from being missed by
-    // chance (0.9^200 ~ 7e-10) and the bounds below tight.
-    assertTrue(total >= 200, "too few samples: " + total + stacks.top(10));
+    // Up to ~400 in its 4 s at 99 Hz, fewer on a loaded host. The callback and c_mix each take
+    // over a third of them (42-56% measured): 60 leave chance (2/3)^60 ~ 3e-11 to miss one.
+    assertTrue(total >= 60, "too few samples: " + total + stacks.top(10));
 
     String chunk = script.toString();
     Predicate<String> outer = f -> isLua(f, "outer", chunk, OUTER_BODY_FROM, OUTER_BODY_TO);

@@ -88,10 +88,12 @@ class NginxLuaTest {
           out);
       assertTrue(out.substring(lib).contains("sizeof(lua_State) = 0x70"), out);
 
-      // wrk runs 15 s so its load covers both recordings even when starting the polystack JVMs
-      // takes seconds on a busy host. Its 2 s default timeout is raised: a sampled worker stops
-      // for a few ms per sample, and on a busy host a request can wait behind several of them.
-      Process wrk = new ProcessBuilder("wrk", "-t2", "-c8", "-d15s", "--timeout", "5s",
+      // wrk loads the workers until both recordings are done, however long starting the
+      // polystack JVMs takes on a busy host: then SIGINT ends it with its summary (its 300 s
+      // duration only bounds a test that dies). Its 2 s default timeout is raised: a sampled
+      // worker stops for a few ms per sample, and on a busy host a request can wait behind
+      // several of them.
+      Process wrk = new ProcessBuilder("wrk", "-t2", "-c8", "-d300s", "--timeout", "5s",
           "http://127.0.0.1:" + port + "/").redirectErrorStream(true).start();
       started.add(wrk);
       for (long worker : workers) { // the handler hot (and JIT-compiled) first
@@ -112,6 +114,8 @@ class NginxLuaTest {
         assertTrue(r.stderr().contains("target still running"), r.stderr()); // bpf: never attached
         profiles.add(FoldedStacks.read(outputs.get(i)));
       }
+      Process interrupt = new ProcessBuilder("kill", "-INT", Long.toString(wrk.pid())).start();
+      assertEquals(0, interrupt.waitFor(), "kill -INT wrk");
       String wrkOut = new String(wrk.getInputStream().readAllBytes());
       assertTrue(wrk.waitFor(60, TimeUnit.SECONDS), "wrk did not finish");
       assertEquals(0, wrk.exitValue(), wrkOut);
@@ -140,9 +144,9 @@ class NginxLuaTest {
 
       FoldedStacks all = FoldedStacks.merge(profiles);
       long total = all.samples();
-      // 500-800 in a run; 200 keep render (6-11% of samples) from being missed by chance
-      // (0.94^200 ~ 4e-6).
-      assertTrue(total >= 200, "too few samples: " + total + all.top(10));
+      // 500-800 in a run; 150 keep render (6-11% of samples) from being missed by chance
+      // (0.94^150 ~ 9e-5, within this class's budget; SamplingNoise).
+      assertTrue(total >= 150, "too few samples: " + total + all.top(10));
       String chunk = handler.toString();
       Predicate<String> anyHandlerFrame = f -> {
         FoldedStacks.LuaFrame lua = FoldedStacks.LuaFrame.parse(f);
