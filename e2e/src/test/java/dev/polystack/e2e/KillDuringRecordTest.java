@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
@@ -24,8 +25,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  * delay): in one trial of three 0..{@code -Dreliability.maxDelayMs} after polystack starts
  * (default 3500 ms: JVM start-up and attach on this machine), in the others 0..1.5 s after it
  * has attached (ptrace: the target has a TracerPid; perf, bpf: polystack holds perf_event fds),
- * which those trials assert it still was when killed; after a bpf-mode combination no capture
- * program is left in the kernel;
+ * which those trials assert it still was when killed; in bpf mode the capture program the
+ * killed polystack held must be gone from the kernel within 2 s;
  * trials run {@code -Dreliability.parallel} at a time (default 3). Figures go to
  * e2e/target/reliability/kill-MODE-SIG.txt.
  */
@@ -87,13 +88,6 @@ class KillDuringRecordTest {
         + " (replay: -Dreliability.seed=" + seed + ")");
     assertEquals(List.of(), notAttached, "kills meant for an attached polystack came before it"
         + " attached (replay: -Dreliability.seed=" + seed + ")");
-    if (mode.equals("bpf")) {
-      // Every polystack of the trials is gone: its capture program must be gone with its fds.
-      var shown = Tools.run(30, null, List.of("bpftool", "prog", "show"));
-      assertEquals(0, shown.exitCode(), shown.stderr());
-      assertTrue(!shown.stdout().contains("tick_capture"),
-          "a capture program outlived polystack:\n" + shown.stdout());
-    }
   }
 
   private Trial trial(String mode, String signal, KillTrials.KillMoment moment)
@@ -103,6 +97,7 @@ class KillDuringRecordTest {
       target.awaitOutput("ready", 20_000);
       boolean attached;
       int exit;
+      Set<Integer> programs;
       try (Distribution.Running polystack = Distribution.start("record", "--pid",
           Integer.toString(target.pid()), "--mode", mode, "--format", "folded", "-o",
           out.toString())) {
@@ -110,10 +105,21 @@ class KillDuringRecordTest {
         // three: a random moment from JVM start-up through attach and sampling.
         attached = KillTrials.awaitKillMoment(moment, polystack,
             () -> attached(mode, target, polystack), 10);
+        // bpf mode: the capture program it holds now must be gone with its descriptors. (Its
+        // own ids: other processes on the machine may run capture programs of their own.)
+        programs = Reliability.bpfProgramIds(polystack.pid());
         polystack.signal(signal);
         exit = polystack.await(60).exitCode();
       }
-      return check(moment, target, attached, exit, signal);
+      Trial t = check(moment, target, attached, exit, signal);
+      if (t.survived() && mode.equals("bpf") && attached && programs.isEmpty()) {
+        return new Trial(moment, false, true, exit, moment + " SIG" + signal + ": attached in"
+            + " bpf mode without a BPF program: the leak check saw nothing", t.notAttached());
+      }
+      Set<Integer> left = Reliability.bpfProgramsLeft(programs);
+      return left.isEmpty() || !t.survived() ? t : new Trial(moment, false, attached, exit,
+          moment + " SIG" + signal + ": BPF programs " + left + " outlived polystack",
+          t.notAttached());
     }
   }
 
