@@ -1,7 +1,9 @@
 /* Test target for host tests. Modes (all print a "ready" line on stdout, flushed):
- *   loop MS            busy loop for MS ms, exit 7
- *   threads N MS       N busy threads for MS ms, exit 5
- *   calls N GOFILE     wait for GOFILE to exist, call work() N times, exit 0
+ *   loop STOPFILE       busy loop until STOPFILE exists, exit 7
+ *   threads N STOPFILE  N busy threads until STOPFILE exists, exit 5
+ *   calls N GOFILE      wait for GOFILE to exist, call work() N times, exit 0
+ * A test ends a busy target when it is done with it (TestTarget.finish, or a kill on close),
+ * never by a clock the test has to beat. A target left behind ends after 10 minutes.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -16,6 +18,7 @@ volatile unsigned long counter;
 unsigned long pattern[4] = {0x1122334455667788UL, 0xdeadbeefcafebabeUL,
                             0x0123456789abcdefUL, 0xfedcba9876543210UL};
 static long deadline_ms;
+static const char *stop_file;
 
 static long now_ms(void) {
   struct timespec ts;
@@ -31,7 +34,7 @@ __attribute__((noinline)) unsigned long work(unsigned long x) {
 
 static unsigned long spin(void) {
   unsigned long acc = 1;
-  while (now_ms() < deadline_ms) {
+  while (now_ms() < deadline_ms && access(stop_file, F_OK) != 0) {
     for (int i = 0; i < 200000; i++) acc = work(acc);
   }
   return acc;
@@ -57,8 +60,10 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 4096; i++) guarded[i] = (char)((i * 7) & 0xff);
   mprotect(guard, 4096, PROT_NONE);
   mprotect(guard + 8192, 4096, PROT_NONE);
+  deadline_ms = now_ms() + 600000;
   if (strcmp(argv[1], "loop") == 0) {
-    deadline_ms = now_ms() + atol(argv[2]);
+    if (argc < 3) return 2;
+    stop_file = argv[2];
     printf("ready pattern=%p counter=%p work=%p pages=%p guarded=%p\n", (void *)pattern,
            (void *)&counter, (void *)work, (void *)pages, (void *)guarded);
     fflush(stdout);
@@ -67,8 +72,9 @@ int main(int argc, char **argv) {
     return 7;
   }
   if (strcmp(argv[1], "threads") == 0) {
+    if (argc < 4) return 2;
     int n = atoi(argv[2]);
-    deadline_ms = now_ms() + atol(argv[3]);
+    stop_file = argv[3];
     pthread_t t[16];
     for (int i = 0; i < n && i < 16; i++) pthread_create(&t[i], NULL, thread_main, NULL);
     printf("ready threads=%d\n", n);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Re-records the snapshot corpus from live processes (needs root or ptrace rights, luajit, gcc,
-# nginx, curl, and OpenResty's luajit2 and lua-nginx-module unpacked as .ci/run does). Workloads
+# nginx, curl, and OpenResty's luajit2 and lua-nginx-module unpacked as ./run-tests does). Workloads
 # run from /tmp/polystack-corpus so the file names in expected stacks do not depend on the
 # checkout. After recording, each case's expected stacks are the live walk's own output; check
 # them with the corpus test.
@@ -27,7 +27,7 @@ record luajit-coroutines 1 luajit -joff "$work/coroutines.lua"
 record luajit-traces 2 luajit "$work/traces.lua"
 record luajit2-shared 1 "$work/luahost" "$work/account.lua"
 
-# nginx + lua-nginx-module on OpenResty's luajit2 (unpacked by .ci/run): one worker serving a
+# nginx + lua-nginx-module on OpenResty's luajit2 (unpacked by ./run-tests): one worker serving a
 # request that stays in its Lua handler; the snapshot is of the worker, mid-request.
 ngx=/opt/polystack-ci/nginx-lua
 port=18931

@@ -275,7 +275,7 @@ final class Collector implements AutoCloseable {
       return "/usr/local/go/bin/go";
     }
     throw new IllegalStateException("Go is needed to build the test Collector: install golang-go"
-        + " (.ci/run does)");
+        + " (./run-tests does)");
   }
 
   // Reading the requests the Collector wrote back (shared by the OTLP tests).

@@ -30,7 +30,7 @@ class CpuPlacementTest {
     assumeTrue(Runtime.getRuntime().availableProcessors() >= 2, "needs two CPUs");
     Path out = dir.resolve("placed.folded");
     try (Target target = Target.start(Workloads.binary("two_threads"), "stdin");
-        Distribution.Running polystack = Distribution.start(Distribution.launcherJvmOptions(),
+        Distribution.Running polystack = Distribution.start(
             "record", "--mode", mode, "--pid", Integer.toString(target.pid()), "--threads",
             Integer.toString(target.pid()), "--format", "folded", "-o", out.toString())) {
       if (mode.equals("ptrace")) {
@@ -66,7 +66,7 @@ class CpuPlacementTest {
     assumeTrue(Runtime.getRuntime().availableProcessors() == 2, "two busy threads fill 2 CPUs");
     Path out = dir.resolve("all.folded");
     try (Target target = Target.start(Workloads.binary("two_threads"), "stdin");
-        Distribution.Running polystack = Distribution.start(Distribution.launcherJvmOptions(),
+        Distribution.Running polystack = Distribution.start(
             "record", "--pid", Integer.toString(target.pid()), "--format", "folded", "-o",
             out.toString())) {
       // The default mode (bpf) samples once its per-CPU events are open.
@@ -76,9 +76,12 @@ class CpuPlacementTest {
       }
       assertTrue(Reliability.holdsPerfEvents(polystack.pid()), polystack.stderrSoFar());
       // Before the first sample polystack can only guess from where the threads last ran (both
-      // may have shared one CPU a moment ago); the first ticks set it right.
-      Thread.sleep(500);
+      // may have shared one CPU a moment ago); the first ticks set it right: some CPU time of
+      // the target's while sampled (~20 ticks a thread), then every CPU for every thread.
+      Awaits.cpuTicks(target.pid(), 40, 30_000);
       String full = allowedLists(ProcessHandle.current().pid()).get(0);
+      Awaits.until("every polystack thread allowed every CPU", 30_000,
+          () -> allowedLists(polystack.pid()).stream().allMatch(full::equals));
       for (int i = 0; i < 20; i++) {
         Thread.sleep(50);
         for (String mask : allowedLists(polystack.pid())) {

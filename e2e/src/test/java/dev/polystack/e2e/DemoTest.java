@@ -7,10 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -27,6 +30,8 @@ class DemoTest {
     var result = Distribution.run(dir, Map.of(), "demo", "--seconds", "2");
 
     assertEquals(0, result.exitCode(), result.stderr());
+    // Everything it needs is here (./run-tests installed it): it says nothing of installing.
+    assertTrue(!result.stderr().contains("installing"), result.stderr());
     Path folder = dir.resolve("polystack-demo");
     Path html = folder.resolve("profile.html");
     Path pprof = folder.resolve("profile.pb.gz");
@@ -106,15 +111,80 @@ class DemoTest {
     assertEquals(List.of(), RootSafeOutputsTest.names(elsewhere));
   }
 
+  /**
+   * Root on this Debian host, with a PATH that has no luajit: dpkg says the luajit package is
+   * installed, so the demo installs nothing (no apt-get run) and says what is wrong instead.
+   */
   @Test
-  void withoutLuajitItSaysWhatToInstallInOneLine() throws Exception {
+  void aLuajitPackageOutsidePathIsNamedNotReinstalled() throws Exception {
+    Assumptions.assumeTrue(dpkgHasLuajit(), "needs the luajit package (./run-tests installs it)");
     var result = Distribution.run(dir, Map.of("PATH", dir.toString()), "demo",
         "--output-dir", dir.resolve("out").toString());
 
     assertEquals(1, result.exitCode(), result.stderr());
-    assertEquals(List.of("polystack: the demo runs a Lua program with luajit, which is not"
-        + " installed: install it (apt-get install luajit) and run 'polystack demo' again"),
-        result.stderrLines());
+    assertEquals(List.of("polystack: the demo runs a Lua program with luajit: the luajit package"
+        + " is installed but no luajit is in PATH (" + dir + "); add /usr/bin to PATH and run"
+        + " 'polystack demo' again"), result.stderrLines());
     assertTrue(Files.notExists(dir.resolve("out")), "nothing is written when it cannot run");
+  }
+
+  /**
+   * Not root (the test drops to user nobody when it runs as root): polystack may install
+   * nothing, and with luajit outside PATH it stops with one line before writing anything.
+   */
+  @Test
+  void withoutRootItInstallsNothingAndSaysWhatToDo(@TempDir Path home) throws Exception {
+    Assumptions.assumeTrue(dpkgHasLuajit(), "needs the luajit package (./run-tests installs it)");
+    // The distribution (the jar and the lib/ its manifest names) where user nobody can read
+    // it: the checkout may be private to root.
+    Path readable = Files.createTempDirectory(Path.of("/tmp"), "polystack-demo-jar");
+    try {
+      Path jar = Files.copy(Distribution.jar(), readable.resolve("polystack-host.jar"));
+      Path lib = Files.createDirectory(readable.resolve("lib"));
+      try (var libs = Files.list(Distribution.jar().resolveSibling("lib"))) {
+        for (Path l : libs.toList()) {
+          Files.setPosixFilePermissions(Files.copy(l, lib.resolve(l.getFileName())),
+              PosixFilePermissions.fromString("rw-r--r--"));
+        }
+      }
+      for (Path d : List.of(readable, lib)) {
+        Files.setPosixFilePermissions(d, PosixFilePermissions.fromString("rwxr-xr-x"));
+      }
+      Files.setPosixFilePermissions(jar, PosixFilePermissions.fromString("rw-r--r--"));
+      List<String> command = new ArrayList<>();
+      if (Files.readString(Path.of("/proc/self/status")).matches("(?s).*\\nUid:\\s+0\\s.*")) {
+        command.addAll(List.of("/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+            "--clear-groups"));
+      }
+      command.addAll(List.of("/usr/bin/env", "PATH=" + home,
+          Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+      command.addAll(Distribution.launcherJvmOptions("demo"));
+      command.addAll(List.of("-jar", jar.toString(), "demo", "--output-dir",
+          home.resolve("out").toString()));
+      var result = Tools.run(120, null, command);
+
+      assertEquals(1, result.exitCode(), result.stderr());
+      assertEquals(List.of("polystack: the demo runs a Lua program with luajit: the luajit"
+          + " package is installed but no luajit is in PATH (" + home + "); add /usr/bin to"
+          + " PATH and run 'polystack demo' again"),
+          result.stderr().lines().filter(l -> !l.isBlank()).toList());
+      assertTrue(Files.notExists(home.resolve("out")), "nothing is written when it cannot run");
+    } finally {
+      try (var files = Files.walk(readable)) {
+        for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+          Files.delete(f);
+        }
+      }
+    }
+  }
+
+  /** dpkg's own answer, the oracle for "installed": dpkg-query, not PATH. */
+  private static boolean dpkgHasLuajit() throws Exception {
+    if (!Files.isExecutable(Path.of("/usr/bin/dpkg-query"))) {
+      return false;
+    }
+    var q = Tools.run(30, null, List.of("/usr/bin/dpkg-query", "-W", "-f", "${Status}",
+        "luajit"));
+    return q.exitCode() == 0 && q.stdout().strip().equals("install ok installed");
   }
 }

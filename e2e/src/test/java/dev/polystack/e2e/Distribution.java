@@ -7,8 +7,14 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
-/** The packaged polystack distribution, run as a real process the way a user runs it. */
+/**
+ * The packaged polystack distribution, run as a real process the way a user runs it: the JVM
+ * the ./polystack launcher would exec, with the launcher's JVM options (the launcher itself is
+ * not run: it would build the distribution from inside the build that is testing it).
+ */
 final class Distribution {
 
   /** What one run printed and returned. */
@@ -111,9 +117,14 @@ final class Distribution {
     return env;
   }
 
-  private static List<String> command(String... args) {
+  /**
+   * The command line the ./polystack launcher runs for {@code args}: java with the launcher's
+   * JVM options for that subcommand, -jar, the arguments. Tests run what users run.
+   */
+  private static List<String> command(String... args) throws IOException {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.addAll(launcherJvmOptions(args));
     command.add("-jar");
     command.add(jar().toString());
     command.addAll(List.of(args));
@@ -130,30 +141,8 @@ final class Distribution {
    * non-interactive shell ignores SIGINT, and the JVM then never installs a handler for it).
    */
   static Running start(String... args) throws IOException {
-    return start(List.of(), args);
-  }
-
-  /**
-   * The JVM options the ./polystack launcher passes (its {@code default_opts=(...)} array), read
-   * from the script itself so that tests which run "the way users run it" cannot drift from it.
-   */
-  static List<String> launcherJvmOptions() throws IOException {
-    String script = Files.readString(root().resolve("polystack"), StandardCharsets.UTF_8);
-    int start = script.indexOf("\ndefault_opts=(");
-    if (start < 0) {
-      throw new AssertionError("the launcher has no default_opts=(...) line");
-    }
-    int open = script.indexOf('(', start);
-    int close = script.indexOf(')', open);
-    return List.of(script.substring(open + 1, close).trim().split("\\s+"));
-  }
-
-  /** {@link #start(String...)} with JVM options before {@code -jar} (e.g. the launcher's). */
-  static Running start(List<String> jvmOptions, String... args) throws IOException {
     List<String> command = new ArrayList<>(List.of("env", "--default-signal=INT,TERM,HUP"));
-    List<String> java = command(args);
-    java.addAll(1, jvmOptions);
-    command.addAll(java);
+    command.addAll(command(args));
     Path out = Files.createTempFile("polystack-out", ".txt");
     Path err = Files.createTempFile("polystack-err", ".txt");
     ProcessBuilder builder = new ProcessBuilder(command);
@@ -164,6 +153,52 @@ final class Distribution {
         .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
         .start();
     return new Running(p, out, err, String.join(" ", args));
+  }
+
+  /**
+   * The JVM options the ./polystack launcher passes for {@code args}: its
+   * {@code default_opts=(...)} array and the {@code default_opts+=(...)} it adds for one
+   * subcommand, read from the script itself so that tests cannot drift from it. A launcher
+   * that adds options in a form this does not read fails the test instead of being ignored.
+   */
+  static List<String> launcherJvmOptions(String... args) throws IOException {
+    String script = Files.readString(root().resolve("polystack"), StandardCharsets.UTF_8);
+    Matcher base = Pattern.compile("\\ndefault_opts=\\(([^)]*)\\)").matcher(script);
+    if (!base.find()) {
+      throw new AssertionError("the launcher has no default_opts=(...) line");
+    }
+    List<String> options = new ArrayList<>(words(base.group(1)));
+    Matcher added = Pattern.compile("if \\[ \"\\$\\(subcommand \"\\$@\"\\)\" = (\\w+) \\]; then"
+        + "\\s*default_opts\\+=\\(([^)]*)\\)").matcher(script);
+    int read = 0;
+    String subcommand = subcommand(args);
+    while (added.find()) {
+      read++;
+      if (added.group(1).equals(subcommand)) {
+        options.addAll(words(added.group(2)));
+      }
+    }
+    if (read != script.split("default_opts\\+=\\(", -1).length - 1) {
+      throw new AssertionError("the launcher adds JVM options in a form Distribution does not"
+          + " read: update launcherJvmOptions");
+    }
+    return options;
+  }
+
+  private static List<String> words(String text) {
+    return List.of(text.strip().split("\\s+"));
+  }
+
+  /** As the launcher's subcommand(): the first argument not an option nor --plugin-path's. */
+  private static String subcommand(String... args) {
+    for (int i = 0; i < args.length; i++) {
+      if (args[i].equals("--plugin-path")) {
+        i++;
+      } else if (!args[i].startsWith("-")) {
+        return args[i];
+      }
+    }
+    return "";
   }
 
   /** A polystack run in progress; close() kills it if it is still running. */

@@ -77,7 +77,7 @@ class DumpTest {
   @Test
   void everyThreadIsShownWithItsName() throws Exception {
     try (Target target = Target.start(Workloads.binary("two_threads"), "stdin")) {
-      Thread.sleep(300); // let the worker start and get its name
+      Awaits.threadsNamed(target.pid(), java.util.Set.of("worker-b", "stdin-watch"), 20_000);
 
       var result = Distribution.run("dump", "--pid", Integer.toString(target.pid()));
 

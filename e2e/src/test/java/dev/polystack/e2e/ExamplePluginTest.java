@@ -84,7 +84,9 @@ class ExamplePluginTest {
   @Test
   void scriptFramesReplaceTheInterpreterLoopBetweenNativeFrames() throws Exception {
     try (Target target = Target.start(toy)) {
-      Thread.sleep(300);
+      // In its builtin's sleep: where the frames under test are.
+      Awaits.blockedIn(target.pid(), java.util.Set.of(Awaits.NANOSLEEP, Awaits.CLOCK_NANOSLEEP),
+          20_000);
       var result = Distribution.run("--plugin-path", pluginDir.toString(), "dump", "--pid",
           Integer.toString(target.pid()));
 
@@ -109,7 +111,7 @@ class ExamplePluginTest {
   void passesTheAuthorKitOnASnapshotOfTheRealProcess() throws Exception {
     Path snapshot = dir.resolve("toy-spin.psnap");
     try (Target target = Target.start(toy, "spin")) {
-      Thread.sleep(300);
+      Awaits.cpuTicks(target.pid(), 2, 20_000); // past the loader, spinning in the script
       Distribution.Result result = null;
       // On a host loaded far beyond its cores a thread may not stop within the snapshot's stop
       // timeout; the snapshot then reports it as lost. A few tries, each checked in full.

@@ -53,8 +53,8 @@ class InspectTest {
     Process lua = new ProcessBuilder("/usr/bin/luajit", "-e", "io.read()")
         .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
     try {
-      // Give the loader time to map everything before we read the maps.
-      Thread.sleep(300);
+      // Blocked in io.read(): the loader has mapped everything before we read the maps.
+      Awaits.blockedIn(lua.pid(), java.util.Set.of(Awaits.READ), 20_000);
       var result = Distribution.run("inspect", "--pid", Long.toString(lua.pid()));
 
       assertEquals(0, result.exitCode(), result.stderr());

@@ -2,11 +2,11 @@ package dev.polystack.e2e;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * The kill-trial procedure shared by {@link KillDuringRecordTest} ({@code record}) and
@@ -49,24 +49,65 @@ final class KillTrials {
   }
 
   /**
-   * Sleeps until the moment trial {@code n} kills polystack: in one trial of three a random
-   * 0..{@code maxDelayMs} after polystack started (JVM start-up, attach and work); in the others
-   * a random 0..{@code attachedDelayMs} after {@code attached} holds (waited for, polling every
-   * {@code pollMs}, while polystack lives and at most 60 s).
+   * When one trial kills polystack: {@code afterAttach} trials wait for polystack to be attached
+   * and then {@code delayMs}; the others wait {@code delayMs} from polystack's start (JVM
+   * start-up, attach and work alike).
    */
-  static void awaitKillMoment(int n, Distribution.Running polystack, Condition attached,
-      int pollMs, int maxDelayMs, int attachedDelayMs) throws Exception {
-    ThreadLocalRandom random = ThreadLocalRandom.current();
-    if (n % 3 != 0) {
+  record KillMoment(int trial, boolean afterAttach, int delayMs) {
+    @Override
+    public String toString() {
+      return "#" + trial + (afterAttach ? " attached+" : " start+") + delayMs + "ms";
+    }
+  }
+
+  /**
+   * The kill moments of {@code trials} trials, drawn from {@code seed}: in one trial of three
+   * 0..{@code maxDelayMs} after polystack started, in the others 0..{@code attachedDelayMs}
+   * after it attached. The seed is -Dreliability.seed when given (to replay a failure: the
+   * report prints it with every moment), else fresh.
+   */
+  static List<KillMoment> moments(long seed, int trials, int maxDelayMs, int attachedDelayMs) {
+    Random random = new Random(seed);
+    List<KillMoment> moments = new ArrayList<>();
+    for (int n = 0; n < trials; n++) {
+      boolean afterAttach = n % 3 != 0;
+      moments.add(new KillMoment(n, afterAttach,
+          random.nextInt((afterAttach ? attachedDelayMs : maxDelayMs) + 1)));
+    }
+    return moments;
+  }
+
+  /** -Dreliability.seed, else a fresh one; either way printed with the trials' report. */
+  static long seed() {
+    String given = System.getProperty("reliability.seed");
+    return given == null || given.isBlank() ? new Random().nextLong() : Long.parseLong(given.strip());
+  }
+
+  /**
+   * Sleeps until {@code moment}: for an after-attach moment, first until {@code attached}
+   * holds (polled every {@code pollMs} while polystack lives, at most 60 s). Returns whether
+   * polystack was attached when the wait ended, which an after-attach trial must see.
+   */
+  static boolean awaitKillMoment(KillMoment moment, Distribution.Running polystack,
+      Condition attached, int pollMs) throws Exception {
+    if (moment.afterAttach()) {
       long deadline = System.nanoTime() + 60_000_000_000L;
       while (!attached.holds() && polystack.process().isAlive()
           && System.nanoTime() < deadline) {
         Thread.sleep(pollMs);
       }
-      Thread.sleep(random.nextInt(attachedDelayMs + 1));
-    } else {
-      Thread.sleep(random.nextInt(maxDelayMs + 1));
     }
+    Thread.sleep(moment.delayMs());
+    return attached.holds();
+  }
+
+  /**
+   * The problem of an after-attach trial whose polystack was not attached at the kill (it
+   * exited, or never attached within 60 s): the trial then tested start-up, not what it claims.
+   */
+  static String notAttachedProblem(KillMoment moment, boolean attachedAtKill) {
+    return moment.afterAttach() && !attachedAtKill
+        ? moment + ": polystack was not attached when killed" : null;
   }
 
   /**

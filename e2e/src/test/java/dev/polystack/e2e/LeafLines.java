@@ -98,6 +98,13 @@ final class LeafLines {
     return total == 0 ? 0 : counts.getOrDefault(key, 0L) / (double) total;
   }
 
+  /** Every key's share of the Lua samples. */
+  Map<String, Double> shares() {
+    Map<String, Double> shares = new TreeMap<>();
+    counts.keySet().forEach(k -> shares.put(k, share(k)));
+    return shares;
+  }
+
   /** Sum over keys of the smaller share: 1 for identical distributions, 0 for disjoint ones. */
   double overlap(LeafLines other) {
     var keys = new java.util.TreeSet<>(counts.keySet());

@@ -20,7 +20,7 @@ record LuaJitBuild(String name, Path executable, Map<String, String> env) {
 
   /**
    * OpenResty's luajit2. Its Debian packages conflict with {@code luajit}, so they are never
-   * installed, only unpacked: first where CI unpacks them as root (.ci/run), else into
+   * installed, only unpacked: first where ./run-tests unpacks them as root, else into
    * e2e/target once per checkout.
    */
   static synchronized LuaJitBuild openResty() throws IOException, InterruptedException {
@@ -68,7 +68,7 @@ record LuaJitBuild(String name, Path executable, Map<String, String> env) {
     }
     if (p.exitValue() != 0) {
       throw new IOException(String.join(" ", command) + " failed (OpenResty's luajit2 is needed;"
-          + " .ci/run unpacks it into /var/cache/polystack-e2e/luajit2):\n" + Files.readString(log));
+          + " ./run-tests unpacks it into /var/cache/polystack-e2e/luajit2):\n" + Files.readString(log));
     }
   }
 

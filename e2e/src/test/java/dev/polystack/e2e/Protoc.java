@@ -34,7 +34,7 @@ final class Protoc {
           .start();
     } catch (IOException e) {
       throw new IllegalStateException("protoc is missing: install protobuf-compiler"
-          + " (.ci/run does)", e);
+          + " (./run-tests does)", e);
     }
     if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
       throw new AssertionError("protoc --decode failed: " + Files.readString(err));

@@ -67,7 +67,8 @@ class RecordAttachTest {
         Distribution.Running polystack = Distribution.start("record", "--mode", mode, "--pid",
             Integer.toString(target.pid()), "--format", "folded", "-o", out.toString())) {
       awaitSampling(mode, target, polystack); // JVM start-up on a loaded host can take long
-      Thread.sleep(700); // let it take some samples
+      // Some samples: the ticks come with the target's CPU time (~20 a thread at 99 Hz).
+      Awaits.cpuTicks(target.pid(), 40, 60_000);
 
       long sent = System.nanoTime();
       polystack.signal(signal);
@@ -107,9 +108,8 @@ class RecordAttachTest {
   /** The busy threads keep using CPU after polystack has gone: nothing was left stopped. */
   static void assertStillComputing(Target target) throws Exception {
     long before = target.cpuTicks();
-    Thread.sleep(300);
-    long after = target.cpuTicks();
-    assertTrue(after > before, "no CPU time used in 300 ms after detach: " + target.status());
+    Awaits.until("CPU time used after detach (status " + target.status() + ")", 10_000,
+        () -> target.cpuTicks() > before);
   }
 
   /** Still alive, not traced (TracerPid 0) and not left stopped (State t or T). */

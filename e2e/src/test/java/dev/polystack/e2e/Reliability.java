@@ -9,6 +9,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * Shared pieces of the reliability tests (docs/reliability.md): trial counts and durations from
@@ -81,6 +83,55 @@ final class Reliability {
       return false;
     }
     return false;
+  }
+
+  /** The ids of the BPF programs process {@code pid} holds (its fds' fdinfo "prog_id"). */
+  static Set<Integer> bpfProgramIds(long pid) {
+    Set<Integer> ids = new TreeSet<>();
+    try (DirectoryStream<Path> dir = Files.newDirectoryStream(Path.of("/proc/" + pid
+        + "/fdinfo"))) {
+      for (Path fd : dir) {
+        try {
+          for (String line : Files.readAllLines(fd)) {
+            if (line.startsWith("prog_id:")) {
+              ids.add(Integer.parseInt(line.substring("prog_id:".length()).strip()));
+            }
+          }
+        } catch (IOException e) {
+          // closed meanwhile
+        }
+      }
+    } catch (IOException e) {
+      return ids;
+    }
+    return ids;
+  }
+
+  /**
+   * Of {@code ids}, the BPF programs still loaded 2 s after their holder died (the kernel frees
+   * a program once the last perf event using it is gone, not always at once).
+   */
+  static Set<Integer> bpfProgramsLeft(Set<Integer> ids) throws Exception {
+    Set<Integer> left = new TreeSet<>(ids);
+    long deadline = System.nanoTime() + 2_000_000_000L;
+    while (!left.isEmpty()) {
+      left.removeIf(id -> {
+        try {
+          return Tools.run(30, null, List.of("bpftool", "prog", "show", "id",
+              Integer.toString(id))).exitCode() != 0;
+        } catch (IOException e) {
+          throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return false;
+        }
+      });
+      if (left.isEmpty() || System.nanoTime() > deadline) {
+        break;
+      }
+      Thread.sleep(50);
+    }
+    return left;
   }
 
   /** Writes {@code text} to e2e/target/reliability/{@code name}.txt (replacing it), prints it. */

@@ -27,7 +27,7 @@ class RepeatedSignalTest {
   void vdsoPtraceIgnoresFurtherSignalsUntilDisarmed() throws Exception {
     try (Target target = Target.start(Workloads.binary("vdso_survivor"))) {
       target.awaitOutput("ready", 20_000);
-      try (Distribution.Running polystack = Distribution.start(Distribution.launcherJvmOptions(),
+      try (Distribution.Running polystack = Distribution.start(
           "vdso", "--pid", Integer.toString(target.pid()), "--backend", "ptrace",
           "--summary-only", "-o", dir.resolve("vdso.txt").toString())) {
         awaitArmed(target, polystack);
@@ -91,7 +91,12 @@ class RepeatedSignalTest {
     assertEquals(List.of(), KillTrials.stoppedAfterRelease(target.pid()), "threads left stopped");
     RecordAttachTest.assertReleasedAndRunning(target);
     long before = target.cpuTicks();
-    Thread.sleep(VdsoKillTest.CALLING_ON_MS); // an armed breakpoint would kill it now
+    // Let it call into the vDSO a while longer: an armed breakpoint would kill it now.
+    long until = System.nanoTime() + 20_000_000_000L;
+    while (target.isAlive() && target.cpuTicks() < before + VdsoKillTest.CALLING_ON_TICKS
+        && System.nanoTime() < until) {
+      Thread.sleep(10);
+    }
     RecordAttachTest.assertReleasedAndRunning(target);
     assertTrue(target.cpuTicks() > before, "the target stopped running: " + target.status());
     target.stdin().close();

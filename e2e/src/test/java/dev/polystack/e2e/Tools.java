@@ -13,7 +13,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * Programs nobody here wrote, used as oracles (go tool pprof, headless Chromium, Python's json
  * module), and the folded-stack text format. A missing tool fails the test with a clear message:
- * .ci/run installs them.
+ * ./run-tests installs them.
  */
 final class Tools {
   private Tools() {}

@@ -16,7 +16,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  * back to back in three threads with SIGTRAP at its default action, so a breakpoint left armed
  * kills it within microseconds of polystack's death. After polystack is gone the test checks
  * that no thread is stopped (every /proc/PID/task/TID/stat) and nothing traces it, lets it call
- * on for {@link #CALLING_ON_MS} ms, then closes its stdin: it must exit 0 with its normal line.
+ * on for {@link #CALLING_ON_TICKS} clock ticks of CPU, then closes its stdin: it must exit 0
+ * with its normal line.
  *
  * <p>One combination cannot be made safe and is measured instead of asserted: ptrace backend +
  * SIGKILL. Its breakpoints are perf events with {@code sigtrap}: each hit queues a SIGTRAP that
@@ -29,21 +30,26 @@ import org.junit.jupiter.params.provider.CsvSource;
  * <p>Trials per combination: {@code -Dreliability.trials} (CI default 3); one in three is killed
  * 0..{@code -Dreliability.maxDelayMs} (default 3000) after polystack starts, the others
  * 0..{@code -Dreliability.attachedDelayMs} (default 1000) after its breakpoints are armed (it
- * holds perf_event descriptors; ptrace: also the target has a TracerPid); {@code
+ * holds perf_event descriptors; ptrace: also the target has a TracerPid), which those trials
+ * assert still holds at the kill; delays come from {@code -Dreliability.seed} (else a fresh
+ * seed, printed in the report with every delay); {@code
  * -Dreliability.parallel} trials at a time (default 3). polystack runs with the launcher's JVM
  * options. Figures go to e2e/target/reliability/vdso-kill-BACKEND-SIG.txt.
  */
 class VdsoKillTest {
-  /** How long the target keeps calling into its vDSO after polystack died, before the checks. */
-  static final int CALLING_ON_MS = 300;
+  /**
+   * CPU time (clock ticks) the target spends calling into its vDSO after polystack died, before
+   * the checks: hundreds of thousands of calls, each of which an armed breakpoint would hit.
+   */
+  static final int CALLING_ON_TICKS = 30;
   private static final Pattern OK = Pattern.compile("vdso_survivor ok rounds=\\d+ bad=0");
   private static final int SIGTRAP_EXIT = 128 + 5;
 
   @TempDir Path dir;
 
   /** What one trial saw; {@code sigtrap} marks a target that died of SIGTRAP. */
-  record Trial(boolean survived, boolean attachedAtKill, int polystackExit, boolean sigtrap,
-      String problem) {}
+  record Trial(KillTrials.KillMoment moment, boolean survived, boolean attachedAtKill,
+      int polystackExit, boolean sigtrap, String problem, String notAttached) {}
 
   @ParameterizedTest(name = "{0} backend, SIG{1}")
   @CsvSource({
@@ -66,9 +72,12 @@ class VdsoKillTest {
     int maxDelay = Reliability.intProperty("reliability.maxDelayMs", 3000);
     int attachedDelay = Reliability.intProperty("reliability.attachedDelayMs", 1000);
     int parallel = Reliability.intProperty("reliability.parallel", 3);
+    long seed = KillTrials.seed();
+    List<KillTrials.KillMoment> moments = KillTrials.moments(seed, trials, maxDelay,
+        attachedDelay);
     long started = System.nanoTime();
     List<Trial> results = KillTrials.run(trials, parallel,
-        n -> trial(backend, signal, maxDelay, attachedDelay, n));
+        n -> trial(backend, signal, moments.get(n)));
     long survived = results.stream().filter(Trial::survived).count();
     long attached = results.stream().filter(Trial::attachedAtKill).count();
     long sigtrap = results.stream().filter(Trial::sigtrap).count();
@@ -77,47 +86,54 @@ class VdsoKillTest {
     long clean = results.stream().filter(t -> t.polystackExit() == 0).count();
     List<String> problems = results.stream().filter(t -> !t.survived()).map(Trial::problem)
         .toList();
+    List<String> notAttached = results.stream().map(Trial::notAttached)
+        .filter(java.util.Objects::nonNull).toList();
     Reliability.report("vdso-kill-" + backend + "-" + signal, String.format(
         "trials=%d survived=%d lost=%d lost_sigtrap=%d attached_at_kill=%d lost_when_attached=%d"
-            + " polystack_exit0=%d seconds=%.0f%s",
+            + " polystack_exit0=%d seconds=%.0f seed=%d moments=%s%s",
         trials, survived, trials - survived, sigtrap, attached, lostAttached, clean,
-        (System.nanoTime() - started) / 1e9, problems.isEmpty() ? "" : " problems=" + problems));
+        (System.nanoTime() - started) / 1e9, seed, moments,
+        problems.isEmpty() ? "" : " problems=" + problems));
+    String replay = " (replay: -Dreliability.seed=" + seed + ")";
+    assertEquals(List.of(), notAttached, "kills meant for armed breakpoints came before arming"
+        + replay);
     if (backend.equals("ptrace") && signal.equals("KILL")) {
       // The measured risk: a death by SIGTRAP is the known hazard; anything else is a bug.
       List<String> other = results.stream().filter(t -> !t.survived() && !t.sigtrap())
           .map(Trial::problem).toList();
-      assertEquals(List.of(), other, "harmed other than by the documented SIGTRAP hazard");
+      assertEquals(List.of(), other, "harmed other than by the documented SIGTRAP hazard"
+          + replay);
     } else {
-      assertEquals(List.of(), problems, "target harmed in " + problems.size() + " of " + trials);
+      assertEquals(List.of(), problems, "target harmed in " + problems.size() + " of " + trials
+          + replay);
     }
   }
 
-  private Trial trial(String backend, String signal, int maxDelay, int attachedDelay, int n)
+  private Trial trial(String backend, String signal, KillTrials.KillMoment moment)
       throws Exception {
-    Path out = dir.resolve("trial-" + n + ".txt");
+    Path out = dir.resolve("trial-" + moment.trial() + ".txt");
     try (Target target = Target.start(Workloads.binary("vdso_survivor"))) {
       target.awaitOutput("ready", 20_000);
       boolean attached;
       boolean warned;
       int exit;
-      try (Distribution.Running polystack = Distribution.start(Distribution.launcherJvmOptions(),
+      try (Distribution.Running polystack = Distribution.start(
           "vdso", "--pid", Integer.toString(target.pid()), "--backend", backend, "--summary-only",
           "-o", out.toString())) {
         // Two trials in three: a random moment while breakpoints are armed (or being removed);
         // one in three: a random moment from JVM start-up through attach and tracing.
-        KillTrials.awaitKillMoment(n, polystack, () -> armed(backend, target, polystack), 5,
-            maxDelay, attachedDelay);
-        attached = armed(backend, target, polystack);
+        attached = KillTrials.awaitKillMoment(moment, polystack,
+            () -> armed(backend, target, polystack), 5);
         polystack.signal(signal);
         Distribution.Result result = polystack.await(60);
         exit = result.exitCode();
         warned = result.stderr().contains("polystack: warning: --backend ptrace: if polystack"
             + " is killed with SIGKILL");
       }
-      Trial t = check(target, attached, exit, signal);
+      Trial t = check(moment, target, attached, exit, signal);
       if (t.survived() && attached && backend.equals("ptrace") && !warned) {
-        return new Trial(false, true, exit, false, "armed with --backend ptrace but no warning"
-            + " about SIGKILL was printed");
+        return new Trial(moment, false, true, exit, false, moment + ": armed with --backend"
+            + " ptrace but no warning about SIGKILL was printed", t.notAttached());
       }
       return t;
     }
@@ -136,11 +152,16 @@ class VdsoKillTest {
     return status != null && status.tracerPid() != 0;
   }
 
-  private static Trial check(Target target, boolean attached, int exit, String signal)
-      throws Exception {
+  private static Trial check(KillTrials.KillMoment moment, Target target, boolean attached,
+      int exit, String signal) throws Exception {
     List<Reliability.TaskState> stopped = KillTrials.stoppedAfterRelease(target.pid());
     // Let it call into the vDSO a while longer: an armed breakpoint would kill it now.
-    Thread.sleep(CALLING_ON_MS);
+    long calling = Awaits.cpuTicks(target.pid());
+    long until = System.nanoTime() + 20_000_000_000L;
+    while (target.isAlive() && Awaits.cpuTicks(target.pid()) < calling + CALLING_ON_TICKS
+        && System.nanoTime() < until) {
+      Thread.sleep(10);
+    }
     Target.Status status = target.status();
     String problem = null;
     boolean sigtrap = false;
@@ -166,7 +187,8 @@ class VdsoKillTest {
     if (problem == null) {
       problem = KillTrials.exitProblem(exit, signal);
     }
-    return new Trial(problem == null, attached, exit, sigtrap, problem == null ? ""
-        : "SIG" + signal + (attached ? " (armed)" : " (not yet armed)") + ": " + problem);
+    return new Trial(moment, problem == null, attached, exit, sigtrap, problem == null ? ""
+        : moment + " SIG" + signal + (attached ? " (armed)" : " (not yet armed)") + ": "
+            + problem, KillTrials.notAttachedProblem(moment, attached));
   }
 }

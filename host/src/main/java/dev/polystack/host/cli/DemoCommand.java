@@ -38,18 +38,21 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 
 /**
- * {@code polystack demo}: the quick start. Runs a bundled LuaJIT program with the system
- * {@code luajit}, samples it in ptrace mode and, on the same process at the same time, traces its
- * vDSO calls with the perf backend, then writes a flame graph, a pprof file and the calls as JSON
- * lines into one folder. Everything the two real commands do, with no choices to make. The
- * program itself is written into a fresh private directory (0700, random name) and removed at
- * the end: a predictable path would let another user swap the code root runs.
+ * {@code polystack demo}: the quick start. Installs what it needs where it may
+ * ({@link DemoSetup}), runs a bundled LuaJIT program with the system {@code luajit}, samples it
+ * as {@code record} does by default (bpf mode, perf where BPF cannot load) and, on the same
+ * process at the same time, traces its vDSO calls with the perf backend, then writes a flame
+ * graph, a pprof file and the calls as JSON lines into one folder. Everything the two real
+ * commands do, with no choices to make. The program itself is written into a fresh private
+ * directory (0700, random name) and removed at the end: a predictable path would let another
+ * user swap the code root runs.
  */
 @Command(
     name = "demo",
     mixinStandardHelpOptions = true,
     description = "Profile a bundled LuaJIT example and trace its vDSO calls: writes an html"
-        + " flame graph, a pprof file and vDSO JSON lines into --output-dir. Needs luajit.")
+        + " flame graph, a pprof file and vDSO JSON lines into --output-dir. Needs luajit (and"
+        + " libbpf1 for bpf mode): as root on Debian or Ubuntu it installs them with apt-get.")
 final class DemoCommand implements Runnable {
   static final String SCRIPT = "demo.lua";
   static final String FLAME_GRAPH = "profile.html";
@@ -90,12 +93,8 @@ final class DemoCommand implements Runnable {
     if (seconds < 1 || seconds > 600) {
       throw new UsageException("--seconds " + seconds + ": give 1 to 600");
     }
-    try {
-      RecordCommand.checkRunnable("luajit", System.getenv("PATH"));
-    } catch (CommandFailedException e) {
-      throw new CommandFailedException("the demo runs a Lua program with luajit, which is not"
-          + " installed: install it (apt-get install luajit) and run 'polystack demo' again");
-    }
+    String path = System.getenv("PATH");
+    DemoSetup.apply(DemoSetup.plan(DemoSetup.probe(path)), console, path);
     Credentials as = launchAs.resolve(System.getenv(), Accounts.effectiveUid(), console::note);
     Path scriptDir = null;
     OutputFile html = null;
@@ -143,13 +142,14 @@ final class DemoCommand implements Runnable {
     SamplingOptions options = new SamplingOptions(99, 0, false, Set.of(), 512,
         SamplingOptions.DEFAULT_STACK_BYTES);
     console.err().println("polystack: running 'luajit " + script + " " + seconds + "' with"
-        + " sampling (ptrace) and vDSO tracing (perf) ...");
+        + " sampling (record's default, bpf mode) and vDSO tracing (perf backend) ...");
     console.err().flush();
     RecordSession.Result result;
     StatusLine status = new StatusLine(console);
     try (StopSignals signals = new StopSignals(console)) {
       result = session.launch(List.of("luajit", script.toString(), Integer.toString(seconds)),
-          options, signals::stopRequested, status::update, tracer::start);
+          RecordSession.Backend.defaultBackend(), options, signals::stopRequested,
+          status::update, tracer::start);
     } catch (SamplingException e) {
       tracer.stopAndJoin();
       throw new CommandFailedException(e.getMessage());
@@ -210,7 +210,7 @@ final class DemoCommand implements Runnable {
   /**
    * The vDSO session, on its own platform thread: it starts when the program stands in its exec
    * (its memory map is final then) and ends by itself when the program exits. The perf backend
-   * never stops or traces the target, so it coexists with the ptrace sampler's tracer.
+   * never stops or traces the target, so it coexists with the sampler in any mode.
    */
   private final class VdsoThread {
     private final ProbePlugin plugin;

@@ -63,6 +63,11 @@ final class LearnedPages {
     return b.build();
   }
 
+  /** Distinct pages remembered now (at most MAX_TRACKED plus one walk's). */
+  int tracked() {
+    return hits.size();
+  }
+
   private void decay() {
     samples /= 2;
     hits.replaceAll((page, n) -> n / 2);

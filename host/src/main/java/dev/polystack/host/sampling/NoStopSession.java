@@ -13,6 +13,7 @@ import dev.polystack.host.sys.SyscallException;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.IntConsumer;
 
 /**
  * A {@code record --mode bpf} or {@code --mode perf} run. The target is never stopped by us: an
@@ -59,13 +60,14 @@ final class NoStopSession {
 
   RecordSession.Result launch(List<String> command, Credentials as,
       RecordSession.Backend backend, SamplingOptions options, BooleanSupplier stop,
-      RecordSession.Progress progress) throws SamplingException {
+      RecordSession.Progress progress, IntConsumer started) throws SamplingException {
     // Loaded before the program starts: a refusal falls back before anything ran.
     try (TickCapture capture = openCapture(backend, options)) {
       ChildProcess child = RecordSession.startStopped(command, as);
       try (child; Tracer tracer = Tracer.start(child.pid())) {
         RecordSession.runToExec(child, tracer, command);
         int pid = child.pid();
+        started.accept(pid);
         RecordSession.Result result = sample(pid, capture, options, stop, progress,
             () -> tracer.detach(pid, 0), TargetExit.ofChild(child));
         return result.targetExit() != null ? result : RecordSession.endChild(child, result);

@@ -197,10 +197,19 @@ public final class RecordSession {
   /** Launches {@code command} with inherited stdio, sampled from its first instruction. */
   public Result launch(List<String> command, Backend backend, SamplingOptions options,
       BooleanSupplier stop, Progress progress) throws SamplingException {
+    return launch(command, backend, options, stop, progress, pid -> { });
+  }
+
+  /**
+   * {@link #launch(List, Backend, SamplingOptions, BooleanSupplier, Progress)} that hands the
+   * program's pid to {@code started} while it stands in its exec (see the ptrace overload).
+   */
+  public Result launch(List<String> command, Backend backend, SamplingOptions options,
+      BooleanSupplier stop, Progress progress, IntConsumer started) throws SamplingException {
     if (backend.mode() != Mode.PTRACE) {
-      return noStop.launch(command, launchAs, backend, options, stop, progress);
+      return noStop.launch(command, launchAs, backend, options, stop, progress, started);
     }
-    return launch(command, options, stop, progress, pid -> { });
+    return launch(command, options, stop, progress, started);
   }
 
   /**

@@ -54,8 +54,10 @@ class LauncherTest {
   void startStoppedThenTraceToExec(@TempDir Path dir) throws Exception {
     Path out = dir.resolve("out");
     String exe = TestTarget.binary().toString();
+    // Its stop file exists already: once released, the program runs straight to its end.
+    Path stop = Files.createFile(dir.resolve("stop"));
     try (ChildProcess p =
-        Launcher.command(exe, "loop", "100").stdout(out).startStopped(true).start()) {
+        Launcher.command(exe, "loop", stop.toString()).stdout(out).startStopped(true).start()) {
       assertEquals('T', TestTarget.state(p.pid()));
       try (Tracer tracer = Tracer.start(p.pid())) {
         p.seizeAndRunToExec(tracer, PtraceConstants.DEFAULT_OPTIONS, Duration.ofSeconds(5));

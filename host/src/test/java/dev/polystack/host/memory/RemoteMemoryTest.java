@@ -17,7 +17,7 @@ class RemoteMemoryTest {
 
   @Test
   void unmappedAddressIsTypedFailure() throws Exception {
-    try (TestTarget t = TestTarget.start("loop", "600")) {
+    try (TestTarget t = TestTarget.start("loop")) {
       t.awaitLine("ready", 5000);
       RemoteMemory mem = RemoteMemory.of(t.pid());
       RemoteReadException e = assertThrows(RemoteReadException.class, () -> mem.readLong(0x10));
@@ -29,7 +29,7 @@ class RemoteMemoryTest {
 
   @Test
   void partialReadAcrossEndOfMappingReturnsPrefix() throws Exception {
-    try (TestTarget t = TestTarget.start("loop", "600")) {
+    try (TestTarget t = TestTarget.start("loop")) {
       Map<String, String> ready = t.awaitLine("ready", 5000);
       long pages = TestTarget.hex(ready.get("pages"));
       byte[] buf = new byte[256];
@@ -44,7 +44,7 @@ class RemoteMemoryTest {
 
   @Test
   void scatteredReadReadsEveryRangeInOneGoAndAFailingRangeSpoilsNoOther() throws Exception {
-    try (TestTarget t = TestTarget.start("loop", "600")) {
+    try (TestTarget t = TestTarget.start("loop")) {
       Map<String, String> ready = t.awaitLine("ready", 5000);
       long pages = TestTarget.hex(ready.get("pages"));
       RemoteMemory mem = RemoteMemory.of(t.pid());
@@ -67,7 +67,7 @@ class RemoteMemoryTest {
 
   @Test
   void peekFallbackCompletesShortReadOnStoppedTracee() throws Exception {
-    try (TestTarget t = TestTarget.start("loop", "800")) {
+    try (TestTarget t = TestTarget.start("loop")) {
       Map<String, String> ready = t.awaitLine("ready", 5000);
       long pages = TestTarget.hex(ready.get("pages"));
       int pid = t.pid();
@@ -83,6 +83,7 @@ class RemoteMemoryTest {
           assertEquals((byte) ((4096 - 101 + i) & 0xff), buf[i], "byte " + i);
         }
       }
+      t.finish();
       assertEquals(7, t.process.waitFor(Duration.ofSeconds(10)).exitCode());
     }
   }

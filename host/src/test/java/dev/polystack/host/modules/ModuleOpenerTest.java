@@ -1,6 +1,8 @@
 package dev.polystack.host.modules;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -236,5 +238,29 @@ class ModuleOpenerTest {
       }
       Thread.sleep(10);
     }
+  }
+
+  /**
+   * Past MAX_CACHED_FILES parsed files the least recently opened one is parsed again; recent ones
+   * come from the cache. Distinct cached identities, one small ELF file: every path is a
+   * symlink inside the target's root to the same copy of the system's true(1).
+   */
+  @Test
+  void moreFilesThanCachedEvictTheLeastRecentlyOpened() throws Exception {
+    Path lib = Files.createDirectories(targetRoot().resolve("lib"));
+    Path file = lib.resolve("true.elf");
+    Files.copy(Path.of("/bin/true").toRealPath(), file);
+    ModuleOpener opener = opener();
+    List<ElfFile> opened = new java.util.ArrayList<>();
+    for (int i = 0; i <= ModuleOpener.MAX_CACHED_FILES; i++) {
+      Files.createSymbolicLink(lib.resolve("l" + i + ".so"), Path.of("true.elf"));
+      opened.add(opener.open(PID, mappingOf("/lib/l" + i + ".so", file)));
+    }
+    int last = ModuleOpener.MAX_CACHED_FILES;
+    assertSame(opened.get(last), opener.open(PID, mappingOf("/lib/l" + last + ".so", file)),
+        "a recent file comes from the cache");
+    ElfFile again = opener.open(PID, mappingOf("/lib/l0.so", file));
+    assertNotSame(opened.get(0), again, "the least recently opened file was evicted");
+    assertSame(again, opener.open(PID, mappingOf("/lib/l0.so", file)), "then cached again");
   }
 }

@@ -48,7 +48,7 @@ class PerfEventTest {
 
   @Test
   void cpuClockSamplesWithWrappedRecordsAndDisableEnable() throws Exception {
-    try (TestTarget t = TestTarget.start("loop", "2500")) {
+    try (TestTarget t = TestTarget.start("loop")) {
       t.awaitLine("ready", 5000);
       int pid = t.pid();
       PerfEventAttr attr = cpuClock(8192);
@@ -108,7 +108,7 @@ class PerfEventTest {
 
   @Test
   void slowReaderWithTinyRingCountsLostRecords() throws Exception {
-    try (TestTarget t = TestTarget.start("loop", "1500")) {
+    try (TestTarget t = TestTarget.start("loop")) {
       t.awaitLine("ready", 5000);
       try (PerfEvent ev = PerfEvent.open(cpuClock(1024), t.pid())) {
         PerfRingBuffer ring = ev.mapRing(0); // a single data page

@@ -22,8 +22,10 @@ class VdsoSignalsTest {
   private static void survives(String backend, int signal, boolean cleanExit) throws Exception {
     Path out = Files.createTempFile("vdso-wl", ".out");
     Path log = Files.createTempFile("vdso-cli", ".out");
-    ChildProcess target = Launcher.command(VdsoWorkload.binary().toString(), "0", "8000")
-        .stdout(out).start();
+    Path stop = Files.createTempDirectory("vdso-wl").resolve("stop");
+    // It calls until the test is done with it (stop file), however long polystack takes.
+    ChildProcess target = Launcher.command(VdsoWorkload.binary().toString(), "0",
+        VdsoWorkload.UNTIL_STOPPED_MS, "0", stop.toString()).stdout(out).start();
     try (target) {
       Path java = Path.of(System.getProperty("java.home"), "bin", "java");
       ChildProcess cli = Launcher.command(List.of(java.toString(), "-cp",
@@ -45,8 +47,13 @@ class VdsoSignalsTest {
           assertTrue(Files.readString(log).contains("session_summary"));
         }
       }
+      // Calling on after polystack is gone: an armed breakpoint or a pending SIGTRAP would
+      // kill it now. Then it ends by itself, as it would have.
+      boolean calledOn = VdsoWorkload.awaitRounds(target.pid(), 200, 20_000);
+      Files.createFile(stop);
       WaitStatus st = target.waitFor(Duration.ofSeconds(20));
       assertTrue(st.exited() && st.exitCode() == 0, "target " + st);
+      assertTrue(calledOn, "the target did not call on after polystack ended");
       assertTrue(VdsoWorkload.done(out));
       assertEquals(20, VdsoWorkload.usr1(out));
     }

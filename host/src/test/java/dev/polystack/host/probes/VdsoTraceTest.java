@@ -23,6 +23,8 @@ import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
@@ -46,6 +48,8 @@ class VdsoTraceTest {
   static final class Collect implements TraceSession.Sink {
     final List<CallRecord> records = new ArrayList<>();
     final List<Long> seqs = new ArrayList<>();
+    /** Calls so far, for another thread to watch while the session runs. */
+    final AtomicLong count = new AtomicLong();
 
     @Override
     public void plan(ResolvedPlan plan) {}
@@ -54,6 +58,7 @@ class VdsoTraceTest {
     public void call(long seq, CallRecord record, long realtimeNanos) {
       records.add(record);
       seqs.add(seq);
+      count.incrementAndGet();
     }
 
     @Override
@@ -69,6 +74,16 @@ class VdsoTraceTest {
   private static List<String> viaShell(Path stdout, String... args) {
     return List.of("/bin/sh", "-c", "exec " + VdsoWorkload.binary() + " " + String.join(" ", args)
         + " > " + stdout);
+  }
+
+  /**
+   * {@link #viaShell} for a workload that counts SIGTRAPs rather than dying of one: this VM's
+   * hardware breakpoints raise the odd spurious one (docs/vdso.md, "Spurious SIGTRAPs"), a
+   * hazard of the platform that VdsoKillTest measures, not what a recording test is about.
+   */
+  private static List<String> viaShellCountingTraps(Path stdout, String... args) {
+    return List.of("/bin/sh", "-c", "VDSO_WORKLOAD_SIGTRAP=count; export VDSO_WORKLOAD_SIGTRAP;"
+        + " exec " + VdsoWorkload.binary() + " " + String.join(" ", args) + " > " + stdout);
   }
 
   @Test
@@ -165,17 +180,38 @@ class VdsoTraceTest {
   void perfRecordsCallsWithTheTimespecTheWorkloadSawOrMarksThemNotCaptured() throws Exception {
     Path out = Files.createTempFile("vdso-wl", ".out");
     Collect sink = new Collect();
-    // The threads wait 300 ms, so the /proc rescan (every 100 ms) arms them before they call.
+    // The threads wait 1 s, so the /proc rescan (every 100 ms) arms them before they call; then
+    // each calls for 1.5 s (~6,000 calls a thread, all in its output).
     TraceSession.Result result = new TraceSession(ProcFs.system(), plugin(),
-        options(false, false), sink).launch(viaShell(out, "20", "400", "300"), () -> false);
+        options(false, false), sink).launch(viaShellCountingTraps(out, "20", "1500", "1000"),
+        () -> false);
     assertTrue(result.targetExit() != null && result.targetExit().exited(), "" + result);
     List<VdsoWorkload.Observed> seen = VdsoWorkload.calls(out);
     Set<Integer> tids = seen.stream().map(VdsoWorkload.Observed::tid).collect(Collectors.toSet());
     Set<List<Long>> observed = seen.stream().filter(o -> o.result() == 0)
         .map(o -> List.of((long) o.tid(), o.sec(), o.nsec())).collect(Collectors.toSet());
-    assertTrue(sink.records.size() > 0,
-        sink.records.size() + " of " + seen.size() + "; counters " + result.counters());
-    assertTrue(sink.records.size() <= seen.size());
+    String counts = sink.records.size() + " of " + seen.size() + "; counters "
+        + result.counters();
+    System.out.println("vdso perf backend: recorded " + counts + "; "
+        + Files.readAllLines(out).stream().filter(l -> l.startsWith("SIGTRAP")).toList());
+    // What the perf backend guarantees (docs/vdso.md): every call of an armed thread is seen at
+    // its entry; its return only once the reader has armed the call site's return slot (the
+    // first calls from each site come back unseen: return_missed); hits the ring cannot hold
+    // are counted (ring_lost). So every call is recorded or counted, and the counted misses are
+    // each site's first calls, while the reader catches up: 1.5-2% of ~13,000 calls measured
+    // here (4 runs). At least half must be recorded: room for a reader 700 ms late.
+    long counted = result.counters().getOrDefault("return_missed", 0L)
+        + result.counters().getOrDefault("unfinished_at_thread_exit", 0L)
+        + result.counters().getOrDefault("pending_overflow", 0L);
+    boolean hitsLost = result.counters().keySet().stream().anyMatch(k -> k.equals("ring_lost")
+        || k.equals("throttled") || k.equals("malformed_record") || k.equals("no_user_regs"));
+    if (hitsLost) {
+      assertTrue(sink.records.size() + counted <= seen.size(), counts);
+    } else {
+      assertEquals(seen.size(), sink.records.size() + counted, "every call recorded or counted: "
+          + counts);
+    }
+    assertTrue(sink.records.size() * 2 >= seen.size(), "recorded " + counts);
     for (CallRecord r : sink.records) {
       assertTrue(tids.contains(r.tid()));
       if (r.errno() != null) {
@@ -193,19 +229,28 @@ class VdsoTraceTest {
   @Test
   void jobControlStillWorksUnderPtrace() throws Exception {
     Path out = Files.createTempFile("vdso-wl", ".out");
-    // 3 s of calls: the attach (slow on a loaded host) and the ~1 s stopped by SIGSTOP must
-    // leave time for traced calls; with 1.5 s a slow attach once saw none at all.
-    ChildProcess target = Launcher.command(VdsoWorkload.binary().toString(), "0", "3000")
-        .stdout(out).start();
+    Path stop = Files.createTempDirectory("vdso-wl").resolve("stop");
+    // The workload calls until the test is done with it: no lifetime the attach has to beat.
+    ChildProcess target = Launcher.command(VdsoWorkload.binary().toString(), "0",
+        VdsoWorkload.UNTIL_STOPPED_MS, "0", stop.toString()).stdout(out).start();
     try (target) {
+      Collect sink = new Collect();
       AtomicBoolean stoppedSeen = new AtomicBoolean();
+      AtomicLong tracedBeforeStop = new AtomicLong(-1);
+      AtomicLong tracedAtContinue = new AtomicLong(-1);
+      AtomicReference<Throwable> userFailure = new AtomicReference<>();
       Thread user = new Thread(() -> {
         try {
-          Thread.sleep(400);
+          // Tracing has begun once a call is recorded: the stop comes while it runs.
+          long until = System.nanoTime() + 60_000_000_000L;
+          while (sink.count.get() == 0 && System.nanoTime() < until) {
+            Thread.sleep(5);
+          }
+          tracedBeforeStop.set(sink.count.get());
           Syscalls.kill(target.pid(), Syscalls.SIGSTOP);
           // Stopped (T, or t for a tracee in PTRACE_LISTEN) for 150 ms on end: not just one of
           // our breakpoint stops, which last microseconds.
-          long until = System.nanoTime() + 3_000_000_000L;
+          until = System.nanoTime() + 10_000_000_000L;
           int streak = 0;
           while (System.nanoTime() < until && streak < 30) {
             char c = state(target.pid());
@@ -213,17 +258,29 @@ class VdsoTraceTest {
             Thread.sleep(5);
           }
           stoppedSeen.set(streak >= 30);
-          Thread.sleep(200);
+          tracedAtContinue.set(sink.count.get());
           Syscalls.kill(target.pid(), 18 /* SIGCONT */);
-        } catch (Exception e) {
-          throw new IllegalStateException(e);
+          // Calls are traced again after the stop: then the workload may end.
+          until = System.nanoTime() + 60_000_000_000L;
+          while (sink.count.get() < tracedAtContinue.get() + 100 && System.nanoTime() < until) {
+            Thread.sleep(5);
+          }
+        } catch (Throwable e) {
+          userFailure.set(e);
+        } finally {
+          try {
+            Files.createFile(stop);
+          } catch (IOException e) {
+            userFailure.compareAndSet(null, e);
+          }
         }
       });
       user.start();
-      Collect sink = new Collect();
       TraceSession.Result result = new TraceSession(ProcFs.system(), plugin(),
           options(true, false), sink).attach(target.pid(), () -> false);
       user.join();
+      assertEquals(null, userFailure.get());
+      assertTrue(tracedBeforeStop.get() > 0, "nothing traced before the stop");
       assertTrue(stoppedSeen.get(), "SIGSTOP from outside stopped the traced target");
       // The target exited while traced: its tracer (also its parent here) collected the status.
       WaitStatus st = result.targetExit() != null ? result.targetExit()
@@ -231,10 +288,9 @@ class VdsoTraceTest {
       assertTrue(st.exited() && st.exitCode() == 0, st.toString());
       assertTrue(VdsoWorkload.done(out));
       assertEquals(20, VdsoWorkload.usr1(out));
-      // Calls were traced around the stop; how many depends on how long the attach took (the
-      // workload calls untraced before it), so no fixed floor. (Its CALL lines are capped by a
-      // 64 KiB buffer on a long run, so they give no upper bound either.)
-      assertTrue(sink.records.size() > 0, "nothing traced; " + result.counters());
+      assertTrue(sink.records.size() >= tracedAtContinue.get() + 100,
+          "calls traced after SIGCONT: " + (sink.records.size() - tracedAtContinue.get())
+              + "; " + result.counters());
     }
   }
 

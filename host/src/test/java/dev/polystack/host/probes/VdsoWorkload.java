@@ -64,6 +64,50 @@ final class VdsoWorkload {
     return -1;
   }
 
+  /**
+   * RUN_MS for a workload that calls until its stop file exists: a bound only, for a test that
+   * dies before creating it (10 minutes).
+   */
+  static final String UNTIL_STOPPED_MS = "600000";
+
+  /**
+   * The workload's sleeps so far: its calling threads sleep 1 ms after each round, so this
+   * counts rounds (voluntary context switches summed over /proc/PID/task; 0 once it is gone).
+   */
+  static long sleeps(int pid) throws IOException {
+    long sum = 0;
+    try (var tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
+      for (Path task : tasks.toList()) {
+        try {
+          for (String line : Files.readAllLines(task.resolve("status"))) {
+            if (line.startsWith("voluntary_ctxt_switches:")) {
+              sum += Long.parseLong(line.substring(line.indexOf(':') + 1).strip());
+            }
+          }
+        } catch (IOException e) {
+          // the thread ended meanwhile
+        }
+      }
+    } catch (java.nio.file.NoSuchFileException e) {
+      return 0;
+    }
+    return sum;
+  }
+
+  /** Waits until the workload has slept {@code rounds} more times (its threads call on). */
+  static boolean awaitRounds(int pid, long rounds, long timeoutMillis)
+      throws IOException, InterruptedException {
+    long target = sleeps(pid) + rounds;
+    long until = System.nanoTime() + timeoutMillis * 1_000_000L;
+    while (sleeps(pid) < target) {
+      if (System.nanoTime() > until) {
+        return false;
+      }
+      Thread.sleep(10);
+    }
+    return true;
+  }
+
   static boolean done(Path stdout) throws IOException {
     return Files.exists(stdout) && Files.readAllLines(stdout).contains("DONE");
   }

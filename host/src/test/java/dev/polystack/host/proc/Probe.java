@@ -66,7 +66,7 @@ final class Probe implements AutoCloseable {
               .redirectErrorStream(true)
               .start();
     } catch (IOException e) {
-      // .ci/run installs gcc: a missing compiler is a broken setup, not a reason to skip.
+      // ./run-tests installs gcc: a missing compiler is a broken setup, not a reason to skip.
       throw new IOException("gcc not available (install it: apt-get install gcc): "
           + e.getMessage(), e);
     }

@@ -23,7 +23,7 @@ class TracerTest {
 
   @Test
   void roundTripOnSingleThreadedChild() throws Exception {
-    try (TestTarget t = TestTarget.start("loop", "1500")) {
+    try (TestTarget t = TestTarget.start("loop")) {
       Map<String, String> ready = t.awaitLine("ready", 5000);
       long pattern = TestTarget.hex(ready.get("pattern"));
       int pid = t.pid();
@@ -73,6 +73,7 @@ class TracerTest {
       char st = TestTarget.state(pid);
       assertNotEquals('t', st);
       assertNotEquals('T', st);
+      t.finish();
       WaitStatus exit = t.process.waitFor(Duration.ofSeconds(10));
       assertTrue(exit.exited(), exit.toString());
       assertEquals(7, exit.exitCode());
@@ -82,7 +83,7 @@ class TracerTest {
 
   @Test
   void multiThreadedChildSeizeAllInterruptAllDetachAll() throws Exception {
-    try (TestTarget t = TestTarget.start("threads", "3", "1200")) {
+    try (TestTarget t = TestTarget.start("threads", "3")) {
       t.awaitLine("ready", 5000);
       int pid = t.pid();
       try (Tracer tracer = Tracer.start(pid)) {
@@ -105,6 +106,7 @@ class TracerTest {
         char st = TestTarget.state(tid);
         assertNotEquals('t', st, "thread " + tid);
       }
+      t.finish();
       WaitStatus exit = t.process.waitFor(Duration.ofSeconds(10));
       assertEquals(5, exit.exitCode(), exit.toString());
     }
@@ -112,7 +114,7 @@ class TracerTest {
 
   @Test
   void spinningWaitsReturnTheStopAndFallBackToABlockingWaitThatTheWakeupEnds() throws Exception {
-    try (TestTarget t = TestTarget.start("loop", "1500")) {
+    try (TestTarget t = TestTarget.start("loop")) {
       t.awaitLine("ready", 5000);
       int pid = t.pid();
       try (Tracer tracer = Tracer.start(pid)) {
@@ -144,13 +146,14 @@ class TracerTest {
           return null;
         });
       }
+      t.finish();
       assertEquals(7, t.process.waitFor(Duration.ofSeconds(10)).exitCode());
     }
   }
 
   @Test
   void closeDetachesRunningThreads() throws Exception {
-    try (TestTarget t = TestTarget.start("threads", "2", "800")) {
+    try (TestTarget t = TestTarget.start("threads", "2")) {
       t.awaitLine("ready", 5000);
       int pid = t.pid();
       try (Tracer tracer = Tracer.start(pid)) {
@@ -158,6 +161,7 @@ class TracerTest {
         // All running: close() has to interrupt, wait and then detach each.
       }
       assertNotEquals('t', TestTarget.state(pid));
+      t.finish();
       assertEquals(5, t.process.waitFor(Duration.ofSeconds(10)).exitCode());
     }
   }

@@ -55,4 +55,29 @@ class LearnedPagesTest {
     }
     assertEquals(List.of(0x8000L), copied(learned.plan()));
   }
+
+  /**
+   * Past MAX_TRACKED distinct pages (a walk that touches new memory every sample) what is
+   * remembered is cut back and the hot page is still learned: memory stays bounded, the plan
+   * still right.
+   */
+  @Test
+  void morePagesThanTrackedAreForgottenAndTheHotPageIsStillLearned() {
+    LearnedPages learned = new LearnedPages();
+    long fresh = 1L << 32;
+    int walks = 3 * LearnedPages.MAX_TRACKED / 100;
+    for (int i = 0; i < walks; i++) {
+      List<Long> pages = new java.util.ArrayList<>(List.of(0x5000L));
+      for (int k = 0; k < 100; k++) {
+        pages.add(fresh);
+        fresh += SampleMemory.PAGE;
+      }
+      learned.walked(pages);
+      assertTrue(learned.tracked() <= LearnedPages.MAX_TRACKED + pages.size(),
+          "tracked " + learned.tracked() + " after walk " + i);
+    }
+    assertTrue(fresh > (1L << 32) + (long) LearnedPages.MAX_TRACKED * SampleMemory.PAGE,
+        "the walks touched more pages than are tracked");
+    assertEquals(List.of(0x5000L), copied(learned.plan()));
+  }
 }

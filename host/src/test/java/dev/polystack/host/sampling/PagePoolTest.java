@@ -14,7 +14,7 @@ class PagePoolTest {
 
   @Test
   void readsTheLeadAndEveryPageInOneGoAndMarksAnUnreadablePageEmpty() throws Exception {
-    try (TestTarget t = TestTarget.start("loop", "600")) {
+    try (TestTarget t = TestTarget.start("loop")) {
       Map<String, String> ready = t.awaitLine("ready", 5000);
       long pages = TestTarget.hex(ready.get("pages")); // page 1 readable, page 2 PROT_NONE
       RemoteMemory mem = RemoteMemory.of(t.pid());

@@ -183,4 +183,20 @@ class PagePrefetchTest {
       }
     };
   }
+
+  /** Past MAX_THREADS the least recently sampled thread's pages are forgotten, not others'. */
+  @Test
+  void moreThreadsThanRememberedForgetTheLeastRecentlySampled() {
+    PagePrefetch p = new PagePrefetch();
+    for (int tid = 1; tid <= PagePrefetch.MAX_THREADS; tid++) {
+      p.learned(tid, Set.of(0x1000L * tid));
+    }
+    assertEquals(1, p.pages(1).length, "thread 1 sampled again: now the most recent");
+    p.learned(PagePrefetch.MAX_THREADS + 1, Set.of(0x1000L));
+    assertEquals(0, p.pages(2).length, "thread 2, the least recent, was forgotten");
+    assertTrue(p.walkStopped(2), "and learns again from a stopped walk");
+    assertArrayEquals(new long[] {0x1000L}, p.pages(1));
+    assertArrayEquals(new long[] {0x1000L * 3}, p.pages(3));
+    assertArrayEquals(new long[] {0x1000L}, p.pages(PagePrefetch.MAX_THREADS + 1));
+  }
 }

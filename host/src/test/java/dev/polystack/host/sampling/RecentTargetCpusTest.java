@@ -35,4 +35,24 @@ class RecentTargetCpusTest {
     BitSet all = cpus.at(20 * MS);
     assertEquals(true, all.get(0) && all.get(1), all.toString());
   }
+
+  /**
+   * Threads past MAX_THREADS are not remembered (nor counted toward "as many threads as CPUs")
+   * until remembered ones expire; then new threads fit again, up to the same limit.
+   */
+  @Test
+  void threadsPastTheLimitAreNotRememberedUntilOthersExpire() {
+    int cpuCount = RecentTargetCpus.MAX_THREADS + 1;
+    RecentTargetCpus cpus = new RecentTargetCpus(50 * MS, cpuCount);
+    for (int tid = 1; tid <= cpuCount; tid++) {
+      cpus.ticked(0, tid, 0);
+    }
+    // One thread per CPU ticked, but only MAX_THREADS of them are remembered: not every CPU.
+    assertEquals(of(0), cpus.at(10 * MS));
+    assertEquals(of(), cpus.at(100 * MS), "all expired");
+    for (int tid = 100_001; tid < 100_001 + cpuCount; tid++) {
+      cpus.ticked(1, tid, 110 * MS);
+    }
+    assertEquals(of(1), cpus.at(120 * MS), "room again, up to the same limit");
+  }
 }

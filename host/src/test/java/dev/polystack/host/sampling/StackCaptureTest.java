@@ -27,7 +27,7 @@ class StackCaptureTest {
 
   /** Runs {@code check} on a capture of a live test target and the address of its page. */
   private static void withGuardedPage(Check check) throws Exception {
-    try (TestTarget t = TestTarget.start("loop", "600")) {
+    try (TestTarget t = TestTarget.start("loop")) {
       long page = TestTarget.hex(t.awaitLine("ready", 5000).get("guarded"));
       check.run(new StackCapture(RemoteMemory.of(t.pid()), 16384), page);
     }

@@ -55,14 +55,32 @@ public final class TestTarget implements AutoCloseable {
     return binary;
   }
 
+  /**
+   * Starts the target in a mode of target.c. The busy modes ({@code loop}, {@code threads N})
+   * run until {@link #finish()} (their stop file is added here), or until close() kills them:
+   * a test never has to finish inside a lifetime fixed in advance.
+   */
   public static TestTarget start(String... args) throws Exception {
     Path dir = Files.createTempDirectory("polystack-run");
     Path out = dir.resolve("stdout");
     List<String> argv = new ArrayList<>();
     argv.add(binary().toString());
     argv.addAll(List.of(args));
+    if (args.length > 0 && (args[0].equals("loop") || args[0].equals("threads"))) {
+      argv.add(dir.resolve(STOP_FILE).toString());
+    }
     ChildProcess p = Launcher.command(argv).stdout(out).start();
     return new TestTarget(p, out, dir);
+  }
+
+  private static final String STOP_FILE = "stop";
+
+  /** Lets a busy target end by itself (its exit code and "done" line follow). */
+  public void finish() throws IOException {
+    Path stop = dir.resolve(STOP_FILE);
+    if (!Files.exists(stop)) {
+      Files.createFile(stop);
+    }
   }
 
   public int pid() {
