@@ -24,6 +24,22 @@ public final class ModuleTable implements NativeUnwinder.ModuleLookup {
     return new ModuleTable(List.of(), List.of());
   }
 
+  /** Whether this table holds exactly {@code others} (the same objects) and {@code bindings}. */
+  boolean sameAs(java.util.Collection<LoadedModule> others, List<RuntimeBinding> bindings) {
+    if (others.size() != modules.length || !this.bindings.equals(bindings)) {
+      return false;
+    }
+    java.util.Set<LoadedModule> mine =
+        java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    mine.addAll(java.util.Arrays.asList(modules));
+    for (LoadedModule m : others) {
+      if (!mine.contains(m)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   public List<LoadedModule> modules() {
     return List.of(modules);
   }

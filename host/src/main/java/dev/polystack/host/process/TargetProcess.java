@@ -38,6 +38,13 @@ import java.util.function.Consumer;
  * so the sampler never waits for it.
  */
 public final class TargetProcess implements ProcessContext, AutoCloseable {
+  /**
+   * Most modules open at once: each holds its file's mapping, parsed tables and caches, and a
+   * target that maps ever more files (a dlopen churn, a hostile one) must not grow the host
+   * without bound. Modules beyond it are not opened; their frames show as module+offset.
+   */
+  static final int MAX_MODULES = 2048;
+
   private record Identity(String path, long start, long inode) {}
 
   /** Where the memory map comes from: /proc live, the recorded map when replaying. */
@@ -47,6 +54,7 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
   }
 
   private final int pid;
+  private final int maxModules;
   private final MapsSource mapsSource;
   private final ModuleSource opener;
   private final RemoteMemory memory;
@@ -56,6 +64,14 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
   private final Consumer<String> warn;
   private final Map<Identity, LoadedModule> loaded = new HashMap<>();
   private final Map<Identity, List<RuntimeBinding>> bindings = new HashMap<>();
+  /**
+   * Mapped modules that could not be opened: not retried, counted and warned about once, for as
+   * long as they stay mapped (a file mapped again at another address is another identity, and
+   * is tried).
+   */
+  private final java.util.Set<Identity> failed = new java.util.HashSet<>();
+  /** Mapped modules left unopened by the module cap, counted once; tried when room frees. */
+  private final java.util.Set<Identity> overCap = new java.util.HashSet<>();
   private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
   private volatile ModuleTable table = ModuleTable.empty();
   private volatile List<Mapping> mappings = List.of();
@@ -68,6 +84,16 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
 
   public TargetProcess(int pid, MapsSource mapsSource, ModuleSource opener, RemoteMemory memory,
       PluginRegistry plugins, PluginGuard guard, Consumer<String> warn) {
+    this(pid, mapsSource, opener, memory, plugins, guard, warn, MAX_MODULES);
+  }
+
+  /** @param maxModules most modules open at once (see {@link #MAX_MODULES}) */
+  TargetProcess(int pid, MapsSource mapsSource, ModuleSource opener, RemoteMemory memory,
+      PluginRegistry plugins, PluginGuard guard, Consumer<String> warn, int maxModules) {
+    if (maxModules < 1) {
+      throw new IllegalArgumentException("module cap must be positive: " + maxModules);
+    }
+    this.maxModules = maxModules;
     this.pid = pid;
     this.mapsSource = mapsSource;
     this.opener = opener;
@@ -116,32 +142,54 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
     this.maps = maps;
     mappings = maps.mappings().stream().map(TargetProcess::toMapping).toList();
     Map<Identity, LoadedModule> seen = new HashMap<>();
+    java.util.Set<Identity> mapped = new java.util.HashSet<>();
+    Map<Identity, MappedModule> fresh = new java.util.LinkedHashMap<>();
     for (MappedModule m : maps.modules()) {
       if (m.executableMappings().isEmpty()) {
         continue;
       }
       Identity id = new Identity(m.path(), m.start(), m.inode());
+      mapped.add(id);
       LoadedModule module = loaded.get(id);
-      if (module == null) {
-        module = open(m);
-        if (module == null) {
-          continue;
-        }
-        bindings.put(id, attach(module));
+      if (module != null) {
+        seen.put(id, module);
+      } else if (!failed.contains(id)) {
+        fresh.put(id, m);
       }
+    }
+    // Modules already open stay; new ones fill what the cap leaves.
+    for (Map.Entry<Identity, MappedModule> e : fresh.entrySet()) {
+      Identity id = e.getKey();
+      if (seen.size() >= maxModules) {
+        overCap(id, e.getValue());
+        continue;
+      }
+      LoadedModule module = open(e.getValue());
+      if (module == null) {
+        failed.add(id);
+        continue;
+      }
+      overCap.remove(id);
+      bindings.put(id, attach(module));
       seen.put(id, module);
     }
     Optional<MemoryMapping> vdso = maps.first(MappingKind.VDSO);
     if (vdso.isPresent()) {
       Identity id = new Identity("[vdso]", vdso.get().start(), 0);
+      mapped.add(id);
       LoadedModule module = loaded.get(id);
-      if (module == null) {
+      if (module == null && !failed.contains(id)) {
         module = openVdso(vdso.get());
+        if (module == null) {
+          failed.add(id);
+        }
       }
       if (module != null) {
         seen.put(id, module);
       }
     }
+    failed.retainAll(mapped);
+    overCap.retainAll(mapped);
     for (Identity gone : new ArrayList<>(loaded.keySet())) {
       if (!seen.containsKey(gone)) {
         List<RuntimeBinding> dropped = bindings.remove(gone);
@@ -163,7 +211,13 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
         return null;
       });
     }
-    table = new ModuleTable(new ArrayList<>(seen.values()), withDynamicRanges(all));
+    List<RuntimeBinding> ranged = withDynamicRanges(all);
+    ModuleTable current = table;
+    if (!current.sameAs(seen.values(), ranged)) {
+      // A new table only when something changed: what is derived from a table (named stacks)
+      // stays valid, and is cached, for as long as the table is the same object.
+      table = new ModuleTable(new ArrayList<>(seen.values()), ranged);
+    }
   }
 
   private List<RuntimeBinding> withDynamicRanges(List<RuntimeBinding> all) {
@@ -195,6 +249,19 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
       warn.accept("cannot use " + m.path() + " of process " + pid + ": " + e.getMessage()
           + "; its frames show as module+offset");
       return null;
+    }
+  }
+
+  /** A module over the cap: counted once, and one warning for the first. */
+  private void overCap(Identity id, MappedModule m) {
+    boolean first = overCap.isEmpty();
+    if (overCap.add(id)) {
+      count("module_over_cap");
+      if (first) {
+        warn.accept("process " + pid + " maps more than " + maxModules + " modules; "
+            + m.path() + " and the others beyond that are not opened while it does, and their"
+            + " frames show as module+offset");
+      }
     }
   }
 

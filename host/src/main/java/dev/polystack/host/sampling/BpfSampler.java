@@ -27,8 +27,10 @@ import java.util.function.BooleanSupplier;
  * covered from their first tick, with no per-thread events or /proc scans.
  */
 final class BpfSampler implements NoStopSampler {
-  /** How often the kernel's counters are read, plans re-asked and the target's exit checked. */
+  /** How often plans are re-asked and the target's exit checked. */
   static final long HOUSEKEEPING_NANOS = 100_000_000L;
+  /** How often the kernel's counters are read (and once at the end, which makes them exact). */
+  static final long KERNEL_COUNTERS_NANOS = 1_000_000_000L;
   /** The ring holds ~1 s of records of 2 CPUs at 99 Hz with 16 KiB stacks; enough at any rate. */
   static final int RING_BYTES = 8 << 20;
   /** Most plans a process runs at the tick (the capture program's bound). */
@@ -71,6 +73,7 @@ final class BpfSampler implements NoStopSampler {
   /** Samples whose walk read memory the capture did not copy (from the live process). */
   private long uncapturedSamples;
   private final PollLoop.SyncRefresh syncRefresh;
+  private long countersRead = System.nanoTime();
 
   BpfSampler(TargetProcess target, SamplingOptions options, StackWalker walker, SampleSink sink,
       Runnable refreshRequest, PluginGuard guard, TickCapture capture) {
@@ -123,7 +126,11 @@ final class BpfSampler implements NoStopSampler {
           @Override
           public void housekeeping() {
             updatePlans();
-            countKernelLosses();
+            long now = System.nanoTime();
+            if (now - countersRead >= KERNEL_COUNTERS_NANOS) {
+              countersRead = now;
+              countKernelLosses();
+            }
           }
         });
     capture.removeTarget(target.pid());

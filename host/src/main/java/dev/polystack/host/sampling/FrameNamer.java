@@ -17,7 +17,18 @@ import java.util.Map;
 final class FrameNamer {
   static final int MAX_CACHED = 1 << 16;
 
-  private record Key(LoadedModule module, long pc, boolean exact) {}
+  /** By the module's identity: modules are unique per table entry, and cheap to compare so. */
+  private record Key(LoadedModule module, long pc, boolean exact) {
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Key k && k.module == module && k.pc == pc && k.exact == exact;
+    }
+
+    @Override
+    public int hashCode() {
+      return (System.identityHashCode(module) * 31 + Long.hashCode(pc)) * 31 + (exact ? 1 : 0);
+    }
+  }
 
   private final Map<Key, Frame> cache =
       new LinkedHashMap<>(1024, 0.75f, true) {

@@ -11,8 +11,23 @@ import java.util.function.BooleanSupplier;
  * or the target exits.
  */
 final class PollLoop {
-  /** Longest poll() wait: bounds how late a stop request or the duration's end is noticed. */
+  /**
+   * Longest poll() wait in the first {@link #SETTLE_NANOS}: the first walks find the runtimes'
+   * state and the first plans follow them, so records are read soon after their tick.
+   */
   static final int POLL_MILLIS = 10;
+
+  /**
+   * Longest poll() wait after that: bounds how late a stop request is noticed (the duration's
+   * end is waited for exactly). The kernel wakes the reader when a ring fills up, so a longer
+   * wait batches records instead of losing them; each wake-up costs the host a context switch
+   * and, on a VM, a timer exit: 100 a second were most of an idle record's CPU (see
+   * docs/benchmarks-host-cost.md).
+   */
+  static final int SETTLED_POLL_MILLIS = 100;
+
+  /** How long the loop polls at the short {@link #POLL_MILLIS}. */
+  static final long SETTLE_NANOS = 1_000_000_000L;
 
   /** What a sampler does in the loop. */
   interface Body {
@@ -44,7 +59,10 @@ final class PollLoop {
       if (now >= end) {
         return new Ended(false, false);
       }
-      body.poll((int) Math.min(POLL_MILLIS, (end - now + 999_999) / 1_000_000));
+      int wait = now - start < SETTLE_NANOS ? POLL_MILLIS : SETTLED_POLL_MILLIS;
+      // Never past the next housekeeping (exit check, new threads) nor the duration's end.
+      long until = Math.min(end, nextHousekeeping);
+      body.poll((int) Math.max(0, Math.min(wait, (until - now + 999_999) / 1_000_000)));
       now = System.nanoTime();
       body.afterPoll(now);
       if (now >= nextHousekeeping) {

@@ -13,8 +13,30 @@ sealed interface RawFrame {
     long lookupPc() {
       return exact ? pc : pc - 1;
     }
+
+    // Written out: the generated ones go through method handles C1 does not inline, and raw
+    // stacks are hashed once per sample (SampleProcessor's cache of named stacks).
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Native n && n.pc == pc && n.exact == exact;
+    }
+
+    @Override
+    public int hashCode() {
+      return Long.hashCode(pc) * 31 + (exact ? 1 : 0);
+    }
   }
 
   /** A frame a runtime plug-in produced. */
-  record Runtime(Frame frame) implements RawFrame {}
+  record Runtime(Frame frame) implements RawFrame {
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Runtime r && r.frame.equals(frame);
+    }
+
+    @Override
+    public int hashCode() {
+      return frame.hashCode();
+    }
+  }
 }

@@ -43,6 +43,12 @@ final class SamplingRun {
         throws SyscallException, SamplingException;
   }
 
+  /**
+   * How often the helper thread looks for work (refresh requests, an interval to cut, the status
+   * line): each wake-up costs the host CPU whether there is work or not.
+   */
+  static final long HELPER_MILLIS = 100;
+
   private final ProcFs proc;
   private final PluginRegistry plugins;
   private final PluginGuard guard;
@@ -89,7 +95,7 @@ final class SamplingRun {
     long startEpoch = System.currentTimeMillis() * 1_000_000L;
     long startNanos = System.nanoTime();
     SampleProcessor processor = new SampleProcessor(target, proc);
-    processor.retainSamples(listener == null || retainSamples);
+    processor.holdSamples(listener == null || retainSamples, listener != null);
     AtomicBoolean done = new AtomicBoolean();
     Interval stream = new Interval(info, options.periodNanos(), mode, startEpoch);
     Thread helper = new Thread(() -> {
@@ -119,7 +125,7 @@ final class SamplingRun {
               (now - startNanos) / 1e9);
         }
         try {
-          Thread.sleep(50);
+          Thread.sleep(HELPER_MILLIS);
         } catch (InterruptedException e) {
           return;
         }
@@ -148,6 +154,10 @@ final class SamplingRun {
     Map<String, Long> losses = new LinkedHashMap<>(processor.losses());
     target.getAndResetCounters().forEach((k, v) -> losses.merge(k, v, Long::sum));
     outcome.counters().forEach((k, v) -> losses.merge(k, v, Long::sum));
+    if (processor.mergedSamples() > 0) {
+      // Not lost, but their times are (see SampleStore): said where losses are.
+      losses.merge("sample_times_merged", processor.mergedSamples(), Long::sum);
+    }
     target.close();
     if (listener != null) {
       stream.cut(processor, snapshot(modules), losses, true);
@@ -241,7 +251,7 @@ final class SamplingRun {
             losses), totals, last);
       } catch (RuntimeException e) {
         // The listener's bug must not end refreshes; the samples count as lost.
-        processor.lost("export_hook_failed", batch.size());
+        processor.lost("export_hook_failed", Sample.count(batch));
       }
       fromEpoch = now;
     }

@@ -59,7 +59,8 @@ final class StackWalker {
     UnwindResult unwound = unwinder.unwind(thread.registers(), thread.memory(), table, jitStep);
     List<RawFrame> frames = new ArrayList<>();
     List<String> errors = new ArrayList<>();
-    Map<RuntimeBinding, Integer> segments = new HashMap<>();
+    // By identity: a binding is a record, and hashing its code ranges per frame showed up.
+    Map<RuntimeBinding, Integer> segments = new java.util.IdentityHashMap<>();
     List<NativeFrame> natives = unwound.frames();
     for (int i = 0; i < natives.size() && frames.size() < maxDepth; i++) {
       NativeFrame nf = natives.get(i);

@@ -134,7 +134,7 @@ final class PprofWriter implements ProfileWriter {
         SampleKey key = new SampleKey(ids, sample.tid(), sample.threadName(),
             List.copyOf(new TreeMap<>(sample.attributes()).entrySet()));
         long[] counts = samples.computeIfAbsent(key, k -> new long[2]);
-        counts[0]++;
+        counts[0] += sample.count();
         counts[1] += sample.periods();
       }
     }

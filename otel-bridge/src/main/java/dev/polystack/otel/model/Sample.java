@@ -4,20 +4,26 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * One sample of one thread.
+ * One sample of one thread, or several samples of one thread with the same stack merged.
  *
  * @param tid the thread id
  * @param threadName the thread's name when it was sampled
- * @param epochNanos wall-clock time of the sample, nanoseconds since the Unix epoch
+ * @param epochNanos wall-clock time of the sample (of the last one, when merged), nanoseconds
+ *     since the Unix epoch
  * @param stack the stack, leaf first
  * @param attributes per-sample facts such as the LuaJIT vmstate or trace number
  * @param periods the sampling periods this sample stands for: 1, or more when ticks of this
  *     thread before it were not taken (the sampler fell behind, or a walk could not be kept).
  *     Their time is carried by the next sample, as perf's sample period carries it, so a slow
  *     start-up or a busy host does not take time away from what the target ran meanwhile.
+ *     For merged samples, the sum of theirs.
+ * @param count how many samples this stands for: 1 for a sample as it was taken; more when a
+ *     recording that already held its bound of timed samples merged later samples of the same
+ *     thread, stack and attributes into one (their times are not kept: see {@code
+ *     docs/reliability.md}). Never more than {@code periods}.
  */
 public record Sample(int tid, String threadName, long epochNanos, StackTrace stack,
-    Map<String, String> attributes, int periods) {
+    Map<String, String> attributes, int periods, int count) {
   public Sample {
     Objects.requireNonNull(threadName, "threadName");
     Objects.requireNonNull(stack, "stack");
@@ -25,11 +31,35 @@ public record Sample(int tid, String threadName, long epochNanos, StackTrace sta
     if (periods < 1) {
       throw new IllegalArgumentException("a sample stands for at least one period: " + periods);
     }
+    if (count < 1 || count > periods) {
+      throw new IllegalArgumentException("a sample stands for 1.." + periods + " samples: "
+          + count);
+    }
   }
 
-  /** A sample that stands for one period. */
+  /** A sample as it was taken, standing for {@code periods} periods. */
+  public Sample(int tid, String threadName, long epochNanos, StackTrace stack,
+      Map<String, String> attributes, int periods) {
+    this(tid, threadName, epochNanos, stack, attributes, periods, 1);
+  }
+
+  /** A sample as it was taken, standing for one period. */
   public Sample(int tid, String threadName, long epochNanos, StackTrace stack,
       Map<String, String> attributes) {
-    this(tid, threadName, epochNanos, stack, attributes, 1);
+    this(tid, threadName, epochNanos, stack, attributes, 1, 1);
+  }
+
+  /** Whether this stands for more than one sample (and its time is only the last one's). */
+  public boolean merged() {
+    return count > 1;
+  }
+
+  /** The samples {@code samples} stand for: their count, merged ones by what they merged. */
+  public static long count(Iterable<Sample> samples) {
+    long n = 0;
+    for (Sample s : samples) {
+      n += s.count();
+    }
+    return n;
   }
 }

@@ -1,6 +1,7 @@
 package dev.polystack.otel.otlp;
 
 import dev.polystack.otel.model.Recording;
+import dev.polystack.otel.model.Sample;
 import dev.polystack.otel.model.TargetInfo;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -85,7 +86,7 @@ public final class ProfileExporter implements AutoCloseable {
       return true; // a Collector acknowledges an empty request and forwards nothing
     }
     if (closed || queue.remainingCapacity() <= 1 || !queue.offer(interval)) {
-      samplesDropped.addAndGet(interval.samples().size());
+      samplesDropped.addAndGet(Sample.count(interval.samples()));
       message("export queue full: samples dropped (the receiver at " + sender.target()
           + " is slower than sampling)");
       return false;
@@ -109,7 +110,7 @@ public final class ProfileExporter implements AutoCloseable {
     // Interrupted at shutdown: what is still queued was never sent.
     for (Object item : queue) {
       if (item instanceof Recording r) {
-        samplesDropped.addAndGet(r.samples().size());
+        samplesDropped.addAndGet(Sample.count(r.samples()));
       }
     }
   }
@@ -125,7 +126,7 @@ public final class ProfileExporter implements AutoCloseable {
     }
     if (result.accepted()) {
       requests.incrementAndGet();
-      samplesSent.addAndGet(interval.samples().size());
+      samplesSent.addAndGet(Sample.count(interval.samples()));
       rejected.addAndGet(result.rejected());
       if (!result.message().isEmpty() || result.rejected() > 0) {
         message("partial success from " + sender.target() + ": " + result.rejected()
@@ -134,7 +135,7 @@ public final class ProfileExporter implements AutoCloseable {
       }
     } else {
       requestsFailed.incrementAndGet();
-      samplesDropped.addAndGet(interval.samples().size());
+      samplesDropped.addAndGet(Sample.count(interval.samples()));
       message(result.message());
     }
   }

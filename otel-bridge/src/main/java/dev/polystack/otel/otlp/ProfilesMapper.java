@@ -29,7 +29,8 @@ import java.util.UUID;
  * same stack and attributes are merged into one Sample carrying one timestamp per sample and no
  * values (each timestamp counts one); when a sample of the recording carries ticks that were not
  * taken ({@link Sample#periods()} above 1), every Sample of that profile also has values, the
- * periods of each timestamp. docs/otlp.md has the field-by-field table.
+ * periods of each timestamp. Samples a long recording merged without their times ({@link
+ * Sample#merged()}) become one Sample per stack and attributes with a value and no timestamp. docs/otlp.md has the field-by-field table.
  */
 public final class ProfilesMapper {
   /** Frame attributes that describe the thread's state, lifted onto the Sample. */
@@ -77,14 +78,27 @@ public final class ProfilesMapper {
         var s = io.opentelemetry.proto.profiles.v1development.Sample.newBuilder()
             .setStackIndex(e.getKey().stack())
             .addAllAttributeIndices(e.getKey().attributes());
+        long untimed = 0;
         for (Sample sample : e.getValue()) {
+          if (sample.merged()) {
+            untimed += sample.periods(); // no time of its own: one aggregate Sample below
+            continue;
+          }
           s.addTimestampsUnixNano(sample.epochNanos());
           if (weighted) {
             // One value per timestamp (the same length, as OTLP requires when both are set).
             s.addValues(sample.periods());
           }
         }
-        profile.addSamples(s);
+        if (s.getTimestampsUnixNanoCount() > 0) {
+          profile.addSamples(s);
+        }
+        if (untimed > 0) {
+          profile.addSamples(io.opentelemetry.proto.profiles.v1development.Sample.newBuilder()
+              .setStackIndex(e.getKey().stack())
+              .addAllAttributeIndices(e.getKey().attributes())
+              .addValues(untimed));
+        }
       }
       return ExportProfilesServiceRequest.newBuilder()
           .addResourceProfiles(ResourceProfiles.newBuilder()

@@ -49,4 +49,29 @@ public record Frame(
   public boolean isError() {
     return ERROR.equals(type);
   }
+
+  // equals and hashCode are written out: a record's generated ones run through method handles
+  // that the host's C1-only JIT does not inline, and hosts hash frames for every sample they
+  // intern (docs/benchmarks-host-cost.md). Same contract as the generated ones.
+  @Override
+  public boolean equals(Object o) {
+    if (this == o) {
+      return true;
+    }
+    return o instanceof Frame f && address == f.address && line == f.line
+        && startLine == f.startLine && type.equals(f.type) && function.equals(f.function)
+        && file.equals(f.file) && module.equals(f.module) && attributes.equals(f.attributes);
+  }
+
+  @Override
+  public int hashCode() {
+    int h = type.hashCode();
+    h = 31 * h + Long.hashCode(address);
+    h = 31 * h + function.hashCode();
+    h = 31 * h + file.hashCode();
+    h = 31 * h + line;
+    h = 31 * h + startLine;
+    h = 31 * h + module.hashCode();
+    return 31 * h + (attributes.isEmpty() ? 0 : attributes.hashCode());
+  }
 }
