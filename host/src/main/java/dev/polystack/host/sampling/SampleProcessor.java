@@ -20,8 +20,9 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The stage after capture: names frames, interns stacks, remembers thread names, and keeps the
- * counters. Runs on its own thread behind a bounded queue so the sampling loop never waits; a
- * full queue drops the sample and counts it.
+ * counters. For the ptrace loop it runs on its own thread behind a bounded queue so the loop
+ * never waits (a full queue drops the sample and counts it); the loops that never stop the
+ * target run it inline.
  *
  * <p>Samples of one stack are common, so the named stack is cached by the raw frames and the
  * module table they were named against: a repeat costs one hash lookup, not a symbol lookup per
@@ -108,17 +109,29 @@ final class SampleProcessor implements SampleSink, AutoCloseable {
   /** The sampling periods the processed samples stand for (see {@link ThreadSample#periods}). */
   private volatile long periods;
 
-  SampleProcessor(TargetProcess target, ProcFs proc) {
+  /**
+   * @param inline process each sample on the caller's thread: for loops that never stop the
+   *     target (bpf, perf), whose kernel rings hold what arrives meanwhile, a queue and a thread
+   *     would only add a wake-up and a context switch per sample. The ptrace loop must get back
+   *     to its ticks, so it hands samples to a thread of their own.
+   */
+  SampleProcessor(TargetProcess target, ProcFs proc, boolean inline) {
     this.target = target;
     this.proc = proc;
-    this.thread = new Thread(this::run, "polystack-samples-" + target.pid());
-    thread.setDaemon(true);
-    thread.start();
+    if (inline) {
+      this.thread = null;
+    } else {
+      this.thread = new Thread(this::run, "polystack-samples-" + target.pid());
+      thread.setDaemon(true);
+      thread.start();
+    }
   }
 
   @Override
   public void accept(ThreadSample sample) {
-    if (!queue.offer(sample)) {
+    if (thread == null) {
+      process(sample);
+    } else if (!queue.offer(sample)) {
       lost("queue_full");
     }
   }
@@ -240,7 +253,8 @@ final class SampleProcessor implements SampleSink, AutoCloseable {
   /** Waits until everything queued is processed; then the results below are final. */
   @Override
   public void close() {
-    if (closing) {
+    if (closing || thread == null) {
+      closing = true;
       return;
     }
     closing = true;

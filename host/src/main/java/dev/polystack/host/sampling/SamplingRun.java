@@ -94,7 +94,8 @@ final class SamplingRun {
     remember(pid, target, modules);
     long startEpoch = System.currentTimeMillis() * 1_000_000L;
     long startNanos = System.nanoTime();
-    SampleProcessor processor = new SampleProcessor(target, proc);
+    SampleProcessor processor =
+        new SampleProcessor(target, proc, !RecordSession.Mode.PTRACE.id().equals(mode));
     processor.holdSamples(listener == null || retainSamples, listener != null);
     AtomicBoolean done = new AtomicBoolean();
     Interval stream = new Interval(info, options.periodNanos(), mode, startEpoch);

@@ -7,7 +7,8 @@ final class CfiException extends Exception {
   private final String reason;
 
   CfiException(String reason, String detail) {
-    super(reason + ": " + detail);
+    // No stack trace: a reason for an error frame, thrown per frame where CFI is missing.
+    super(reason + ": " + detail, null, false, false);
     this.reason = reason;
   }
 

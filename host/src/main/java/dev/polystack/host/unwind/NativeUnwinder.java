@@ -150,20 +150,14 @@ public final class NativeUnwinder {
 
   private static Step stepWithCfi(UnwindRow row, long[] regs, int known, RemoteMemory memory)
       throws CfiException {
-    DwarfExpression.RegisterFile file = dwarf -> {
-      Register r = Register.fromDwarf(dwarf);
-      if (r == null || (known & bit(r)) == 0) {
-        throw new CfiException("cfi_unknown_register", "DWARF register " + dwarf + " unknown");
-      }
-      return regs[r.ordinal()];
-    };
-    DwarfExpression.WordReader words = address -> readWord(memory, address);
+    // No lambdas or boxed values for the common rules (register+offset CFA, saved at CFA+n):
+    // this runs for every frame of every sample. Expressions get their reader when they occur.
     long cfa;
     if (row.cfa() instanceof CfaRule.RegisterOffset r) {
-      cfa = file.get(r.register()) + r.offset();
+      cfa = registerValue(regs, known, r.register()) + r.offset();
     } else {
       cfa = DwarfExpression.evaluate(((CfaRule.Expression) row.cfa()).expression(), false, 0,
-          file, words);
+          registerFile(regs, known), words(memory));
     }
     RegisterRule raRule = row.rule(DWARF_RA);
     if (raRule instanceof RegisterRule.Undefined) {
@@ -173,21 +167,41 @@ public final class NativeUnwinder {
     int nextKnown = 0;
     for (int dwarf = 0; dwarf < UnwindRow.REGISTERS; dwarf++) {
       Register target = Register.fromDwarf(dwarf);
-      RegisterRule rule = row.rule(dwarf);
+      int targetBit = bit(target);
       if (dwarf == DWARF_RSP && !row.hasRule(DWARF_RSP)) {
         next[target.ordinal()] = cfa; // the caller's RSP is the CFA by definition on x86-64
-        nextKnown |= bit(target);
+        nextKnown |= targetBit;
         continue;
       }
       boolean defaultSame = !row.hasRule(dwarf);
-      if (defaultSame && dwarf != DWARF_RA && (CALLEE_SAVED_MASK & bit(target)) == 0) {
+      if (defaultSame && dwarf != DWARF_RA && (CALLEE_SAVED_MASK & targetBit) == 0) {
         continue; // caller-saved: unknown in the caller
       }
-      Long value = apply(rule, dwarf, cfa, regs, known, file, words);
-      if (value != null) {
-        next[target.ordinal()] = value;
-        nextKnown |= bit(target);
+      RegisterRule rule = row.rule(dwarf);
+      long value;
+      if (rule instanceof RegisterRule.Undefined) {
+        continue;
+      } else if (rule instanceof RegisterRule.SameValue) {
+        if ((known & targetBit) == 0) {
+          continue;
+        }
+        value = regs[target.ordinal()];
+      } else if (rule instanceof RegisterRule.Offset o) {
+        value = readWord(memory, cfa + o.offset());
+      } else if (rule instanceof RegisterRule.ValOffset o) {
+        value = cfa + o.offset();
+      } else if (rule instanceof RegisterRule.InRegister r) {
+        value = registerValue(regs, known, r.register());
+      } else if (rule instanceof RegisterRule.Expression e) {
+        value = readWord(memory, DwarfExpression.evaluate(e.expression(), true, cfa,
+            registerFile(regs, known), words(memory)));
+      } else {
+        RegisterRule.ValExpression e = (RegisterRule.ValExpression) rule;
+        value = DwarfExpression.evaluate(e.expression(), true, cfa, registerFile(regs, known),
+            words(memory));
       }
+      next[target.ordinal()] = value;
+      nextKnown |= targetBit;
     }
     if ((nextKnown & bit(Register.RIP)) == 0) {
       throw new CfiException("cfi_no_return_address", "return address rule gives no value");
@@ -195,30 +209,21 @@ public final class NativeUnwinder {
     return new Step(next, nextKnown, row.signalFrame());
   }
 
-  /** The value a rule yields for the caller, or null when unknown. */
-  private static Long apply(RegisterRule rule, int dwarf, long cfa, long[] regs, int known,
-      DwarfExpression.RegisterFile file, DwarfExpression.WordReader words) throws CfiException {
-    Register self = Register.fromDwarf(dwarf);
-    if (rule instanceof RegisterRule.Undefined) {
-      return null;
+  /** A register's value in this frame; unknown or not a register is a CFI error. */
+  private static long registerValue(long[] regs, int known, int dwarf) throws CfiException {
+    Register r = Register.fromDwarf(dwarf);
+    if (r == null || (known & bit(r)) == 0) {
+      throw new CfiException("cfi_unknown_register", "DWARF register " + dwarf + " unknown");
     }
-    if (rule instanceof RegisterRule.SameValue) {
-      return (known & bit(self)) != 0 ? regs[self.ordinal()] : null;
-    }
-    if (rule instanceof RegisterRule.Offset o) {
-      return words.readLong(cfa + o.offset());
-    }
-    if (rule instanceof RegisterRule.ValOffset o) {
-      return cfa + o.offset();
-    }
-    if (rule instanceof RegisterRule.InRegister r) {
-      return file.get(r.register());
-    }
-    if (rule instanceof RegisterRule.Expression e) {
-      return words.readLong(DwarfExpression.evaluate(e.expression(), true, cfa, file, words));
-    }
-    RegisterRule.ValExpression e = (RegisterRule.ValExpression) rule;
-    return DwarfExpression.evaluate(e.expression(), true, cfa, file, words);
+    return regs[r.ordinal()];
+  }
+
+  private static DwarfExpression.RegisterFile registerFile(long[] regs, int known) {
+    return dwarf -> registerValue(regs, known, dwarf);
+  }
+
+  private static DwarfExpression.WordReader words(RemoteMemory memory) {
+    return address -> readWord(memory, address);
   }
 
   /**
