@@ -46,7 +46,22 @@ final class LuaJitInstance implements RuntimeInstance {
   private final Map<PosKey, Integer> lines = new BoundedCache<>(1 << 16);
   private final Map<PosKey, String> names = new BoundedCache<>(1 << 16);
 
-  private record PosKey(Protos.Proto proto, int pos, int slot) {}
+  /**
+   * By the prototype's identity (Protos hands out one object per live prototype), and written
+   * out: a record's generated methods run through method handles the host's C1 does not inline,
+   * and this key is hashed for every Lua frame of every sample.
+   */
+  private record PosKey(Protos.Proto proto, int pos, int slot) {
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof PosKey k && k.proto == proto && k.pos == pos && k.slot == slot;
+    }
+
+    @Override
+    public int hashCode() {
+      return (System.identityHashCode(proto) * 31 + pos) * 31 + slot;
+    }
+  }
 
   private static final String NO_NAME = "";
   private final FastFunctions fastFunctions;

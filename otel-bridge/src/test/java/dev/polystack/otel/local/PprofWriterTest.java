@@ -88,6 +88,20 @@ class PprofWriterTest {
   }
 
   @Test
+  void mergedSamplesCountEverySampleTheyStandFor() throws Exception {
+    Path merging = dir.resolve("merging.pb.gz");
+    try (OutputStream out = Files.newOutputStream(merging)) {
+      ProfileFormat.PPROF.writer().write(TestRecordings.merging(3, 5), out);
+    }
+    Proc samples = Proc.run(TIMEOUT, dir, go, "tool", "pprof", "-top", "-sample_index=samples",
+        merging.toString()).assertSuccess();
+    assertTrue(samples.stdout().contains("Total samples = 4"), samples::toString);
+    Proc cpu = Proc.run(TIMEOUT, dir, go, "tool", "pprof", "-top", "-sample_index=cpu",
+        "-unit=ns", merging.toString()).assertSuccess();
+    assertTrue(cpu.stdout().contains("Total samples = 60000000ns"), cpu::toString);
+  }
+
+  @Test
   void tracesKeepThreadsAndAttributesApartAndSumIdenticalSamples() throws Exception {
     Proc traces = pprof("-traces");
     TreeSet<String> expected = new TreeSet<>(List.of(

@@ -91,6 +91,20 @@ public final class TestRecordings {
   }
 
   /**
+   * One timed sample of {@code MAIN}, then {@code count} samples of it merged without their
+   * times (a recording past its bound of timed samples), standing for {@code periods} periods.
+   */
+  public static Recording merging(int count, int periods) {
+    StackTrace stack = new StackTrace(List.of(MAIN));
+    return new Recording(new TargetInfo(PID, APP.path(), List.of(APP.path())), START,
+        START + (1 + periods) * PERIOD, PERIOD, "ptrace", List.of(APP),
+        List.of(new Sample(MAIN_TID, "app-server", START, stack, Map.of()),
+            new Sample(MAIN_TID, "app-server", START + periods * PERIOD, stack, Map.of(),
+                periods, count)),
+        Map.of("sample_times_merged", (long) count));
+  }
+
+  /**
    * Two samples of one thread with one stack (main): the first stands for one period, the
    * second for {@code periods} (the ticks before it that were not taken).
    */

@@ -87,6 +87,21 @@ class ProfilesMapperTest {
   }
 
   @Test
+  void mergedSamplesBecomeOneSampleWithAValueAndNoTimestamps() {
+    Profile p = request(TestRecordings.merging(3, 5)).getResourceProfiles(0)
+        .getScopeProfiles(0).getProfiles(0);
+    assertEquals(2, p.getSamplesCount(), "the timed sample, then the merged ones");
+    var timed = p.getSamples(0);
+    assertEquals(List.of(TestRecordings.START), timed.getTimestampsUnixNanoList());
+    assertEquals(List.of(1L), timed.getValuesList(), "weighted: a value per timestamp");
+    var merged = p.getSamples(1);
+    assertEquals(0, merged.getTimestampsUnixNanoCount());
+    assertEquals(List.of(5L), merged.getValuesList(), "their periods, no times");
+    assertEquals(timed.getStackIndex(), merged.getStackIndex());
+    assertEquals(timed.getAttributeIndicesList(), merged.getAttributeIndicesList());
+  }
+
+  @Test
   void luaStackIsLeafFirstWithFrameTypesFunctionsAndLines() {
     ExportProfilesServiceRequest req = request(TestRecordings.service());
     ProfilesDictionary d = req.getDictionary();
