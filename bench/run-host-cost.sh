@@ -13,12 +13,15 @@
 #
 # Usage: bench/run-host-cost.sh [--seconds LONG] [--short SHORT] [--rounds N]
 #                               [--modes "bpf perf ptrace"] [--workloads "luajit native2 native16"]
-#                               [--baseline DIR] [--jfr DIR] [--no-perf] [--out FILE] [--keep]
+#                               [--rate HZ] [--baseline DIR] [--jfr DIR] [--no-perf] [--out FILE]
+#                               [--keep]
 #   --seconds LONG   length of the long records (default 25)
 #   --short SHORT    length of the short records (default 3)
 #   --rounds N       repeat everything N times, interleaved; medians are reported (default 1)
 #   --modes LIST     polystack modes to measure (default: bpf perf ptrace)
 #   --workloads LIST workloads to measure (default: luajit native2 native16)
+#   --rate HZ        sampling rate of every record, perf's included (default 99); a high rate
+#                    (999) makes the per-sample part stand out from the per-second part
 #   --baseline DIR   also measure the polystack of another checkout DIR (e.g. a git worktree of
 #                    an older commit, built there) right after this one's every run, so before
 #                    and after share the machine's state; its rows are marked "baseline"
@@ -39,6 +42,7 @@ bench_name=run-host-cost
 
 long=25
 short=3
+rate=99
 rounds=1
 modes="bpf perf ptrace"
 workloads="luajit native2 native16"
@@ -53,6 +57,7 @@ while [ $# -gt 0 ]; do
     --rounds) rounds="$2"; shift 2 ;;
     --modes) modes="$2"; shift 2 ;;
     --workloads) workloads="$2"; shift 2 ;;
+    --rate) rate="$2"; shift 2 ;;
     --baseline) baseline="$(cd "$2" && pwd)"; shift 2 ;;
     --jfr) jfr="$(mkdir -p "$2" && cd "$2" && pwd)"; shift 2 ;;
     --no-perf) with_perf=0; shift ;;
@@ -61,8 +66,9 @@ while [ $# -gt 0 ]; do
     *) echo "run-host-cost.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
   esac
 done
-[[ "$long" =~ ^[1-9][0-9]*$ && "$short" =~ ^[1-9][0-9]*$ && "$rounds" =~ ^[1-9][0-9]*$ ]] ||
-  { echo "run-host-cost.sh: --seconds, --short and --rounds take positive integers" >&2; exit 2; }
+[[ "$long" =~ ^[1-9][0-9]*$ && "$short" =~ ^[1-9][0-9]*$ && "$rounds" =~ ^[1-9][0-9]*$ &&
+   "$rate" =~ ^[1-9][0-9]*$ ]] ||
+  { echo "run-host-cost.sh: --seconds, --short, --rounds and --rate take positive integers" >&2; exit 2; }
 [ "$short" -lt "$long" ] || { echo "run-host-cost.sh: --short must be less than --seconds" >&2; exit 2; }
 for m in $modes; do
   case "$m" in bpf|perf|ptrace) ;; *) echo "run-host-cost.sh: unknown mode $m" >&2; exit 2 ;; esac
@@ -113,7 +119,7 @@ ps_record() {
   local name="$b-$m-$w-$s-$r" opts=""
   [ -z "$jfr" ] || opts="-XX:StartFlightRecording=filename=$jfr/$name.jfr,settings=profile"
   # shellcheck disable=SC2046 # the workload's words are meant to split
-  POLYSTACK_JAVA_OPTS="$opts" "${launcher[$b]}" record --mode "$m" --rate 99 --duration "${s}s" \
+  POLYSTACK_JAVA_OPTS="$opts" "${launcher[$b]}" record --mode "$m" --rate "$rate" --duration "${s}s" \
     --format folded -o "$work/$name.folded" --stats-json "$work/json/$name.json" \
     -- $(workload_cmd "$w" "$s") >"$work/logs/$name.log" 2>&1 \
     || die "$name failed: $(tail -3 "$work/logs/$name.log")"
@@ -128,7 +134,7 @@ perf_record() {
   pid=$!
   sleep 1 # past the loader and LuaJIT's start
   /usr/bin/time -f "%e %U %S %M" -o "$work/$name.record.time" perf record -q -e cpu-clock \
-    -F 99 --call-graph dwarf -p "$pid" -o "$work/$name.data" -- sleep "$s" \
+    -F "$rate" --call-graph dwarf -p "$pid" -o "$work/$name.data" -- sleep "$s" \
     >"$work/logs/$name.log" 2>&1 || die "perf record on $w failed: $(tail -3 "$work/logs/$name.log")"
   kill "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
@@ -171,8 +177,9 @@ took=$(($(date +%s) - started))
   for b in "${builds[@]}"; do
     echo "Build $b: ${commit[$b]}."
   done
-  echo "Records at 99 Hz of a launched workload, long ${long} s and short ${short} s, output --format folded;"
-  echo "polystack's CPU is its JVM's (user + sys, JIT compiler and GC included), from --stats-json."
+  echo "Records at $rate Hz of a launched workload, long ${long} s and short ${short} s, output --format folded;"
+  echo "polystack's CPU is its JVM's (user + sys, JIT compiler and GC included), from --stats-json;"
+  echo "fixed = the short record's CPU (JVM start, attach, write-out and ${short} s of sampling)."
   echo
   python3 - "$work" "$long" "$short" "$rounds" "$modes" "$workloads" "${builds[*]}" "$with_perf" <<'PY'
 import json, os, statistics, sys
@@ -189,22 +196,23 @@ def med(values):
     return statistics.median(values) if values else None
 def ms(v):
     return "n/a" if v is None else f"{v:.1f} ms"
-print("| workload | configuration | samples (long) | CPU (long) | CPU per 1000 samples | marginal CPU per 1000 | peak RSS |")
-print("|---|---|---|---|---|---|---|")
+print("| workload | configuration | samples (long) | CPU (long) | CPU per 1000 samples | marginal CPU per 1000 | fixed | peak RSS |")
+print("|---|---|---|---|---|---|---|---|")
 for w in workloads:
     for m in modes:
         for b in builds:
-            per, marg, rss, cpu, n = [], [], [], [], []
+            per, marg, rss, cpu, n, fixed = [], [], [], [], [], []
             for r in range(1, rounds + 1):
                 L, S = stats(b, m, w, long_s, r), stats(b, m, w, short_s, r)
                 nl, ns = L["samples"], S["samples"]
                 cl, cs = L["host"]["cpu_ns"] / 1e6, S["host"]["cpu_ns"] / 1e6
                 n.append(nl); cpu.append(cl); rss.append(L["host"]["peak_rss_kib"] / 1024)
+                fixed.append(cs)
                 per.append(cl * 1000 / nl if nl else None)
                 marg.append((cl - cs) * 1000 / (nl - ns) if nl > ns else None)
             label = f"polystack --mode {m}" + (f" ({b})" if len(builds) > 1 else "")
             print(f"| {names[w]} | {label} | {med(n):.0f} | {med(cpu) / 1000:.2f} s | "
-                  f"**{ms(med(per))}** | {ms(med(marg))} | {med(rss):.0f} MiB |")
+                  f"**{ms(med(per))}** | {ms(med(marg))} | {med(fixed) / 1000:.2f} s | {med(rss):.0f} MiB |")
     if with_perf:
         rec, scr, n, rss = [], [], [], []
         for r in range(1, rounds + 1):
@@ -218,11 +226,10 @@ for w in workloads:
             c1, k1 = cpu_of(base + ".record.time")
             c2, k2 = cpu_of(base + ".script.time")
             n.append(samples); rec.append(c1); scr.append(c2); rss.append(max(k1, k2))
-            pass
         nn = med(n)
         print(f"| {names[w]} | perf record + perf script (record / script) | {nn:.0f} | "
               f"{(med(rec) + med(scr)) / 1000:.2f} s | **{ms((med(rec) + med(scr)) * 1000 / nn if nn else None)}** "
-              f"({ms(med(rec) * 1000 / nn if nn else None)} / {ms(med(scr) * 1000 / nn if nn else None)}) | | {med(rss):.0f} MiB |")
+              f"({ms(med(rec) * 1000 / nn if nn else None)} / {ms(med(scr) * 1000 / nn if nn else None)}) | | | {med(rss):.0f} MiB |")
 PY
 } >"$work/table.md"
 

@@ -28,9 +28,10 @@ public final class TracerWakeup implements AutoCloseable {
   /** SIGRTMIN + 6 with glibc's SIGRTMIN of 34 (32 and 33 are glibc's own). */
   static final int SIGNAL = 40;
   /** How late a stop request or the deadline may be noticed while the target makes no call. */
-  static final long PERIOD_NANOS = 10_000_000L;
+  public static final long PERIOD_NANOS = 10_000_000L;
 
   private static final int CLOCK_MONOTONIC = 1;
+  private static final int TIMER_ABSTIME = 1;
   private static final int SIGEV_THREAD_ID = 4;
   private static final long SYS_GETTID = 186;
   private static final long SYS_TIMER_CREATE = 222;
@@ -113,6 +114,26 @@ public final class TracerWakeup implements AutoCloseable {
       return Optional.empty();
     }
     return Optional.of(w);
+  }
+
+  private Pointer spec;
+
+  /**
+   * Moves the next wake-up to {@code nanoTime} (System.nanoTime, which is CLOCK_MONOTONIC), after
+   * which it goes on every {@link #PERIOD_NANOS}: a loop that sleeps in waitpid until its next
+   * tick wakes once for it, not every period. False if the kernel refused (the period stays).
+   */
+  public boolean wakeAt(long nanoTime) {
+    if (spec == null) {
+      spec = Native.allocate(32);
+      spec.putLong(0, PERIOD_NANOS / 1_000_000_000L);
+      spec.putLong(8, PERIOD_NANOS % 1_000_000_000L);
+    }
+    long at = Math.max(1, nanoTime);
+    spec.putLong(16, at / 1_000_000_000L);
+    spec.putLong(24, at % 1_000_000_000L);
+    return Native.libc().syscall(SYS_TIMER_SETTIME, timer, TIMER_ABSTIME, spec.address(), 0, 0,
+        0) == 0;
   }
 
   /** Stops the timer; a signal already queued runs the empty handler and is gone. */

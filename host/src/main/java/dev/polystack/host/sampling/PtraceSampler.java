@@ -128,6 +128,13 @@ final class PtraceSampler {
             carry.late(missed);
             next += missed * period;
           }
+        } else if (wakeup.isPresent() && next - now > MIN_SLEEP_NANOS) {
+          // Sleep in waitpid until a tracee reports (passed on at the top of the loop, at once)
+          // or the timer ends the wait at the next tick (or within its period, for a stop
+          // request): one wake-up per tick, where polling every millisecond for reports cost an
+          // idle record 1000 wake-ups a second (docs/benchmarks-host-cost.md).
+          wakeup.get().wakeAt(Math.min(Math.min(next, end), now + TracerWakeup.PERIOD_NANOS));
+          p.awaitAny(0);
         } else {
           // Wake at the next tick, but at least every millisecond to pass on events promptly.
           LockSupport.parkNanos(Math.min(next - now, 1_000_000));
@@ -146,6 +153,12 @@ final class PtraceSampler {
     }
     return new SamplerOutcome(control.exit(), byUser, control.exit() != null);
   }
+
+  /**
+   * Shortest wait until a tick that sleeps in waitpid: a timer that expired before the wait
+   * began would leave it to the next period, so waits shorter than this park instead.
+   */
+  static final long MIN_SLEEP_NANOS = 200_000;
 
   /** Rounds of {@link #warmUp}: enough for C1 (at the launcher's thresholds) to compile. */
   static final int WARM_UP_ROUNDS = 300;
