@@ -25,7 +25,8 @@ final class TargetReader {
    * so all of these must come from the stop.
    */
   private static final java.util.Set<String> STABLE = java.util.Set.of("bytecode", "constant",
-      "lineinfo", "proto", "string", "trace", "trace_ir", "trace_snapshot", "debuginfo");
+      "lineinfo", "proto", "string", "trace", "trace_ir", "trace_snapshot", "trace_mcode",
+      "debuginfo");
 
   private final RemoteMemory memory;
   private final RemoteMemory stable;
