@@ -28,17 +28,19 @@ import org.junit.jupiter.params.provider.ValueSource;
  * a phase belongs to it. Sort and concat are compared as one: the trace that runs after
  * table.sort returns reads the clock (now, inlined) and calls table.concat's C code with no
  * snapshot between, so polystack places concat's time at the clock read's line, the last one
- * the trace's snapshots know (docs/luajit.md, "Frames a trace inlined"). The runs use bpf mode, the default: ptrace mode stops a thread at its
- * next entry into the kernel, which for this program is mostly its clock reads (a quarter of
- * the samples land on them, for under 3% of the time).
+ * the trace's snapshots know (docs/luajit.md, "Frames a trace inlined"). The runs use bpf mode,
+ * the default: ptrace mode stops a thread at its next entry into the kernel, which for this
+ * program is mostly its clock reads (a quarter of the samples land on them, for under 3% of the
+ * time).
  *
  * <p>Margins: a phase of true share p gets k of n samples, k binomial(n, p) when samples fall
  * independently of the phases (a 2 ms tick against phases 20-400 us long, with jitter). A test
  * run makes 8 share comparisons (2 builds x 4); each allows 4 standard deviations,
  * sqrt(p(1-p)/n), which chance exceeds with probability 6.3e-5, so all 8 pass but once in
- * 2,000 runs (5.1e-4) when only chance is at work. On top, a fixed {@link #SLACK} for what the two clocks
- * legitimately see differently (the clock reads between phases are the program's, polystack
- * charges them to the lines around them).
+ * 2,000 runs (5.1e-4) when only chance is at work. On top, a fixed {@link #SLACK} for what the
+ * two clocks legitimately see differently: work the program's clock charges to the phase in
+ * which it happens while polystack shows where its code runs (a GC step at the next trace's
+ * check, a trace exit's snapshot restore, the clock reads themselves), 1-2% in measured runs.
  */
 class LuaJitSelfTimedTest {
   static final String SCRIPT = "jit_report.lua";
