@@ -27,6 +27,13 @@ final class TraceSnapshots {
   static final String CHANGED = "trace_changed";
   /** A sample in code of a function the trace inlined but its snapshot does not show. */
   static final String BETWEEN_SNAPSHOTS = "trace_inlined_between_snapshots";
+  /**
+   * What reads of a closure the trace holds as a constant are: it lives as long as the trace
+   * and its prototype never changes, so it may be read live after the tick (TargetReader).
+   */
+  static final String CONSTANT_FUNCTION = "trace_function";
+  /** How far past a trace's end a snapshot's mcode offset may lie (the trimmed tail). */
+  static final int MAX_TAIL_TRIM = 256;
   /** -Omaxsnap defaults to 500; a count far beyond it is not a snapshot array. */
   static final int MAX_SNAPSHOTS = 4096;
 
@@ -223,7 +230,12 @@ final class TraceSnapshots {
     }
     Calls calls = callsByTrace.get(t);
     if (calls == null) {
-      byte[] code = r.bytes(t.mcode(), (int) t.size(), "trace_mcode");
+      byte[] code;
+      try {
+        code = r.bytes(t.mcode(), (int) t.size(), "trace_mcode");
+      } catch (WalkException e) {
+        return null; // placed by its snapshots alone, as if it made no calls
+      }
       calls = new Calls(code, TraceCalls.of(code, t.mcode(),
           mcloop > 0 && mcloop < t.size() ? mcloop : 0, isCode));
       callsByTrace.put(t, calls);
@@ -268,9 +280,11 @@ final class TraceSnapshots {
       nent[i] = snaps[SNAP_SIZE * i + SNAP_NENT] & 0xff;
       // Builds before mcofs existed keep nslots and topslot there: snapshot 0 then never reads
       // as offset 0, and offsets must grow with the snapshot number as the assembler lays out.
+      // Offsets count from the code's top before the tail was trimmed (asm_snap_fixup_mcofs),
+      // so a last snapshot can lie a few bytes past the end: it is then in force nowhere.
       if ((i == 0 && mcofs[i] != 0) || (i > 0 && (mcofs[i] < mcofs[i - 1]
-          || mapofs[i] < mapofs[i - 1] || ref[i] < ref[i - 1])) || mcofs[i] >= t.size()
-          || mapofs[i] + nent[i] + 2 > nsnapmap) {
+          || mapofs[i] < mapofs[i - 1] || ref[i] < ref[i - 1]))
+          || mcofs[i] > t.size() + MAX_TAIL_TRIM || mapofs[i] + nent[i] + 2 > nsnapmap) {
         throw new WalkException(UNSUPPORTED, "snapshot " + i + " of trace "
             + t.number());
       }
@@ -411,9 +425,10 @@ final class TraceSnapshots {
     int ref = entry & 0xffff;
     if (ref < TraceIr.REF_BIAS) {
       long fn = constant(ir, entry, "function") & Layout.GCVMASK;
-      r.expectGcType(fn, Layout.GCT_FUNC, "function");
-      return new LuaStack.Raw(fn, r.u8(fn + Layout.FN_FFID, "function"), s.pc(), s.exact(),
-          false);
+      r.expectGcType(fn, Layout.GCT_FUNC, CONSTANT_FUNCTION);
+      int ffid = r.u8(fn + Layout.FN_FFID, CONSTANT_FUNCTION);
+      return new LuaStack.Raw(fn, ffid, s.pc(), s.exact(), false, ffid != 0 ? 0
+          : r.u64(fn + Layout.FN_PC, CONSTANT_FUNCTION) - Layout.PROTO_SIZE);
     }
     long proto = s.pc() == 0 ? 0 : protoHolding(r, ir, s.pc());
     if (proto == 0) {
@@ -477,7 +492,8 @@ final class TraceSnapshots {
       long closure = ev.closures().get(i);
       int ref = ev.closureRefs().get(i);
       boolean isShown = closure != TraceIr.UNKNOWN_CLOSURE
-          && shown.contains(r.u64(closure + Layout.FN_PC, "function") - Layout.PROTO_SIZE);
+          && shown.contains(r.u64(closure + Layout.FN_PC, CONSTANT_FUNCTION)
+              - Layout.PROTO_SIZE);
       if (isShown) {
         if (first >= 0 && ref < end) {
           end = ref;
@@ -500,8 +516,8 @@ final class TraceSnapshots {
         end = ref;
       }
     }
-    r.expectGcType(other, Layout.GCT_FUNC, "function");
-    if (r.u8(other + Layout.FN_FFID, "function") != 0) {
+    r.expectGcType(other, Layout.GCT_FUNC, CONSTANT_FUNCTION);
+    if (r.u8(other + Layout.FN_FFID, CONSTANT_FUNCTION) != 0) {
       return new Resolution(p, true, null, -1, -1);
     }
     // The innermost shown frame is executing at its snapshot PC: its one call from there on is
@@ -529,7 +545,8 @@ final class TraceSnapshots {
       return new Resolution(p, true, null, -1, -1);
     }
     List<LuaStack.Raw> frames = new ArrayList<>();
-    frames.add(new LuaStack.Raw(other, 0, 0, true, false));
+    frames.add(new LuaStack.Raw(other, 0, 0, true, false,
+        r.u64(other + Layout.FN_PC, CONSTANT_FUNCTION) - Layout.PROTO_SIZE));
     Position callee;
     if (innermostIsBase) {
       callee = new Position(frames, callAt + 4, false, null);
