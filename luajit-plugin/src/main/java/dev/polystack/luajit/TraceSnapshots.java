@@ -480,6 +480,16 @@ final class TraceSnapshots {
       return new Resolution(p, true, null, -1, -1);
     }
     TraceIr.Evidence ev = ir.evidence(range[0], range[1]);
+    // The base frame's function: slot 0 of the snapshot when the trace specialised to it (a
+    // constant, which a walk from a running target cannot get wrong), else the Lua stack's.
+    Integer slot0 = map(r, t, snapshot).entryBySlot().get(0);
+    if (slot0 != null && (slot0 & 0xffff) < TraceIr.REF_BIAS) {
+      long fn = constant(ir, slot0, "function") & Layout.GCVMASK;
+      r.expectGcType(fn, Layout.GCT_FUNC, CONSTANT_FUNCTION);
+      if (r.u8(fn + Layout.FN_FFID, CONSTANT_FUNCTION) == 0) {
+        baseProto = r.u64(fn + Layout.FN_PC, CONSTANT_FUNCTION) - Layout.PROTO_SIZE;
+      }
+    }
     Set<Long> shown = new HashSet<>();
     shown.add(baseProto);
     for (LuaStack.Raw f : p.inlined()) {
