@@ -4,10 +4,8 @@ import dev.polystack.plugin.api.Bytes;
 import dev.polystack.plugin.api.RemoteMemory;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.function.LongPredicate;
 
 /**
@@ -52,9 +50,6 @@ final class TraceSnapshots {
   static final int FRAME_PCALL = 6;
   static final int FRAME_PCALLH = 7;
 
-  /** How far the caller's bytecode is searched for the call of a function the trace inlined. */
-  static final int MAX_CALL_SCAN = 512;
-
   /** Traces whose snapshot tables are kept; a VM rarely has more live than this. */
   static final int MAX_TRACES = 1024;
   static final int MAX_POSITIONS = 8192;
@@ -64,26 +59,13 @@ final class TraceSnapshots {
    * mcode offset and first IR reference, validated once. Read only when a sample lands on the
    * trace, so a trace nobody samples costs nothing.
    */
-  private record Table(long snap, long snapmap, long ir, long nk, long nins, long[] mapofs,
+  record Table(long snap, long snapmap, long ir, long nk, long nins, long[] mapofs,
       int[] nent, int[] mcofs, int[] ref) {}
 
   private static final Table REJECTED = new Table(0, 0, 0, 0, 0, new long[0], new int[0],
       new int[0], new int[0]);
 
   private record PositionKey(Traces.Trace trace, int snapshot, long baseProto) {}
-
-  /**
-   * What a snapshot's range runs: the frames its snapshot shows; whether it also runs code of a
-   * function the trace inlined without a snapshot of its own ({@code foreign}); if that can be
-   * placed, the frames with it on top ({@code callee}), and how many of the range's calls the
-   * shown frames make before the callee's code starts and after it ends (-1: unknown).
-   */
-  private record Resolution(Position shown, boolean foreign, Position callee, int before,
-      int after, Position marked) {
-    Resolution(Position shown, boolean foreign, Position callee, int before, int after) {
-      this(shown, foreign, callee, before, after, shown.unresolvedBecause(BETWEEN_SNAPSHOTS));
-    }
-  }
 
   /** A trace's machine code and its calls, read when a sample first returns into its loop. */
   private record Calls(byte[] code, TraceCalls calls) {}
@@ -95,7 +77,8 @@ final class TraceSnapshots {
    */
   private final Map<Traces.Trace, Table> tables = new BoundedCache<>(MAX_TRACES);
   private final Map<Traces.Trace, TraceIr> irs = new BoundedCache<>(MAX_TRACES);
-  private final Map<PositionKey, Resolution> resolutions = new BoundedCache<>(MAX_POSITIONS);
+  private final Map<PositionKey, UnsnapshottedCallee.Resolution> resolutions =
+      new BoundedCache<>(MAX_POSITIONS);
   /** Machine code of looping traces samples returned into; up to 1 MiB each. */
   private final Map<Traces.Trace, Calls> callsByTrace = new BoundedCache<>(64);
 
@@ -176,7 +159,7 @@ final class TraceSnapshots {
       }
     }
     PositionKey key = new PositionKey(t, snapshot, baseProto);
-    Resolution res = resolutions.get(key);
+    UnsnapshottedCallee.Resolution res = resolutions.get(key);
     if (res == null) {
       TraceIr ir = irs.get(t);
       if (ir == null) {
@@ -184,8 +167,9 @@ final class TraceSnapshots {
         irs.put(t, ir);
       }
       Position shown = position(r, table, ir, snapshot);
-      res = shown.unresolved() != null ? new Resolution(shown, false, null, 0, 0, shown)
-          : resolve(r, table, ir, snapshot, shown, baseProto);
+      res = shown.unresolved() != null
+          ? new UnsnapshottedCallee.Resolution(shown, false, null, 0, 0, shown)
+          : UnsnapshottedCallee.resolve(r, table, ir, snapshot, shown, baseProto);
       resolutions.put(key, res);
     }
     if (!res.foreign()) {
@@ -296,7 +280,7 @@ final class TraceSnapshots {
   }
 
   /** A snapshot's map: its entries by slot, its PC and depth (the last 64-bit word). */
-  private record SnapMap(Map<Integer, Integer> entryBySlot, long pcbase) {
+  record SnapMap(Map<Integer, Integer> entryBySlot, long pcbase) {
     long pc() {
       return pcbase >>> 8;
     }
@@ -306,7 +290,7 @@ final class TraceSnapshots {
     }
   }
 
-  private static SnapMap map(TargetReader r, Table t, int snapshot) throws WalkException {
+  static SnapMap map(TargetReader r, Table t, int snapshot) throws WalkException {
     int nent = t.nent()[snapshot];
     byte[] map = r.bytes(t.snapmap() + 4 * t.mapofs()[snapshot], 4 * (nent + 2),
         "trace_snapshot");
@@ -318,7 +302,7 @@ final class TraceSnapshots {
     return new SnapMap(entryBySlot, Bytes.getLong(map, 4 * nent));
   }
 
-  private static Position position(TargetReader r, Table t, TraceIr ir, int snapshot)
+  static Position position(TargetReader r, Table t, TraceIr ir, int snapshot)
       throws WalkException {
     SnapMap map = map(r, t, snapshot);
     if (map.depth() == 0) {
@@ -453,7 +437,7 @@ final class TraceSnapshots {
   }
 
   /** A 64-bit IR constant of the trace (KGC or KNUM) a snapshot entry refers to. */
-  private static long constant(TraceIr ir, Integer entry, String what) throws WalkException {
+  static long constant(TraceIr ir, Integer entry, String what) throws WalkException {
     if (entry == null) {
       throw new WalkException("trace_" + what + "_not_in_snapshot", "missing slot");
     }
@@ -462,199 +446,5 @@ final class TraceSnapshots {
       throw new WalkException("trace_" + what + "_not_constant", "ref " + ref);
     }
     return ir.constant(ref);
-  }
-
-  /**
-   * Finds the function a snapshot's range runs without a snapshot of its own. The IR between
-   * this snapshot and the next (for a loop body: between the pre-roll snapshots it was copied
-   * from) names the closures whose code it runs (TraceIr); one that is not among the snapshot's
-   * frames was inlined there. When it is the only one, its code starts at its first load and
-   * ends where the shown frames' code shows again; calls before and after are the shown
-   * frames'. Its caller's bytecode has to make exactly one call in the range, the one that
-   * frame is called by.
-   */
-  private static Resolution resolve(TargetReader r, Table t, TraceIr ir, int snapshot,
-      Position p, long baseProto) throws WalkException {
-    int[] range = irRange(r, t, ir, snapshot);
-    if (range == null) {
-      return new Resolution(p, true, null, -1, -1);
-    }
-    TraceIr.Evidence ev = ir.evidence(range[0], range[1]);
-    // The base frame's function: slot 0 of the snapshot when the trace specialised to it (a
-    // constant, which a walk from a running target cannot get wrong), else the Lua stack's.
-    Integer slot0 = map(r, t, snapshot).entryBySlot().get(0);
-    if (slot0 != null && (slot0 & 0xffff) < TraceIr.REF_BIAS) {
-      long fn = constant(ir, slot0, "function") & Layout.GCVMASK;
-      r.expectGcType(fn, Layout.GCT_FUNC, CONSTANT_FUNCTION);
-      if (r.u8(fn + Layout.FN_FFID, CONSTANT_FUNCTION) == 0) {
-        baseProto = r.u64(fn + Layout.FN_PC, CONSTANT_FUNCTION) - Layout.PROTO_SIZE;
-      }
-    }
-    Set<Long> shown = new HashSet<>();
-    shown.add(baseProto);
-    for (LuaStack.Raw f : p.inlined()) {
-      shown.add(f.protoAddress(r));
-    }
-    long other = 0;
-    int first = -1;
-    int end = range[1];
-    for (int i = 0; i < ev.closures().size(); i++) {
-      long closure = ev.closures().get(i);
-      int ref = ev.closureRefs().get(i);
-      boolean isShown = closure != TraceIr.UNKNOWN_CLOSURE
-          && shown.contains(r.u64(closure + Layout.FN_PC, CONSTANT_FUNCTION)
-              - Layout.PROTO_SIZE);
-      if (isShown) {
-        if (first >= 0 && ref < end) {
-          end = ref;
-        }
-      } else if (other == 0) {
-        other = closure;
-        first = ref;
-      } else if (other != closure) {
-        return new Resolution(p, true, null, -1, -1); // two functions: whose is each call?
-      }
-    }
-    if (other == 0) {
-      return new Resolution(p, false, null, 0, 0);
-    }
-    if (other == TraceIr.UNKNOWN_CLOSURE || p.basePc() == 0) {
-      return new Resolution(p, true, null, -1, -1);
-    }
-    for (int ref : ev.baseRefs()) {
-      if (ref > first && ref < end) {
-        end = ref;
-      }
-    }
-    r.expectGcType(other, Layout.GCT_FUNC, CONSTANT_FUNCTION);
-    if (r.u8(other + Layout.FN_FFID, CONSTANT_FUNCTION) != 0) {
-      return new Resolution(p, true, null, -1, -1);
-    }
-    // The innermost shown frame is executing at its snapshot PC: its one call from there on is
-    // the call of the unsnapshotted function.
-    boolean innermostIsBase = p.inlined().isEmpty();
-    long callerPc = innermostIsBase ? p.basePc() : p.inlined().get(0).pc();
-    long callerProto = innermostIsBase ? baseProto : p.inlined().get(0).protoAddress(r);
-    // The next snapshot bounds the search when it is in the caller's frame too (exact PC) or
-    // already inside the callee (the caller's PC there is the return PC of the call).
-    long until = 0;
-    if (snapshot + 1 < t.ref().length) {
-      Position next = position(r, t, ir, snapshot + 1);
-      int callerDepth = p.inlined().size();
-      int nextDepth = next.inlined().size();
-      if (next.unresolved() == null && nextDepth >= callerDepth) {
-        long pcThere = callerDepth == 0 ? next.basePc()
-            : next.inlined().get(nextDepth - callerDepth).pc();
-        long protoThere = callerDepth == 0 ? baseProto
-            : next.inlined().get(nextDepth - callerDepth).protoAddress(r);
-        until = protoThere == callerProto && pcThere > callerPc ? pcThere : 0;
-      }
-    }
-    long callAt = onlyCallFrom(r, callerProto, callerPc, until);
-    if (callAt == 0) {
-      return new Resolution(p, true, null, -1, -1);
-    }
-    List<LuaStack.Raw> frames = new ArrayList<>();
-    frames.add(new LuaStack.Raw(other, 0, 0, true, false,
-        r.u64(other + Layout.FN_PC, CONSTANT_FUNCTION) - Layout.PROTO_SIZE));
-    Position callee;
-    if (innermostIsBase) {
-      callee = new Position(frames, callAt + 4, false, null);
-    } else {
-      LuaStack.Raw caller = p.inlined().get(0);
-      frames.add(new LuaStack.Raw(caller.fn(), caller.ffid(), callAt + 4, false, false,
-          caller.proto()));
-      frames.addAll(p.inlined().subList(1, p.inlined().size()));
-      callee = new Position(frames, p.basePc(), p.basePcExact(), null);
-    }
-    return new Resolution(p, true, callee, ir.exactCalls(range[0], first),
-        ir.exactCalls(end, range[1]));
-  }
-
-  /**
-   * IR references [from, to) of the code a snapshot's range runs: up to the next snapshot. A
-   * range of the loop body has no closure loads of its own when they were loop-invariant, so it
-   * is read in the pre-roll: between the snapshots its own and the next were copied from
-   * (lj_opt_loop.c copies them in order, with the same PC; the loop snapshot has snapshot 0's).
-   * Null when that correspondence is not found.
-   */
-  private static int[] irRange(TargetReader r, Table t, TraceIr ir, int snapshot)
-      throws WalkException {
-    int n = t.ref().length;
-    int to = snapshot + 1 < n ? t.ref()[snapshot + 1] : (int) ir.nins();
-    int loop = ir.loop();
-    if (loop == 0 || t.ref()[snapshot] < loop) {
-      return new int[] {t.ref()[snapshot], loop != 0 && to > loop ? loop : to};
-    }
-    // Loop body: the loop snapshot (ref at LOOP) is the first; copies follow.
-    int loopSnapshot = -1;
-    for (int i = 0; i < n; i++) {
-      if (t.ref()[i] >= loop) {
-        loopSnapshot = i;
-        break;
-      }
-    }
-    if (loopSnapshot < 1) {
-      return null;
-    }
-    int origin = 0;
-    int next = -1;
-    for (int i = loopSnapshot + 1; i <= snapshot + 1 && i < n; i++) {
-      long pc = map(r, t, i).pcbase();
-      int found = -1;
-      for (int j = origin + 1; j < loopSnapshot; j++) {
-        if (map(r, t, j).pcbase() == pc) {
-          found = j;
-          break;
-        }
-      }
-      if (found < 0) {
-        return null;
-      }
-      if (i <= snapshot) {
-        origin = found;
-      } else {
-        next = found;
-      }
-    }
-    int from = t.ref()[origin];
-    int until = next >= 0 ? t.ref()[next] : loop;
-    return from <= until ? new int[] {from, until} : null;
-  }
-
-  /**
-   * The address of the one call instruction (CALL, CALLM, ITERC, ITERN) that {@code proto}'s
-   * bytecode makes from {@code pc} on before {@code until} (0: none), it loops back or
-   * returns, or 0 when it makes none, several, or a tail call.
-   */
-  private static long onlyCallFrom(TargetReader r, long proto, long pc, long until)
-      throws WalkException {
-    if (proto == 0) {
-      return 0;
-    }
-    long bc = proto + Layout.PROTO_SIZE;
-    long sizeBc = r.u32(proto + Layout.PT_SIZEBC, "proto") & 0xffffffffL;
-    long pos = (pc - bc) / 4;
-    if (pc < bc || pos >= sizeBc) {
-      return 0;
-    }
-    long found = 0;
-    long stop = until > pc ? Math.min(sizeBc, (until - bc + 3) / 4) : sizeBc;
-    for (long i = pos; i < stop && i < pos + MAX_CALL_SCAN; i++) {
-      int ins = r.u32(bc + 4 * i, "bytecode");
-      int op = Bytecode.op(ins);
-      if (op == Bytecode.CALL || op == Bytecode.CALLM || op == Bytecode.ITERC
-          || op == Bytecode.ITERN) {
-        if (found != 0) {
-          return 0;
-        }
-        found = bc + 4 * i;
-      } else if (op == Bytecode.CALLMT || op == Bytecode.CALLT) {
-        return 0;
-      } else if (Bytecode.endsStraightLine(op, ins)) {
-        break;
-      }
-    }
-    return found;
   }
 }
