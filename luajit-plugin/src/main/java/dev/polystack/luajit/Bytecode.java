@@ -13,10 +13,15 @@ final class Bytecode {
   static final int TGETS = 57;
   static final int CALLM = 65;
   static final int CALL = 66;
+  static final int CALLMT = 67;
+  static final int CALLT = 68;
   static final int ITERC = 69;
   static final int ITERN = 70;
   static final int RETM = 73;
   static final int RET1 = 76;
+  static final int FORL = 79;
+  static final int JITERL = 84;
+  static final int JMP = 88;
 
   // A-operand modes (BCMode).
   static final int A_NONE = 0;
@@ -101,6 +106,15 @@ final class Bytecode {
 
   static int d(int ins) {
     return ins >>> 16;
+  }
+
+  /**
+   * Whether straight-line execution ends after this instruction: a return, a loop's back edge
+   * (FORL, ITERL and their variants) or a backward jump (D is biased by 0x8000).
+   */
+  static boolean endsStraightLine(int op, int ins) {
+    return (op >= RETM && op <= RET1) || (op >= FORL && op <= JITERL)
+        || (op == JMP && d(ins) < 0x8000);
   }
 
   static int aMode(int op) {

@@ -50,6 +50,7 @@ record Layout(int luaStateSize, int vmstate, int curL, int jitBase, int strLen, 
 
   // GCtrace.
   static final int T_NSNAP = 10;
+  static final int T_NINS = 12;
   static final int T_IR = 32;
   static final int T_NK = 40;
   static final int T_NSNAPMAP = 44;
@@ -60,8 +61,11 @@ record Layout(int luaStateSize, int vmstate, int curL, int jitBase, int strLen, 
   static final int T_STARTINS = 80;
   static final int T_SZMCODE = 84;
   static final int T_MCODE = 88;
+  static final int T_MCLOOP = 96;
   static final int T_SPADJUST = 102;
   static final int T_TRACENO = 104;
+  /** GCtrace up to and including traceno: what a check that a trace is unchanged reads. */
+  static final int T_HEADER_SIZE = 112;
 
   static final int GCSTR_DATA = 24;
 

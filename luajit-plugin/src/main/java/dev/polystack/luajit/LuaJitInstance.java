@@ -34,6 +34,13 @@ final class LuaJitInstance implements RuntimeInstance {
   /** vmstate values (lj_obj.h) and the letters jit.p uses for them. */
   static final int VM_INTERP = -1;
 
+  /**
+   * The leaf frame's attribute (and a counter) saying a trace inlined frames above it that its
+   * snapshot did not allow to rebuild; the value is why.
+   */
+  static final String INLINE_UNKNOWN_ATTRIBUTE = "luajit.inline_unknown";
+  static final String INLINE_UNKNOWN = "inline_unknown";
+
   private final LuaJitBinary binary;
   private final Layout layout;
   private final CodeRange interpreter;
@@ -96,6 +103,8 @@ final class LuaJitInstance implements RuntimeInstance {
     final Map<Long, Integer> nextSegment = new HashMap<>();
     final Set<Long> walkedCframes = new HashSet<>();
     Integer leafVmstate;
+    /** Why frames the leaf trace inlined could not be rebuilt, or null. */
+    String inlineUnknown;
     boolean discoveryDone;
   }
 
@@ -151,7 +160,7 @@ final class LuaJitInstance implements RuntimeInstance {
         return WalkResult.notMine();
       }
       List<Frame> frames = materialize(r, stack, range, cframe, k == 0 ? st.leafVmstate : null,
-          vm);
+          k == 0 ? st.inlineUnknown : null);
       if (last && stack.error() != null) {
         count(stack.error());
         return new WalkResult.Failed(stack.error(), frames);
@@ -424,13 +433,25 @@ final class LuaJitInstance implements RuntimeInstance {
       }
       if (trace != null) {
         try {
-          TraceSnapshots.Position at = vm.snapshots.locate(r, trace, regs.pc(), !leaf);
+          long baseProto;
+          try {
+            baseProto = frameProto(r, base);
+          } catch (WalkException e) {
+            baseProto = 0; // the IR's view of inlined code then has nothing to compare with
+          }
+          TraceSnapshots.Position at = vm.snapshots.locate(r, trace, regs.pc(), !leaf,
+              baseProto, this::isCode);
           if (at.unresolved() != null) {
             count(at.unresolved());
+            count(INLINE_UNKNOWN);
+            st.inlineUnknown = at.unresolved();
           }
           return LuaStack.walk(r, L, start(r, base, at.basePc(), at.basePcExact()),
               at.basePc(), at.basePcExact()).under(at.inlined());
         } catch (WalkException e) {
+          if (e.reason().equals(TraceSnapshots.CHANGED)) {
+            refreshTraces(new TargetReader(process.memory(), layout), vm);
+          }
           if (!e.reason().equals(TraceSnapshots.UNSUPPORTED)) {
             throw e;
           }
@@ -486,7 +507,7 @@ final class LuaJitInstance implements RuntimeInstance {
   }
 
   private List<Frame> materialize(TargetReader r, LuaStack stack, int[] range, long cframe,
-      Integer leafVmstate, Vm vm) throws WalkException {
+      Integer leafVmstate, String inlineUnknown) throws WalkException {
     List<LuaStack.Raw> all = stack.frames();
     List<Frame> out = new ArrayList<>();
     for (int i = range[0]; i < range[1]; i++) {
@@ -499,7 +520,7 @@ final class LuaJitInstance implements RuntimeInstance {
         pc = r.u64(cframe + Layout.CF_SAVE_PC, "cframe"); // called down into C, then back
       }
       Map<String, String> attributes = out.isEmpty() && leafVmstate != null
-          ? vmstateAttributes(leafVmstate) : Map.of();
+          ? vmstateAttributes(leafVmstate, inlineUnknown) : Map.of();
       out.add(f.ffid() == 0
           ? luaFrame(r, all, i, pc, f.pcExact(), attributes)
           : new Frame(LuaJitPlugin.FRAME_TYPE, f.fn(), fastFunctions.name(f.ffid()), "", 0, 0,
@@ -511,7 +532,7 @@ final class LuaJitInstance implements RuntimeInstance {
   private Frame luaFrame(TargetReader r, List<LuaStack.Raw> all, int i, long pc, boolean exact,
       Map<String, String> attributes) throws WalkException {
     LuaStack.Raw f = all.get(i);
-    Protos.Proto proto = protos.get(r, r.u64(f.fn() + Layout.FN_PC, "function") - Layout.PROTO_SIZE);
+    Protos.Proto proto = protos.get(r, f.protoAddress(r));
     int line = 0;
     if (pc != 0) {
       int pos = position(r, proto, pc, exact);
@@ -519,6 +540,11 @@ final class LuaJitInstance implements RuntimeInstance {
       Integer cached = lines.get(key);
       line = cached != null ? cached : Protos.line(r, proto, pos);
       lines.put(key, line);
+    }
+    if (line <= 0) {
+      // No position (entering or leaving through the VM's call and return paths, or a trace
+      // frame whose PC its snapshot did not give): the function's own line, as LuaJIT does.
+      line = Protos.entryLine(r, proto);
     }
     String name = inferName(r, all, i);
     if (name == null) {
@@ -573,15 +599,13 @@ final class LuaJitInstance implements RuntimeInstance {
     }
     LuaStack.Raw caller = all.get(i + 1);
     if (caller.ffid() == 0 && caller.pc() != 0 && !all.get(i).boundary()) {
-      Protos.Proto p = protos.get(r, r.u64(caller.fn() + Layout.FN_PC, "function")
-          - Layout.PROTO_SIZE);
+      Protos.Proto p = protos.get(r, caller.protoAddress(r));
       return cachedName(r, p, position(r, p, caller.pc(), caller.pcExact()), -1);
     } else if (caller.ffid() > 1 && i + 2 < all.size()) {
       int slot = fastFunctions.calleeArgumentSlot(caller.ffid());
       LuaStack.Raw outer = all.get(i + 2);
       if (slot > 0 && outer.ffid() == 0 && outer.pc() != 0) {
-        Protos.Proto p = protos.get(r, r.u64(outer.fn() + Layout.FN_PC, "function")
-            - Layout.PROTO_SIZE);
+        Protos.Proto p = protos.get(r, outer.protoAddress(r));
         return cachedName(r, p, position(r, p, outer.pc(), outer.pcExact()), slot);
       }
     }
@@ -601,8 +625,11 @@ final class LuaJitInstance implements RuntimeInstance {
     return name.isEmpty() ? null : name;
   }
 
-  private static Map<String, String> vmstateAttributes(int vmstate) {
+  private static Map<String, String> vmstateAttributes(int vmstate, String inlineUnknown) {
     Map<String, String> a = new HashMap<>();
+    if (inlineUnknown != null) {
+      a.put(INLINE_UNKNOWN_ATTRIBUTE, inlineUnknown);
+    }
     if (vmstate >= 0) {
       a.put("luajit.vmstate", "N");
       a.put("luajit.trace", Integer.toString(vmstate));
@@ -641,6 +668,16 @@ final class LuaJitInstance implements RuntimeInstance {
     } catch (WalkException e) {
       count(e.reason());
     }
+  }
+
+  /** Whether {@code address} lies in an executable mapping of the process (as last read). */
+  private boolean isCode(long address) {
+    for (dev.polystack.plugin.api.Mapping m : process.mappings()) {
+      if (m.executable() && Long.compareUnsigned(address - m.start(), m.end() - m.start()) < 0) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private void count(String reason) {

@@ -20,8 +20,19 @@ final class LuaStack {
    * One frame. {@code pc} points at the instruction after the one executing (0 when unknown),
    * or at the instruction itself when {@code pcExact} (a trace's position). A pc of 0 that is
    * exact is known to be unknown: a trace runs the frame, so the interpreter's saved PC is stale.
+   * {@code proto} is the Lua function's prototype when the closure itself is unknown (a frame
+   * a trace inlined, specialised to its prototype), else 0: the prototype is the closure's.
    */
-  record Raw(long fn, int ffid, long pc, boolean pcExact, boolean boundary) {}
+  record Raw(long fn, int ffid, long pc, boolean pcExact, boolean boundary, long proto) {
+    Raw(long fn, int ffid, long pc, boolean pcExact, boolean boundary) {
+      this(fn, ffid, pc, pcExact, boundary, 0);
+    }
+
+    /** The prototype of this Lua frame's function. */
+    long protoAddress(TargetReader r) throws WalkException {
+      return proto != 0 ? proto : r.u64(fn + Layout.FN_PC, "function") - Layout.PROTO_SIZE;
+    }
+  }
 
   private final List<Raw> frames;
   private final List<Integer> segmentEnds;

@@ -71,7 +71,9 @@ final class Names {
         return new Name("local", local);
       }
       boolean restart = false;
-      while (--ip > floor && !restart) {
+      // A MOV restarts the lookup at the MOV itself (lj_debug_slotname's goto restart): the
+      // local it copies may only be active from there, as `local function f` is after its FNEW.
+      while (!restart && --ip > floor) {
         int ins = instruction(r, pt, ip);
         int op = Bytecode.op(ins);
         int ra = Bytecode.a(ins);

@@ -44,6 +44,21 @@ final class Protos {
     return p;
   }
 
+  /**
+   * The line a frame of {@code p} shows when its position is unknown: the line the function is
+   * defined on (what LuaJIT's own stack dumps fall back to), and for a main chunk, defined on
+   * line 0, the line of its first instruction; 0 only without a line table.
+   */
+  static int entryLine(TargetReader reader, Proto p) throws WalkException {
+    if (p.lineInfo() == 0) {
+      return 0;
+    }
+    if (p.firstLine() > 0) {
+      return p.firstLine();
+    }
+    return p.sizeBc() > 1 ? Math.max(0, line(reader, p, 1)) : 0;
+  }
+
   /** The source line of bytecode position {@code pos} (lj_debug_line), 0 when unknown. */
   static int line(TargetReader reader, Proto p, int pos) throws WalkException {
     if (p.lineInfo() == 0 || pos < 0) {

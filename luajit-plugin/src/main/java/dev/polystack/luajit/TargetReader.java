@@ -17,7 +17,8 @@ final class TargetReader {
 
   /**
    * What a walk reads that never changes while it lives and lives as long as the code it
-   * describes: prototypes with their bytecode, constants and debug info, their strings, traces.
+   * describes: prototypes with their bytecode, constants and debug info, their strings, traces
+   * with the closures they hold as constants.
    * The host may serve these live after the thread resumed. The Lua stack, lua_State, global
    * state, C frames and the trace array change as the program runs, and closures (GCfunc) die
    * young: one on the stack at the stop can be freed and its memory reused before the walk
@@ -25,7 +26,8 @@ final class TargetReader {
    * so all of these must come from the stop.
    */
   private static final java.util.Set<String> STABLE = java.util.Set.of("bytecode", "constant",
-      "lineinfo", "proto", "string", "trace", "trace_ir", "trace_snapshot", "debuginfo");
+      "lineinfo", "proto", "string", "trace", "trace_ir", "trace_snapshot", "trace_mcode",
+      "trace_function", "debuginfo");
 
   private final RemoteMemory memory;
   private final RemoteMemory stable;

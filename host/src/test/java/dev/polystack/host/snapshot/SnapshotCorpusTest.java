@@ -9,6 +9,7 @@ import dev.polystack.host.cli.DumpFormat;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginLoader;
 import dev.polystack.host.plugins.PluginRegistry;
+import dev.polystack.host.sampling.DumpSession;
 import dev.polystack.host.sampling.ReplaySession;
 import dev.polystack.plugin.api.Frame;
 import java.io.IOException;
@@ -18,13 +19,20 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 
 /**
  * Replays every recorded case under src/test/resources/snapshots and compares the stacks with
- * NAME.expected.txt (the live walk's own output when recorded). Then replays each case once per
+ * NAME.expected.txt (the live walk's own output when recorded), and the names of its Lua frames
+ * with NAME.names.txt: the names LuaJIT itself gave the same workload's functions when the case
+ * was recorded (record-corpus.sh, corpus_oracle.lua), an oracle that is not polystack. Then
+ * replays each case once per
  * recorded memory read with that read failing: the walk must end in error frames, never throw
  * or hang, and the failing read must actually be reached.
  *
@@ -44,6 +52,8 @@ class SnapshotCorpusTest {
     assertTrue(cases.size() >= 4, "corpus cases: " + cases);
     return cases.stream().flatMap(c -> Stream.of(
         DynamicTest.dynamicTest(name(c) + ": replay matches expected stacks", () -> replay(c)),
+        DynamicTest.dynamicTest(name(c) + ": Lua frames have LuaJIT's own names",
+            () -> namesAreLuaJits(c)),
         DynamicTest.dynamicTest(name(c) + ": every read fails in turn", () -> faults(c))));
   }
 
@@ -79,6 +89,42 @@ class SnapshotCorpusTest {
     assertEquals(List.of(), List.copyOf(setup.guard().failureCounts().keySet()));
     assertTrue(r.dump().threads().stream().flatMap(t -> t.frames().stream())
         .anyMatch(f -> !Frame.NATIVE.equals(f.type()) && !f.isError()), "runtime frames");
+  }
+
+  /**
+   * Every Lua frame (a runtime frame with a chunk) is named as LuaJIT named that function when
+   * the oracle sampled the workload: by its caller's bytecode (lj_debug_funcname), else "main
+   * chunk" or "function <chunk:line>", debug.traceback's words. A function called from several
+   * places may have several names; the frame's must be one of them. Builtins are left out:
+   * polystack names them by their library name (string.format), LuaJIT by the call site.
+   */
+  private static void namesAreLuaJits(Path c) throws Exception {
+    Path oracle = CORPUS.resolve(name(c) + ".names.txt");
+    assertTrue(Files.isRegularFile(oracle), oracle + " is missing: run record-corpus.sh");
+    Map<String, Set<String>> namesByFunction = new TreeMap<>();
+    for (String line : Files.readAllLines(oracle)) {
+      String[] f = line.split("\t");
+      assertEquals(3, f.length, "oracle line: " + line);
+      namesByFunction.computeIfAbsent(f[0], k -> new TreeSet<>()).add(f[1]);
+    }
+    Setup setup = setup(c);
+    ReplaySession.Result r = setup.session().replay(setup.snapshot(), setup.modules(), null);
+    int checked = 0;
+    for (DumpSession.ThreadDump t : r.dump().threads()) {
+      for (Frame f : t.frames()) {
+        if (Frame.NATIVE.equals(f.type()) || f.isError() || f.file().isEmpty()) {
+          continue;
+        }
+        String function = f.file() + ":" + f.startLine();
+        Set<String> names = namesByFunction.get(function);
+        assertTrue(names != null, "LuaJIT never ran " + function + " while the oracle sampled "
+            + name(c) + " (" + namesByFunction.keySet() + "): re-record the corpus");
+        assertTrue(names.contains(f.function()), name(c) + ": " + function + " is named '"
+            + f.function() + "', LuaJIT names it " + names);
+        checked++;
+      }
+    }
+    assertTrue(checked >= 2, name(c) + ": only " + checked + " Lua frames checked");
   }
 
   private static void faults(Path c) throws Exception {
