@@ -32,6 +32,13 @@ final class CommandLineRunner {
     CommandLine command = e.getCommandLine();
     String name = command.getCommandName();
     String help = "polystack".equals(name) ? "polystack --help" : "polystack " + name + " --help";
+    if (command.getParent() == null && e instanceof CommandLine.UnmatchedArgumentException u
+        && !u.getUnmatched().isEmpty() && !u.getUnmatched().get(0).startsWith("-")) {
+      // A word where a command belongs: say so, not picocli's "unmatched argument at index 0".
+      console.error("unknown command '" + u.getUnmatched().get(0) + "'; the commands are "
+          + String.join(", ", command.getSubcommands().keySet()) + " (see '" + help + "')");
+      return ExitCodes.USAGE;
+    }
     console.error(e.getMessage() + " (see '" + help + "')");
     return ExitCodes.USAGE;
   }

@@ -40,18 +40,19 @@ import picocli.CommandLine.ParentCommand;
     description = "Sample a running process (--pid) or a command (after --) and write a profile.")
 final class RecordCommand implements Runnable {
 
-  @Option(names = "--pid", paramLabel = "PID", description = "Attach to this running process.")
+  @Option(names = {"--pid", "-p"}, paramLabel = "PID",
+      description = "Attach to this running process.")
   Integer pid;
 
   @Parameters(paramLabel = "COMMAND", arity = "0..*",
       description = "Launch this command under the profiler (write it after --).")
   List<String> command = new ArrayList<>();
 
-  @Option(names = "--rate", paramLabel = "HZ", defaultValue = "99",
+  @Option(names = {"--rate", "-r"}, paramLabel = "HZ", defaultValue = "99",
       description = "Samples per second per thread (default: ${DEFAULT-VALUE}).")
   int rate;
 
-  @Option(names = "--duration", paramLabel = "D", converter = Durations.class,
+  @Option(names = {"--duration", "-d"}, paramLabel = "D", converter = Durations.class,
       description = "How long to record (500ms, 10s, 2m); default: until the target exits or"
           + " Ctrl-C.")
   Duration duration;
@@ -67,11 +68,17 @@ final class RecordCommand implements Runnable {
       description = "Also sample threads that are not running (ptrace mode only).")
   boolean idle;
 
-  @Option(names = "--threads", paramLabel = "TID", split = ",",
-      description = "Only these thread ids.")
+  @Option(names = "--tid", paramLabel = "TID", split = ",",
+      description = "Only these thread ids (comma-separated or repeated).")
   List<Integer> threads = new ArrayList<>();
 
-  @Option(names = "--format", paramLabel = "FORMAT",
+  /** The thread filter's old name, kept so scripts that use it still work. */
+  @Option(names = "--threads", paramLabel = "TID", split = ",", hidden = true)
+  void oldThreads(List<Integer> tids) {
+    threads.addAll(tids);
+  }
+
+  @Option(names = {"--format", "-f"}, paramLabel = "FORMAT",
       description = "html, pprof, folded, speedscope or otlp (a binary OTLP"
           + " ExportProfilesServiceRequest). Default: from the --output name (.html; .folded,"
           + " .collapsed, .txt; .pb.gz, .pprof; .speedscope.json, .json; .otlp.pb), else html;"
@@ -136,7 +143,7 @@ final class RecordCommand implements Runnable {
       // A TID that is not a thread of the target would record nothing and still "succeed".
       for (int tid : threads) {
         if (!Files.isDirectory(Path.of("/proc", pid.toString(), "task", Integer.toString(tid)))) {
-          throw new CommandFailedException("--threads " + tid + ": not a thread of process " + pid
+          throw new UsageException("--tid " + tid + ": not a thread of process " + pid
               + " (see /proc/" + pid + "/task)");
         }
       }
