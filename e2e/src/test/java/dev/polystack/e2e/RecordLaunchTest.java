@@ -2,6 +2,7 @@ package dev.polystack.e2e;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
@@ -9,6 +10,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -100,6 +103,37 @@ class RecordLaunchTest {
     assertFalse(worker.split("\t")[2].contains("leaf_a"), worker);
     assertTrue(main.split("\t")[2].contains("leaf_a"), main);
     assertFalse(main.split("\t")[2].contains("leaf_b"), main);
+  }
+
+  @Test
+  void perThreadPutsEachThreadAsTheRootFrameOfTheFoldedStacks() throws Exception {
+    // Short options as py-spy users type them; the format comes from the name.
+    Path out = dir.resolve("threads.folded");
+    var result = Distribution.run("record", "--per-thread", "-r", "99", "-o", out.toString(),
+        "--", Workloads.binary("two_threads").toString(), "1");
+
+    assertSucceeded(result, out);
+    Map<String, Long> stacks = Tools.folded(out);
+    // Thread roots by leaf: each leaf runs on one thread only, so each has one root of its own.
+    Set<String> mainRoots = new TreeSet<>();
+    Set<String> workerRoots = new TreeSet<>();
+    long main = 0;
+    long worker = 0;
+    for (var e : stacks.entrySet()) {
+      String root = Tools.frames(e.getKey()).get(0);
+      assertTrue(root.matches(".+ \\(tid \\d+\\)"), e.getKey());
+      if (e.getKey().endsWith(";leaf_a")) {
+        mainRoots.add(root);
+        main += e.getValue();
+      } else if (e.getKey().endsWith(";leaf_b")) {
+        workerRoots.add(root);
+        worker += e.getValue();
+      }
+    }
+    assertEquals(1, mainRoots.size(), "roots of leaf_a: " + mainRoots);
+    assertEquals(1, workerRoots.size(), "roots of leaf_b: " + workerRoots);
+    assertNotEquals(mainRoots, workerRoots);
+    assertTrue(main > 0 && worker > 0, "leaf_a " + main + ", leaf_b " + worker + " in " + stacks);
   }
 
   @ParameterizedTest(name = "exit code {0}")

@@ -13,6 +13,7 @@ import dev.polystack.host.sampling.RecordSession;
 import dev.polystack.host.sampling.SamplingException;
 import dev.polystack.host.sampling.SamplingOptions;
 import dev.polystack.otel.local.ProfileFormat;
+import dev.polystack.otel.local.ProfileWriter;
 import dev.polystack.otel.otlp.OtlpConfig;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -77,6 +78,12 @@ final class RecordCommand implements Runnable {
   void oldThreads(List<Integer> tids) {
     threads.addAll(tids);
   }
+
+  @Option(names = "--per-thread",
+      description = "Folded output: start each stack with its thread, 'name (tid N)', as the"
+          + " root frame (as py-spy's --threads does). The html flame graph and speedscope"
+          + " always show threads apart, pprof as thread.name/thread.id labels.")
+  boolean perThread;
 
   @Option(names = {"--format", "-f"}, paramLabel = "FORMAT",
       description = "html, pprof, folded, speedscope or otlp (a binary OTLP"
@@ -213,7 +220,7 @@ final class RecordCommand implements Runnable {
           result.recording().target().executableName(), result.recording().target().pid(),
           profileFormat);
       try {
-        out = write(result, profileFormat, profileFile, name);
+        out = write(result, profileFormat.writer(perThread), profileFile, name);
       } catch (CommandFailedException e) {
         writeFailure = e;
       }
@@ -347,10 +354,10 @@ final class RecordCommand implements Runnable {
   }
 
   /** Writes the profile and puts it in place: under {@code name}, or the --output name. */
-  private static Path write(RecordSession.Result result, ProfileFormat format, OutputFile file,
+  private static Path write(RecordSession.Result result, ProfileWriter writer, OutputFile file,
       String name) {
     try {
-      format.writer().write(result.recording(), file.stream());
+      writer.write(result.recording(), file.stream());
       return name == null ? file.commit() : file.commit(name);
     } catch (IOException e) {
       throw new CommandFailedException("cannot write " + (name == null ? file.path() : name)
