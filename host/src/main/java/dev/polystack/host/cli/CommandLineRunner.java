@@ -25,7 +25,9 @@ final class CommandLineRunner {
     cli.setCaseInsensitiveEnumValuesAllowed(true);
     cli.setParameterExceptionHandler(this::onBadUsage);
     cli.setExecutionExceptionHandler(this::onFailure);
-    return cli.execute(args);
+    int exit = cli.execute(args);
+    console.reportRepeats();
+    return exit;
   }
 
   private int onBadUsage(CommandLine.ParameterException e, String[] args) {

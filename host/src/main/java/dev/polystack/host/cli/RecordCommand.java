@@ -112,6 +112,11 @@ final class RecordCommand implements Runnable {
           + " target pause per sample: mean, median, p99, max; losses).")
   Path statsJson;
 
+  @Option(names = {"--verbose", "-v"},
+      description = "Also print the exact reasons of losses and the kernel's tick capture"
+          + " figures (as --stats-json has them).")
+  boolean verbose;
+
   @ParentCommand PolystackCommand parent;
 
   private final PluginLoader loader;
@@ -229,7 +234,7 @@ final class RecordCommand implements Runnable {
     if (statsFile != null) {
       writeStats(result.summary(), statsFile);
     }
-    Summaries.print(console, result, out);
+    Summaries.print(console, result, out, verbose, idle);
     if (writeFailure != null) {
       throw writeFailure;
     }
