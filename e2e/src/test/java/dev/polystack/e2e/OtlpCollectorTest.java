@@ -54,7 +54,7 @@ class OtlpCollectorTest extends WithCollector {
       spin()
       """;
   private static final Pattern SENT = Pattern.compile("OTLP: sent (\\d+) samples in (\\d+)");
-  private static final Pattern TAKEN = Pattern.compile("polystack: (\\d+) samples from");
+  private static final Pattern TAKEN = Pattern.compile("polystack: (\\d+) samples? from");
   private static final Pattern LOST = Pattern.compile("not sampled or lost, by reason: (.*)");
 
   @TempDir Path tmp;

@@ -26,7 +26,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  */
 class RecordLaunchTest {
   private static final Pattern SAMPLES =
-      Pattern.compile("(?m)^polystack: (\\d+) samples from (\\d+) thread\\(s\\)");
+      Pattern.compile("(?m)^polystack: (\\d+) samples? from (\\d+) threads?");
 
   @TempDir Path dir;
 
@@ -110,7 +110,7 @@ class RecordLaunchTest {
     // Short options as py-spy users type them; the format comes from the name.
     Path out = dir.resolve("threads.folded");
     var result = Distribution.run("record", "--per-thread", "-r", "99", "-o", out.toString(),
-        "--", Workloads.binary("two_threads").toString(), "1");
+        "--", Workloads.binary("two_threads").toString(), "3");
 
     assertSucceeded(result, out);
     Map<String, Long> stacks = Tools.folded(out);
@@ -130,10 +130,32 @@ class RecordLaunchTest {
         worker += e.getValue();
       }
     }
-    assertEquals(1, mainRoots.size(), "roots of leaf_a: " + mainRoots);
-    assertEquals(1, workerRoots.size(), "roots of leaf_b: " + workerRoots);
+    assertEquals(1, mainRoots.size(), "roots of leaf_a: " + mainRoots + " in " + stacks);
+    assertEquals(1, workerRoots.size(), "roots of leaf_b: " + workerRoots + " in " + stacks);
     assertNotEquals(mainRoots, workerRoots);
     assertTrue(main > 0 && worker > 0, "leaf_a " + main + ", leaf_b " + worker + " in " + stacks);
+  }
+
+  @Test
+  void anEmptyProfileSaysWhyInOneWarning() throws Exception {
+    // A target that sleeps until the end of the record: off-CPU, never sampled.
+    Path out = dir.resolve("sleeping.folded");
+    var asleep = Distribution.run("record", "-d", "1s", "-o", out.toString(), "--", "sleep", "30");
+    assertEquals(0, asleep.exitCode(), asleep.stderr());
+    assertEquals(0, samples(asleep), asleep.stderr());
+    List<String> warnings = asleep.stderrLines().stream()
+        .filter(l -> l.startsWith("polystack: warning: the profile is empty")).toList();
+    assertEquals(1, warnings.size(), asleep.stderr());
+    assertTrue(warnings.get(0).contains("off-CPU") && warnings.get(0).contains("--idle"),
+        asleep.stderr());
+
+    // A target that exits before any of its threads is seen running.
+    var quick = Distribution.run("record", "-o", out.toString(), "--", "true");
+    assertEquals(0, quick.exitCode(), quick.stderr());
+    String last = quick.stderrLines().get(quick.stderrLines().size() - 1);
+    // A tick can land in its few milliseconds of start-up: then the profile is not empty.
+    assertEquals(samples(quick) == 0, last.startsWith("polystack: warning: the profile is empty:"
+        + " the target ended after"), quick.stderr());
   }
 
   @ParameterizedTest(name = "exit code {0}")

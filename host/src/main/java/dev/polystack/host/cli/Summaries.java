@@ -72,7 +72,7 @@ final class Summaries {
     }
     Recording recording = result.recording();
     long ranNanos = recording.endEpochNanos() - recording.startEpochNanos();
-    if (result.targetExit() != null || result.targetGone()) {
+    if ((result.targetExit() != null || result.targetGone()) && !result.killedAtEnd()) {
       // Whether it exited at once or slept until it exited, no thread was seen on a CPU.
       return "the profile is empty: the target ended after " + ranNanos / 1_000_000 + " ms"
           + " without a thread seen running: it exited at once, or its threads were off-CPU"
