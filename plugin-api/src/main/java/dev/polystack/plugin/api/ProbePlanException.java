@@ -11,6 +11,8 @@ public final class ProbePlanException extends Exception {
   }
 
   /**
+   * Since API 1.3.
+   *
    * @param badRequest the request names what no image could have (an unknown function): the
    *     user's mistake, which the host reports as a usage error
    */
