@@ -31,6 +31,7 @@ final class CommandLineRunner {
   }
 
   private int onBadUsage(CommandLine.ParameterException e, String[] args) {
+    console.reportRepeats(); // the failure stays the last line
     CommandLine command = e.getCommandLine();
     String name = command.getCommandName();
     String help = "polystack".equals(name) ? "polystack --help" : "polystack " + name + " --help";
@@ -46,6 +47,7 @@ final class CommandLineRunner {
   }
 
   private int onFailure(Exception e, CommandLine command, CommandLine.ParseResult parsed) {
+    console.reportRepeats(); // the failure stays the last line
     if (e instanceof UsageException) {
       console.error(e.getMessage());
       return ExitCodes.USAGE;
