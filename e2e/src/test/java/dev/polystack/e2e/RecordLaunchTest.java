@@ -138,9 +138,17 @@ class RecordLaunchTest {
 
   @Test
   void anEmptyProfileSaysWhyInOneWarning() throws Exception {
-    // A target that sleeps until the end of the record: off-CPU, never sampled.
+    // A process asleep before the record starts and until it ends: off-CPU, never sampled.
+    // (Launched under polystack instead, its start-up could take a sample.)
     Path out = dir.resolve("sleeping.folded");
-    var asleep = Distribution.run("record", "-d", "1s", "-o", out.toString(), "--", "sleep", "30");
+    Process sleeper = new ProcessBuilder("sleep", "60").start();
+    Distribution.Result asleep;
+    try {
+      asleep = Distribution.run("record", "-p", Long.toString(sleeper.pid()), "-d", "1s", "-o",
+          out.toString());
+    } finally {
+      sleeper.destroy();
+    }
     assertEquals(0, asleep.exitCode(), asleep.stderr());
     assertEquals(0, samples(asleep), asleep.stderr());
     List<String> warnings = asleep.stderrLines().stream()
