@@ -20,7 +20,13 @@ class CommandLineTest {
   @CsvSource(delimiter = '|', value = {
     "--bogus|Unknown option: '--bogus'",
     "plugins --bogus|Unknown option: '--bogus'",
-    "frobnicate|Unmatched argument at index 0: 'frobnicate'",
+    "frobnicate|unknown command 'frobnicate'; the commands are record, dump,",
+    // Short options users bring from py-spy, perf and async-profiler reach the same checks.
+    "record -r 99 -f folded -d 1s -p 0|--pid 0: a process id is a positive number",
+    "vdso -d 1s -p 0|--pid 0: a process id is a positive number",
+    "dump -p 0|--pid 0: a process id is a positive number",
+    "demo -d 1500ms|--duration 1500ms: give whole seconds",
+    "demo --seconds 0|--duration 0ms: give whole seconds",
     "''|missing command",
     "--plugin-path /nonexistent/polystack-plugins plugins|--plugin-path /nonexistent/polystack-plugins: no such directory",
   })

@@ -31,7 +31,7 @@ class CpuPlacementTest {
     Path out = dir.resolve("placed.folded");
     try (Target target = Target.start(Workloads.binary("two_threads"), "stdin");
         Distribution.Running polystack = Distribution.start(
-            "record", "--mode", mode, "--pid", Integer.toString(target.pid()), "--threads",
+            "record", "--mode", mode, "--pid", Integer.toString(target.pid()), "--tid",
             Integer.toString(target.pid()), "--format", "folded", "-o", out.toString())) {
       if (mode.equals("ptrace")) {
         target.awaitTraced(60_000);

@@ -27,7 +27,7 @@ class DemoTest {
 
   @Test
   void writesAFlameGraphAPprofFileAndVdsoCallsAndSaysWhere() throws Exception {
-    var result = Distribution.run(dir, Map.of(), "demo", "--seconds", "2");
+    var result = Distribution.run(dir, Map.of(), "demo", "--duration", "2s");
 
     assertEquals(0, result.exitCode(), result.stderr());
     // Everything it needs is here (./run-tests installed it): it says nothing of installing.
@@ -102,7 +102,7 @@ class DemoTest {
     Path elsewhere = Files.createDirectory(dir.resolve("elsewhere"));
     Files.createSymbolicLink(dir.resolve("polystack-demo"), elsewhere);
 
-    var result = Distribution.run(dir, Map.of(), "demo", "--seconds", "1");
+    var result = Distribution.run(dir, Map.of(), "demo", "-d", "1s");
 
     assertEquals(2, result.exitCode(), result.stderr());
     assertEquals(List.of("polystack: --output-dir polystack-demo: is a symbolic link; polystack"

@@ -54,8 +54,8 @@ class OtlpCollectorTest extends WithCollector {
       spin()
       """;
   private static final Pattern SENT = Pattern.compile("OTLP: sent (\\d+) samples in (\\d+)");
-  private static final Pattern TAKEN = Pattern.compile("polystack: (\\d+) samples from");
-  private static final Pattern LOST = Pattern.compile("not sampled or lost: (.*)");
+  private static final Pattern TAKEN = Pattern.compile("polystack: (\\d+) samples? from");
+  private static final Pattern LOST = Pattern.compile("not sampled or lost, by reason: (.*)");
 
   @TempDir Path tmp;
 
@@ -63,7 +63,8 @@ class OtlpCollectorTest extends WithCollector {
   void recordStreamsLuaProfilesOverGrpcAndWritesTheSameRequestOffline() throws Exception {
     Path script = workload();
     Path file = tmp.resolve("profile.otlp.pb");
-    Distribution.Result r = Distribution.run("record", "--otlp-endpoint",
+    // -v: the summary's exact loss reasons, compared with the metrics below.
+    Distribution.Result r = Distribution.run("record", "-v", "--otlp-endpoint",
         collector.grpcEndpoint(), "--otlp-protocol", "grpc", "--export-interval", "500ms",
         "--format", "otlp", "-o", file.toString(), "--", "luajit", script.toString());
     long sent = assertStreamed(r, "luajit");
@@ -82,7 +83,8 @@ class OtlpCollectorTest extends WithCollector {
 
   @Test
   void recordStreamsOverHttpProtobuf() throws Exception {
-    Distribution.Result r = Distribution.run("record", "--otlp-endpoint",
+    // -v: the summary's exact loss reasons, compared with the metrics below.
+    Distribution.Result r = Distribution.run("record", "-v", "--otlp-endpoint",
         collector.httpEndpoint(), "--otlp-protocol", "http/protobuf", "--export-interval",
         "500ms", "--", "luajit", workload().toString());
     assertStreamed(r, "luajit");

@@ -35,7 +35,7 @@ import org.junit.jupiter.api.io.TempDir;
  * <p>{@code -Dreliability.otlpSeconds} sets the record duration (default 20).
  */
 class OtlpSlowCollectorTest {
-  private static final Pattern TAKEN = Pattern.compile("polystack: (\\d+) samples from");
+  private static final Pattern TAKEN = Pattern.compile("polystack: (\\d+) samples? from");
   private static final Pattern SENT = Pattern.compile("OTLP: sent (\\d+) samples in (\\d+)");
   private static final Pattern DROPPED = Pattern.compile("(\\d+) samples dropped, (\\d+) request");
   /** The slow receiver's delay before answering 200. */

@@ -53,7 +53,9 @@ class RecordBadInputTest {
     "record --pid 0 -o {out}|2|--pid 0: a process id is a positive number",
     "record --pid abc -o {out}|2|Invalid value for option '--pid': 'abc' is not an int",
     "record --pid {pid} --threads abc -o {out}|2|'abc' is not an int",
-    "record --pid {pid} --threads 1 -o {out}|1|--threads 1: not a thread of process",
+    "record --pid {pid} --tid 1 -o {out}|2|--tid 1: not a thread of process",
+    // The filter's old name still works, as scripts use it.
+    "record --pid {pid} --threads 1 -o {out}|2|--tid 1: not a thread of process",
     "record --pid {pid} -o /nonexistent/dir/x.html|2|directory /nonexistent/dir does not exist",
     "record --pid {pid} --plugin-path /nonexistent -o {out}"
         + "|2|--plugin-path /nonexistent: no such directory",

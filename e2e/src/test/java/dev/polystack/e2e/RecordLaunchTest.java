@@ -2,6 +2,7 @@ package dev.polystack.e2e;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
@@ -9,6 +10,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -23,7 +26,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  */
 class RecordLaunchTest {
   private static final Pattern SAMPLES =
-      Pattern.compile("(?m)^polystack: (\\d+) samples from (\\d+) thread\\(s\\)");
+      Pattern.compile("(?m)^polystack: (\\d+) samples? from (\\d+) threads?");
 
   @TempDir Path dir;
 
@@ -102,6 +105,67 @@ class RecordLaunchTest {
     assertFalse(main.split("\t")[2].contains("leaf_b"), main);
   }
 
+  @Test
+  void perThreadPutsEachThreadAsTheRootFrameOfTheFoldedStacks() throws Exception {
+    // Short options as py-spy users type them; the format comes from the name.
+    Path out = dir.resolve("threads.folded");
+    var result = Distribution.run("record", "--per-thread", "-r", "99", "-o", out.toString(),
+        "--", Workloads.binary("two_threads").toString(), "3");
+
+    assertSucceeded(result, out);
+    Map<String, Long> stacks = Tools.folded(out);
+    // Thread roots by leaf: each leaf runs on one thread only, so each has one root of its own.
+    Set<String> mainRoots = new TreeSet<>();
+    Set<String> workerRoots = new TreeSet<>();
+    long main = 0;
+    long worker = 0;
+    for (var e : stacks.entrySet()) {
+      String root = Tools.frames(e.getKey()).get(0);
+      assertTrue(root.matches(".+ \\(tid \\d+\\)"), e.getKey());
+      if (e.getKey().endsWith(";leaf_a")) {
+        mainRoots.add(root);
+        main += e.getValue();
+      } else if (e.getKey().endsWith(";leaf_b")) {
+        workerRoots.add(root);
+        worker += e.getValue();
+      }
+    }
+    assertEquals(1, mainRoots.size(), "roots of leaf_a: " + mainRoots + " in " + stacks);
+    assertEquals(1, workerRoots.size(), "roots of leaf_b: " + workerRoots + " in " + stacks);
+    assertNotEquals(mainRoots, workerRoots);
+    assertTrue(main > 0 && worker > 0, "leaf_a " + main + ", leaf_b " + worker + " in " + stacks);
+  }
+
+  @Test
+  void anEmptyProfileSaysWhyInOneWarning() throws Exception {
+    // A process asleep before the record starts and until it ends: off-CPU, never sampled.
+    // (Launched under polystack instead, its start-up could take a sample.)
+    Path out = dir.resolve("sleeping.folded");
+    Process sleeper = new ProcessBuilder("sleep", "60").start();
+    Distribution.Result asleep;
+    try {
+      asleep = Distribution.run("record", "-p", Long.toString(sleeper.pid()), "-d", "1s", "-o",
+          out.toString());
+    } finally {
+      sleeper.destroy();
+    }
+    assertEquals(0, asleep.exitCode(), asleep.stderr());
+    assertEquals(0, samples(asleep), asleep.stderr());
+    List<String> warnings = asleep.stderrLines().stream()
+        .filter(l -> l.startsWith("polystack: warning: the profile is empty")).toList();
+    assertEquals(1, warnings.size(), asleep.stderr());
+    assertTrue(warnings.get(0).contains("off-CPU") && warnings.get(0).contains("--idle"),
+        asleep.stderr());
+
+    // A target that exits before any of its threads is seen running.
+    var quick = Distribution.run("record", "-o", out.toString(), "--", "true");
+    assertEquals(0, quick.exitCode(), quick.stderr());
+    String last = quick.stderrLines().get(quick.stderrLines().size() - 1);
+    // A tick can land in its few milliseconds of start-up: then the profile is not empty.
+    assertEquals(samples(quick) == 0, last.startsWith("polystack: warning: the profile is empty:"
+        + " the target ended after"), quick.stderr());
+  }
+
   @ParameterizedTest(name = "exit code {0}")
   @CsvSource({"0", "5"})
   void theTargetExitingEndsTheRecordWithItsOutput(int code) throws Exception {
@@ -169,10 +233,15 @@ class RecordLaunchTest {
     assertEquals(0, pprof.exitCode(), pprof.stderr());
     assertTrue(pprof.stdout().contains("leaf_a"), pprof.stdout());
     assertTrue(pprof.stdout().contains("leaf_b"), pprof.stdout());
+    // The default view is CPU time, as the flame graph weighs it, not a bare sample count.
+    assertTrue(pprof.stdout().contains("Type: cpu"), pprof.stdout());
     // pprof's own arithmetic agrees with our summary's sample count.
-    Matcher total = Pattern.compile("Total samples = (\\d+)").matcher(pprof.stdout());
-    assertTrue(total.find(), pprof.stdout());
-    assertEquals(samples(result), Long.parseLong(total.group(1)), pprof.stdout());
+    var counts = Tools.run(300, null, List.of(go, "tool", "pprof", "-top",
+        "-sample_index=samples", out.toString()));
+    assertEquals(0, counts.exitCode(), counts.stderr());
+    Matcher total = Pattern.compile("Total samples = (\\d+)").matcher(counts.stdout());
+    assertTrue(total.find(), counts.stdout());
+    assertEquals(samples(result), Long.parseLong(total.group(1)), counts.stdout());
   }
 
   @Test

@@ -106,6 +106,17 @@ class VdsoCommandTest {
   }
 
   @Test
+  void anUnknownFunctionIsBadUsageInOneLine() throws Exception {
+    // Known only once the target's vDSO is read, but still the command line's mistake: exit 2.
+    Distribution.Result r = Distribution.run("vdso", "--backend", "perf", "--functions",
+        "frobnicate", "-d", "10s", "--", binary(), "fork", "2");
+    assertEquals(2, r.exitCode(), r.stderr());
+    assertEquals(1, r.stderrLines().size(), r.stderr());
+    assertTrue(r.stderr().contains("unknown vDSO function 'frobnicate'; the vDSO exports: "),
+        r.stderr());
+  }
+
+  @Test
   void appendKeepsTwoSessionsApartBySessionId() throws Exception {
     Path out = tmp.resolve("both.json");
     vdso(out, List.of("--append"), "threads", "2", "8");

@@ -56,7 +56,7 @@ final class Planner {
         Inventory.Export e = inventory.find(name);
         if (e == null) {
           throw new ProbePlanException("unknown vDSO function '" + name + "'; the vDSO exports: "
-              + inventory.names());
+              + inventory.names(), true);
         }
         wanted.add(e);
       }

@@ -25,18 +25,29 @@ final class CommandLineRunner {
     cli.setCaseInsensitiveEnumValuesAllowed(true);
     cli.setParameterExceptionHandler(this::onBadUsage);
     cli.setExecutionExceptionHandler(this::onFailure);
-    return cli.execute(args);
+    int exit = cli.execute(args);
+    console.reportRepeats();
+    return exit;
   }
 
   private int onBadUsage(CommandLine.ParameterException e, String[] args) {
+    console.reportRepeats(); // the failure stays the last line
     CommandLine command = e.getCommandLine();
     String name = command.getCommandName();
     String help = "polystack".equals(name) ? "polystack --help" : "polystack " + name + " --help";
+    if (command.getParent() == null && e instanceof CommandLine.UnmatchedArgumentException u
+        && !u.getUnmatched().isEmpty() && !u.getUnmatched().get(0).startsWith("-")) {
+      // A word where a command belongs: say so, not picocli's "unmatched argument at index 0".
+      console.error("unknown command '" + u.getUnmatched().get(0) + "'; the commands are "
+          + String.join(", ", command.getSubcommands().keySet()) + " (see '" + help + "')");
+      return ExitCodes.USAGE;
+    }
     console.error(e.getMessage() + " (see '" + help + "')");
     return ExitCodes.USAGE;
   }
 
   private int onFailure(Exception e, CommandLine command, CommandLine.ParseResult parsed) {
+    console.reportRepeats(); // the failure stays the last line
     if (e instanceof UsageException) {
       console.error(e.getMessage());
       return ExitCodes.USAGE;

@@ -1,6 +1,8 @@
 package dev.polystack.host.cli;
 
 import java.io.PrintWriter;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -17,6 +19,9 @@ public final class Console {
   private final PrintWriter out;
   private final PrintWriter err;
   private boolean statusShown;
+  /** Warnings printed so far, by text, with how often each came; bounded. */
+  private final Map<String, Integer> warned = new LinkedHashMap<>();
+  private static final int MAX_DISTINCT_WARNINGS = 1000;
 
   public Console(PrintWriter out, PrintWriter err) {
     this.rawOut = Objects.requireNonNull(out, "out");
@@ -50,8 +55,32 @@ public final class Console {
     line(PREFIX + fold(message));
   }
 
+  /**
+   * One warning line; the same text again is not printed but counted, and {@link
+   * #reportRepeats} says how often it came, so a warning per sample or thread cannot flood.
+   */
   public synchronized void warn(String message) {
-    line(PREFIX + "warning: " + fold(message));
+    String text = fold(message);
+    Integer seen = warned.get(text);
+    if (seen != null) {
+      warned.put(text, seen + 1);
+      return;
+    }
+    if (warned.size() < MAX_DISTINCT_WARNINGS) {
+      warned.put(text, 1);
+    }
+    line(PREFIX + "warning: " + text);
+  }
+
+  /** One line per warning that came more than once: how many more times. */
+  synchronized void reportRepeats() {
+    warned.forEach((text, n) -> {
+      if (n > 1) {
+        line(PREFIX + "warning: " + (n - 1) + " more time" + (n == 2 ? "" : "s") + ": "
+            + (text.length() > 100 ? text.substring(0, 100) + "..." : text));
+      }
+    });
+    warned.clear();
   }
 
   /** One line of information, not a problem (e.g. who a launched command runs as). */

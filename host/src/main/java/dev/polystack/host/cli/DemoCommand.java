@@ -67,9 +67,16 @@ final class DemoCommand implements Runnable {
           + " ./${DEFAULT-VALUE}); it must be yours (under sudo: the invoking user's).")
   Path outputDir;
 
-  @Option(names = "--seconds", paramLabel = "N", defaultValue = "3",
-      description = "CPU seconds the example program runs (default: ${DEFAULT-VALUE}).")
-  int seconds;
+  @Option(names = {"--duration", "-d"}, paramLabel = "D", converter = Durations.class,
+      description = "CPU time the example program runs, in whole seconds (e.g. 10s, 1m;"
+          + " default: 3s).")
+  java.time.Duration duration = java.time.Duration.ofSeconds(3);
+
+  /** The option's old name, kept so scripts that use it still work. */
+  @Option(names = "--seconds", paramLabel = "N", hidden = true)
+  void seconds(int n) {
+    duration = java.time.Duration.ofSeconds(n);
+  }
 
   @Mixin LaunchOptions launchAs = new LaunchOptions();
 
@@ -90,8 +97,10 @@ final class DemoCommand implements Runnable {
 
   @Override
   public void run() {
-    if (seconds < 1 || seconds > 600) {
-      throw new UsageException("--seconds " + seconds + ": give 1 to 600");
+    if (duration.toMillis() % 1000 != 0 || duration.getSeconds() < 1
+        || duration.getSeconds() > 600) {
+      throw new UsageException("--duration " + duration.toMillis() + "ms"
+          + ": give whole seconds, 1s to 600s (10m)");
     }
     String path = System.getenv("PATH");
     DemoSetup.apply(DemoSetup.plan(DemoSetup.probe(path)), console, path);
@@ -141,13 +150,14 @@ final class DemoCommand implements Runnable {
         .launchAs(as);
     SamplingOptions options = new SamplingOptions(99, 0, false, Set.of(), 512,
         SamplingOptions.DEFAULT_STACK_BYTES);
+    String seconds = Long.toString(duration.getSeconds());
     console.err().println("polystack: running 'luajit " + script + " " + seconds + "' with"
         + " sampling (record's default, bpf mode) and vDSO tracing (perf backend) ...");
     console.err().flush();
     RecordSession.Result result;
     StatusLine status = new StatusLine(console);
     try (StopSignals signals = new StopSignals(console)) {
-      result = session.launch(List.of("luajit", script.toString(), Integer.toString(seconds)),
+      result = session.launch(List.of("luajit", script.toString(), seconds),
           RecordSession.Backend.defaultBackend(), options, signals::stopRequested,
           status::update, tracer::start);
     } catch (SamplingException e) {

@@ -41,7 +41,7 @@ final class InspectCommand implements Runnable {
         description = "An executable or shared library on disk.")
     Path binary;
 
-    @Option(names = "--pid", paramLabel = "PID", required = true,
+    @Option(names = {"--pid", "-p"}, paramLabel = "PID", required = true,
         description = "A running process: every mapped module and its vDSO.")
     Integer pid;
   }

@@ -13,6 +13,7 @@ import dev.polystack.host.sampling.RecordSession;
 import dev.polystack.host.sampling.SamplingException;
 import dev.polystack.host.sampling.SamplingOptions;
 import dev.polystack.otel.local.ProfileFormat;
+import dev.polystack.otel.local.ProfileWriter;
 import dev.polystack.otel.otlp.OtlpConfig;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -40,18 +41,19 @@ import picocli.CommandLine.ParentCommand;
     description = "Sample a running process (--pid) or a command (after --) and write a profile.")
 final class RecordCommand implements Runnable {
 
-  @Option(names = "--pid", paramLabel = "PID", description = "Attach to this running process.")
+  @Option(names = {"--pid", "-p"}, paramLabel = "PID",
+      description = "Attach to this running process.")
   Integer pid;
 
   @Parameters(paramLabel = "COMMAND", arity = "0..*",
       description = "Launch this command under the profiler (write it after --).")
   List<String> command = new ArrayList<>();
 
-  @Option(names = "--rate", paramLabel = "HZ", defaultValue = "99",
+  @Option(names = {"--rate", "-r"}, paramLabel = "HZ", defaultValue = "99",
       description = "Samples per second per thread (default: ${DEFAULT-VALUE}).")
   int rate;
 
-  @Option(names = "--duration", paramLabel = "D", converter = Durations.class,
+  @Option(names = {"--duration", "-d"}, paramLabel = "D", converter = Durations.class,
       description = "How long to record (500ms, 10s, 2m); default: until the target exits or"
           + " Ctrl-C.")
   Duration duration;
@@ -67,11 +69,23 @@ final class RecordCommand implements Runnable {
       description = "Also sample threads that are not running (ptrace mode only).")
   boolean idle;
 
-  @Option(names = "--threads", paramLabel = "TID", split = ",",
-      description = "Only these thread ids.")
+  @Option(names = "--tid", paramLabel = "TID", split = ",",
+      description = "Only these thread ids (comma-separated or repeated).")
   List<Integer> threads = new ArrayList<>();
 
-  @Option(names = "--format", paramLabel = "FORMAT",
+  /** The thread filter's old name, kept so scripts that use it still work. */
+  @Option(names = "--threads", paramLabel = "TID", split = ",", hidden = true)
+  void oldThreads(List<Integer> tids) {
+    threads.addAll(tids);
+  }
+
+  @Option(names = "--per-thread",
+      description = "Folded output: start each stack with its thread, 'name (tid N)', as the"
+          + " root frame (as py-spy's --threads does). The html flame graph and speedscope"
+          + " always show threads apart, pprof as thread.name/thread.id labels.")
+  boolean perThread;
+
+  @Option(names = {"--format", "-f"}, paramLabel = "FORMAT",
       description = "html, pprof, folded, speedscope or otlp (a binary OTLP"
           + " ExportProfilesServiceRequest). Default: from the --output name (.html; .folded,"
           + " .collapsed, .txt; .pb.gz, .pprof; .speedscope.json, .json; .otlp.pb), else html;"
@@ -97,6 +111,11 @@ final class RecordCommand implements Runnable {
       description = "Write run statistics as JSON to FILE (samples, the periods they stand for,"
           + " target pause per sample: mean, median, p99, max; losses).")
   Path statsJson;
+
+  @Option(names = {"--verbose", "-v"},
+      description = "Also print the exact reasons of losses and the kernel's tick capture"
+          + " figures (as --stats-json has them).")
+  boolean verbose;
 
   @ParentCommand PolystackCommand parent;
 
@@ -136,7 +155,7 @@ final class RecordCommand implements Runnable {
       // A TID that is not a thread of the target would record nothing and still "succeed".
       for (int tid : threads) {
         if (!Files.isDirectory(Path.of("/proc", pid.toString(), "task", Integer.toString(tid)))) {
-          throw new CommandFailedException("--threads " + tid + ": not a thread of process " + pid
+          throw new UsageException("--tid " + tid + ": not a thread of process " + pid
               + " (see /proc/" + pid + "/task)");
         }
       }
@@ -206,7 +225,7 @@ final class RecordCommand implements Runnable {
           result.recording().target().executableName(), result.recording().target().pid(),
           profileFormat);
       try {
-        out = write(result, profileFormat, profileFile, name);
+        out = write(result, profileFormat.writer(perThread), profileFile, name);
       } catch (CommandFailedException e) {
         writeFailure = e;
       }
@@ -215,7 +234,7 @@ final class RecordCommand implements Runnable {
     if (statsFile != null) {
       writeStats(result.summary(), statsFile);
     }
-    Summaries.print(console, result, out);
+    Summaries.print(console, result, out, verbose, idle);
     if (writeFailure != null) {
       throw writeFailure;
     }
@@ -340,10 +359,10 @@ final class RecordCommand implements Runnable {
   }
 
   /** Writes the profile and puts it in place: under {@code name}, or the --output name. */
-  private static Path write(RecordSession.Result result, ProfileFormat format, OutputFile file,
+  private static Path write(RecordSession.Result result, ProfileWriter writer, OutputFile file,
       String name) {
     try {
-      format.writer().write(result.recording(), file.stream());
+      writer.write(result.recording(), file.stream());
       return name == null ? file.commit() : file.commit(name);
     } catch (IOException e) {
       throw new CommandFailedException("cannot write " + (name == null ? file.path() : name)

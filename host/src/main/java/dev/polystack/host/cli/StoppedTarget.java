@@ -8,7 +8,7 @@ import picocli.CommandLine.Option;
  */
 final class StoppedTarget {
 
-  @Option(names = "--pid", paramLabel = "PID", required = true, description = "The process.")
+  @Option(names = {"--pid", "-p"}, paramLabel = "PID", required = true, description = "The process.")
   int pid;
 
   @Option(names = "--max-depth", paramLabel = "N", defaultValue = "512",

@@ -2,6 +2,7 @@ package dev.polystack.host.cli;
 
 import dev.polystack.host.ptrace.WaitStatus;
 import dev.polystack.host.sampling.RecordSession;
+import dev.polystack.otel.model.Recording;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -11,13 +12,25 @@ final class Summaries {
   private Summaries() {}
 
   static void print(Console console, RecordSession.Result result, Path output) {
+    print(console, result, output, false, false);
+  }
+
+  /**
+   * @param verbose also the exact loss and counter reasons (as {@code --stats-json} has them)
+   * @param idle the run sampled sleeping threads too, so an empty profile has other causes
+   */
+  static void print(Console console, RecordSession.Result result, Path output, boolean verbose,
+      boolean idle) {
     RecordSession.Summary s = result.summary();
     var err = console.err();
-    err.printf("polystack: %d samples from %d thread(s), %.1f Hz per thread%n", s.samples(),
-        s.threads(), s.achievedHz());
+    err.printf("polystack: %s from %s, %.1f Hz per thread%n", plural(s.samples(), "sample"),
+        plural(s.threads(), "thread"), s.achievedHz());
     if (s.periods() > s.samples()) {
-      err.printf("polystack: %d ticks not taken or not kept count in the next sample's time"
-          + " (%d periods in the profile)%n", s.periods() - s.samples(), s.periods());
+      long missed = s.periods() - s.samples();
+      err.println("polystack: " + plural(missed, "tick") + (missed == 1 ? " was" : " were")
+          + " not sampled; " + (missed == 1 ? "its" : "their") + " time counts in the same"
+          + " thread's next sample" + (verbose ? " (" + s.periods() + " periods in the profile)"
+          : ""));
     }
     if (!RecordSession.Mode.PTRACE.id().equals(result.recording().mode())) {
       err.println("polystack: target never stopped (" + result.recording().mode() + " mode)");
@@ -29,11 +42,16 @@ final class Summaries {
       err.println("polystack: stacks ending in an error frame: " + join(s.errors()));
     }
     Map<String, Long> losses = withoutCapture(s.losses());
-    if (!losses.isEmpty()) {
-      err.println("polystack: not sampled or lost: " + join(losses));
+    Map<String, Long> lost = LossGroups.samplesLost(losses);
+    if (!lost.isEmpty()) {
+      err.println("polystack: " + LossGroups.describe(lost)
+          + (verbose ? "" : " (-v or --stats-json for the exact reasons)"));
+    }
+    if (verbose && !losses.isEmpty()) {
+      err.println("polystack: not sampled or lost, by reason: " + join(losses));
     }
     Map<String, Long> capture = capture(s.losses());
-    if (!capture.isEmpty()) {
+    if (verbose && !capture.isEmpty()) {
       err.println("polystack: tick capture: " + join(capture));
     }
     err.println("polystack: " + describeExit(result));
@@ -41,6 +59,37 @@ final class Summaries {
       err.println("polystack: wrote " + output);
     }
     err.flush();
+    if (s.samples() == 0) {
+      console.warn(whyEmpty(result, lost, idle));
+    }
+  }
+
+  /** Why a run has no sample, from what the session knows; one line, with what to try. */
+  static String whyEmpty(RecordSession.Result result, Map<String, Long> lost, boolean idle) {
+    if (!lost.isEmpty()) {
+      return "the profile is empty: every sample was lost (see the line above; -v for the exact"
+          + " reasons)";
+    }
+    Recording recording = result.recording();
+    long ranNanos = recording.endEpochNanos() - recording.startEpochNanos();
+    if ((result.targetExit() != null || result.targetGone()) && !result.killedAtEnd()) {
+      // Whether it exited at once or slept until it exited, no thread was seen on a CPU.
+      return "the profile is empty: the target ended after " + ranNanos / 1_000_000 + " ms"
+          + " without a thread seen running: it exited at once, or its threads were off-CPU"
+          + " (sleeping, waiting) until the end" + (idle ? "" : "; --mode ptrace --idle samples"
+          + " sleeping threads too");
+    }
+    if (idle) {
+      return "the profile is empty: no thread of the target could be sampled (check --tid)";
+    }
+    return "the profile is empty: the target's threads were off-CPU (sleeping or waiting) the"
+        + " whole time and only running threads are sampled; to see where they wait, use"
+        + " --mode ptrace --idle";
+  }
+
+  /** {@code 1 sample}, {@code 2 samples}. */
+  static String plural(long n, String noun) {
+    return n + " " + noun + (n == 1 ? "" : "s");
   }
 
   /**

@@ -48,7 +48,8 @@ import picocli.CommandLine.ParentCommand;
         + " with hardware breakpoints at entry and return.")
 final class VdsoCommand implements Runnable {
 
-  @Option(names = "--pid", paramLabel = "PID", description = "Attach to this running process.")
+  @Option(names = {"--pid", "-p"}, paramLabel = "PID",
+      description = "Attach to this running process.")
   Integer pid;
 
   @Parameters(paramLabel = "COMMAND", arity = "0..*",
@@ -82,7 +83,8 @@ final class VdsoCommand implements Runnable {
   boolean append;
 
   @Option(names = "--tid", paramLabel = "TID", split = ",",
-      description = "Only emit calls of these threads (statistics still count all).")
+      description = "Only emit calls of these threads, comma-separated or repeated (statistics"
+          + " still count all).")
   List<Integer> tids = new ArrayList<>();
 
   @Option(names = "--errors-only", description = "Only emit failed calls.")
@@ -103,7 +105,7 @@ final class VdsoCommand implements Runnable {
       + " ptrace backends; the perf backend follows threads only).")
   boolean followForks;
 
-  @Option(names = "--duration", paramLabel = "D", converter = Durations.class,
+  @Option(names = {"--duration", "-d"}, paramLabel = "D", converter = Durations.class,
       description = "End the session after this long (also when the target makes no calls).")
   Duration duration;
 
@@ -204,7 +206,7 @@ final class VdsoCommand implements Runnable {
         duration == null ? 0 : duration.toNanos());
     String session = sessionId();
     VdsoOtlp export = null;
-    CommandFailedException failure = null;
+    RuntimeException failure = null;
     try (Writer out = open(file)) {
       CallFormat format = new CallFormat(out, json, summaryOnly, session, console::warn);
       TraceSession.Sink sink = format;
@@ -219,7 +221,8 @@ final class VdsoCommand implements Runnable {
             ? trace.attach(pid, signals::stopRequested)
             : trace.launch(command, as, signals::stopRequested);
       } catch (ProbeException e) {
-        failure = new CommandFailedException(e.getMessage());
+        failure = e.badRequest() ? new UsageException(e.getMessage())
+            : new CommandFailedException(e.getMessage());
       }
       if (result != null && result.outputFailure() != null) {
         failure = new CommandFailedException("cannot write the output: "

@@ -75,7 +75,7 @@ public final class VdsoResolver {
     try {
       plan = plugin.plan(image, request);
     } catch (ProbePlanException e) {
-      throw new ProbeException(e.getMessage());
+      throw new ProbeException(e.getMessage(), e.badRequest());
     }
     long bias = vdso.start() - imageStart;
     Map<Long, ProbeSite> entries = new LinkedHashMap<>();

@@ -1,6 +1,7 @@
 package dev.polystack.host.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.polystack.host.sampling.RecordSession;
@@ -51,7 +52,7 @@ class SummariesTest {
   }
 
   @Test
-  void bpfModeShowsTheKernelsFiguresApartFromLosses() {
+  void bpfModeShowsTheKernelsFiguresApartFromLossesWhenVerbose() {
     Map<String, Long> counters = new LinkedHashMap<>();
     counters.put("bpf_ring_full", 2L);
     counters.put("capture_ticks", 500L);
@@ -59,10 +60,42 @@ class SummariesTest {
     Recording r = new Recording(new TargetInfo(7, "/usr/bin/luajit", List.of("luajit")), 0, 1,
         10_000_000L, "bpf", List.of(), List.of(), counters);
     var summary = new RecordSession.Summary(498, 498, 1, Map.of(), counters, 0, 0, 0, 0, 0, 99);
-    String printed = print(new RecordSession.Result(r, summary, null, false, false));
+    var result = new RecordSession.Result(r, summary, null, false, false);
+    String printed = print(result, true, false);
     assertTrue(printed.contains("polystack: target never stopped (bpf mode)\n"), printed);
-    assertTrue(printed.contains("polystack: not sampled or lost: bpf_ring_full 2\n"), printed);
+    assertTrue(printed.contains("polystack: lost 2 samples: 2 while polystack was busy\n"),
+        printed);
+    assertTrue(printed.contains("polystack: not sampled or lost, by reason: bpf_ring_full 2\n"),
+        printed);
     assertTrue(printed.contains("polystack: tick capture: records 498, ticks 500\n"), printed);
+
+    String plain = print(result, false, false);
+    assertTrue(plain.contains("polystack: lost 2 samples: 2 while polystack was busy (-v or"
+        + " --stats-json for the exact reasons)\n"), plain);
+    assertFalse(plain.contains("bpf_ring_full"), plain);
+    assertFalse(plain.contains("tick capture"), plain);
+  }
+
+  @Test
+  void lossesAreGroupedInPlainWordsAndPlugInCountersAreNotLosses() {
+    Map<String, Long> losses = new LinkedHashMap<>();
+    losses.put("late_tick", 7L);
+    losses.put("queue_full", 3L);
+    losses.put("thread_gone", 2L);
+    losses.put("learning_walk", 1L);
+    losses.put("luajit.g_from_cache", 40L);
+    Recording r = new Recording(new TargetInfo(7, "/usr/bin/luajit", List.of("luajit")), 0, 1,
+        10_000_000L, "ptrace", List.of(), List.of(), losses);
+    var summary = new RecordSession.Summary(1, 1, 1, Map.of(), losses, 1, 1, 1, 1, 1, 99);
+    String printed = print(new RecordSession.Result(r, summary, null, true, false), false, false);
+    assertTrue(printed.contains("polystack: 1 sample from 1 thread, 99.0 Hz per thread\n"),
+        printed);
+    assertTrue(printed.contains("polystack: lost 13 samples: 10 while polystack was busy,"
+        + " 2 threads gone, 1 while learning a thread's stack (-v"), printed);
+    assertFalse(printed.contains("g_from_cache"), printed);
+    assertFalse(printed.contains("learning_walk"), printed);
+    String verbose = print(new RecordSession.Result(r, summary, null, true, false), true, false);
+    assertTrue(verbose.contains("luajit.g_from_cache 40"), verbose);
   }
 
   @Test
@@ -72,19 +105,69 @@ class SummariesTest {
     var summary = new RecordSession.Summary(266, 294, 1, Map.of(), Map.of("late_tick", 25L), 266,
         150_000, 140_000, 300_000, 900_000, 146.4);
     String printed = print(new RecordSession.Result(r, summary, null, true, false));
-    assertTrue(printed.contains("polystack: 28 ticks not taken or not kept count in the next"
-        + " sample's time (294 periods in the profile)\n"), printed);
+    assertTrue(printed.contains("polystack: 28 ticks were not sampled; their time counts in the"
+        + " same thread's next sample\n"), printed);
+
+    var one = new RecordSession.Summary(266, 267, 1, Map.of(), Map.of(), 266, 150_000,
+        140_000, 300_000, 900_000, 99.0);
+    printed = print(new RecordSession.Result(r, one, null, true, false));
+    assertTrue(printed.contains("polystack: 1 tick was not sampled; its time counts in the"
+        + " same thread's next sample\n"), printed);
 
     var onTime = new RecordSession.Summary(266, 266, 1, Map.of(), Map.of(), 266, 150_000,
         140_000, 300_000, 900_000, 99.0);
     printed = print(new RecordSession.Result(r, onTime, null, true, false));
-    assertTrue(!printed.contains("periods"), printed);
+    assertTrue(!printed.contains("not sampled"), printed);
+  }
+
+  @Test
+  void anEmptyProfileSaysWhyInOneWarning() {
+    Recording r = new Recording(new TargetInfo(7, "/bin/sleep", List.of("sleep", "9")), 0,
+        2_000_000_000L, 10_000_000L, "bpf", List.of(), List.of(), Map.of());
+    var none = new RecordSession.Summary(0, 0, 0, Map.of(), Map.of(), 0, 0, 0, 0, 0, 0);
+    // Still running: its threads slept the whole time.
+    String running = print(new RecordSession.Result(r, none, null, true, false));
+    assertTrue(running.endsWith("polystack: warning: the profile is empty: the target's threads"
+        + " were off-CPU (sleeping or waiting) the whole time and only running threads are"
+        + " sampled; to see where they wait, use --mode ptrace --idle\n"), running);
+    // Ended: at once or after sleeping, no thread was seen running.
+    String gone = print(new RecordSession.Result(r, none, null, false, true));
+    assertTrue(gone.endsWith("polystack: warning: the profile is empty: the target ended after"
+        + " 2000 ms without a thread seen running: it exited at once, or its threads were"
+        + " off-CPU (sleeping, waiting) until the end; --mode ptrace --idle samples sleeping"
+        + " threads too\n"), gone);
+    // Every sample lost.
+    var lost = new RecordSession.Summary(0, 0, 0, Map.of(), Map.of("thread_gone", 3L), 0, 0, 0,
+        0, 0, 0);
+    String allLost = print(new RecordSession.Result(r, lost, null, false, true));
+    assertTrue(allLost.contains("polystack: lost 3 samples: 3 threads gone (-v"), allLost);
+    assertTrue(allLost.endsWith("polystack: warning: the profile is empty: every sample was lost"
+        + " (see the line above; -v for the exact reasons)\n"), allLost);
+    assertEquals(1, allLost.lines().filter(l -> l.contains("warning")).count(), allLost);
+  }
+
+  @Test
+  void aRepeatedWarningIsPrintedOnceAndCountedAtTheEnd() {
+    StringWriter err = new StringWriter();
+    Console console = new Console(new PrintWriter(new StringWriter()), new PrintWriter(err));
+    console.warn("thread 12: no stack");
+    console.warn("thread 12: no stack");
+    console.warn("other");
+    console.warn("thread 12: no stack");
+    console.reportRepeats();
+    assertEquals("polystack: warning: thread 12: no stack\n"
+        + "polystack: warning: other\n"
+        + "polystack: warning: 2 more times: thread 12: no stack\n", err.toString());
   }
 
   private static String print(RecordSession.Result result) {
+    return print(result, false, false);
+  }
+
+  private static String print(RecordSession.Result result, boolean verbose, boolean idle) {
     StringWriter err = new StringWriter();
     Summaries.print(new Console(new PrintWriter(new StringWriter()), new PrintWriter(err)),
-        result, null);
+        result, null, verbose, idle);
     return err.toString();
   }
 }

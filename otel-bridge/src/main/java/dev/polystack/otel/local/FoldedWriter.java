@@ -1,22 +1,30 @@
 package dev.polystack.otel.local;
 
 import dev.polystack.otel.model.Recording;
+import dev.polystack.otel.model.Sample;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
 /**
  * Collapsed stacks ({@code root;caller;leaf COUNT} per line), the input of flamegraph.pl.
- * Threads are merged: the format has no place for them, and a per-thread prefix would change
- * the root of every consumer's graph.
+ * Threads are merged unless asked for: the format has no place for them, and a per-thread root
+ * frame changes the root of every consumer's graph.
  */
 final class FoldedWriter implements ProfileWriter {
+  private final boolean threadRoots;
+
+  /** @param threadRoots start each stack with its thread, {@code name (tid N)} */
+  FoldedWriter(boolean threadRoots) {
+    this.threadRoots = threadRoots;
+  }
 
   @Override
   public void write(Recording recording, OutputStream out) throws IOException {
@@ -24,8 +32,22 @@ final class FoldedWriter implements ProfileWriter {
     // Sorted by the line text, so equal recordings give byte-equal files. Distinct stacks are
     // few next to samples, so lines are built once per stack, not once per sample.
     Map<String, Long> counts = new TreeMap<>();
-    for (Stacks.Counted c : Stacks.countByStack(recording.samples())) {
-      counts.merge(line(stacks.rootFirstLabels(c.stack())), c.count(), Long::sum);
+    if (threadRoots) {
+      Map<Integer, List<Sample>> byThread = new TreeMap<>();
+      for (Sample sample : recording.samples()) {
+        byThread.computeIfAbsent(sample.tid(), t -> new ArrayList<>()).add(sample);
+      }
+      Map<Integer, String> names = Stacks.threadNames(recording);
+      byThread.forEach((tid, samples) -> {
+        String root = clean(Stacks.threadLabel(tid, names.getOrDefault(tid, ""))) + ";";
+        for (Stacks.Counted c : Stacks.countByStack(samples)) {
+          counts.merge(root + line(stacks.rootFirstLabels(c.stack())), c.count(), Long::sum);
+        }
+      });
+    } else {
+      for (Stacks.Counted c : Stacks.countByStack(recording.samples())) {
+        counts.merge(line(stacks.rootFirstLabels(c.stack())), c.count(), Long::sum);
+      }
     }
     Writer w = new BufferedWriter(new OutputStreamWriter(out, StandardCharsets.UTF_8));
     for (Map.Entry<String, Long> e : counts.entrySet()) {

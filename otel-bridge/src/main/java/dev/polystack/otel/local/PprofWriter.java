@@ -279,8 +279,8 @@ final class PprofWriter implements ProfileWriter {
       message(out, 11, o -> valueType(o, cpuType, nanosUnit));
       int64(out, 12, period);
       packed(out, 13, comments.stream().mapToLong(Long::longValue).toArray());
-      // Counts by default: they hold whatever the sampling mode, nanoseconds assume CPU time.
-      int64(out, 14, samplesType);
+      // Time by default, as Go's CPU profiles do: the flame graph and folded output weigh periods.
+      int64(out, 14, cpuType);
     }
 
     /** Facts pprof has no field for; {@code pprof -comments} shows them. */

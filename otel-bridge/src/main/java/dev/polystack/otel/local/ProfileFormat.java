@@ -49,10 +49,18 @@ public enum ProfileFormat {
   }
 
   public ProfileWriter writer() {
+    return writer(false);
+  }
+
+  /**
+   * @param threadRoots folded output starts each stack with its thread as the root frame; the
+   *     other formats keep threads apart anyway (html and speedscope by thread, pprof by label)
+   */
+  public ProfileWriter writer(boolean threadRoots) {
     return switch (this) {
       case HTML -> new HtmlFlameGraphWriter();
       case PPROF -> new PprofWriter();
-      case FOLDED -> new FoldedWriter();
+      case FOLDED -> new FoldedWriter(threadRoots);
       case SPEEDSCOPE -> new SpeedscopeWriter();
       case OTLP -> new OtlpFileWriter(System.getenv());
     };

@@ -46,6 +46,19 @@ class FoldedWriterTest {
     assertEquals("main 5\n", folded(TestRecordings.carrying(4)));
   }
 
+  @Test
+  void threadRootsKeepThreadsApartUnderTheirNames() throws IOException {
+    String expected = String.join("\n",
+        "app-server (tid 4242);" + CODEC_LINE + " 3",
+        "app-server (tid 4242);" + LUA_LINE + " 5",
+        "worker-1 (tid 4250);[error: unwind_failed];read;do_syscall_64 2",
+        "worker-1 (tid 4250);[no frames] 1",
+        "worker-1 (tid 4250);" + LUA_LINE + " 4") + "\n";
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ProfileFormat.FOLDED.writer(true).write(TestRecordings.service(), out);
+    assertEquals(expected, out.toString(StandardCharsets.UTF_8));
+  }
+
   private static String folded(Recording r) throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ProfileFormat.FOLDED.writer().write(r, out);

@@ -43,7 +43,7 @@ class PprofWriterTest {
 
   @Test
   void topCountsEveryFrameOfEverySample() throws Exception {
-    Proc top = pprof("-top", "-nodecount=50");
+    Proc top = pprof("-top", "-nodecount=50", "-sample_index=samples");
     assertTrue(top.stdout().contains("Total samples = 15"), top::toString);
     assertTrue(top.stdout().contains("File: app-server"), top::toString);
     assertTrue(top.stdout().contains("Type: samples"), top::toString);
@@ -61,6 +61,15 @@ class PprofWriterTest {
     assertEquals(List.of(0L, 2L), rows.get("[error: unwind_failed]"), top::toString);
     assertEquals(List.of(1L, 1L), rows.get("[no frames]"), top::toString);
     assertEquals(10, rows.size(), top::toString);
+  }
+
+  @Test
+  void cpuIsTheDefaultSampleTypeLikeTheFlameGraph() throws Exception {
+    // No -sample_index: what `go tool pprof -top` shows first must weigh samples as the flame
+    // graph does, by the periods they stand for.
+    Proc top = pprof("-top", "-unit=ns");
+    assertTrue(top.stdout().contains("Type: cpu"), top::toString);
+    assertTrue(top.stdout().contains("Total samples = 150000000ns"), top::toString);
   }
 
   @Test
@@ -103,7 +112,7 @@ class PprofWriterTest {
 
   @Test
   void tracesKeepThreadsAndAttributesApartAndSumIdenticalSamples() throws Exception {
-    Proc traces = pprof("-traces");
+    Proc traces = pprof("-traces", "-sample_index=samples");
     TreeSet<String> expected = new TreeSet<>(List.of(
         "luajit.vmstate=interp thread.id=4242 thread.name=app-server"
             + " | 5 | compute;handle_request;lj_BC_FUNCC;lua_pcall;main",
@@ -123,7 +132,7 @@ class PprofWriterTest {
         "PeriodType: cpu nanoseconds",
         "Period: 10000000",
         "Time: 2026-01-01 00:00:00 +0000 UTC",
-        "samples/count[dflt] cpu/nanoseconds",
+        "samples/count cpu/nanoseconds[dflt]",
         "Comment: mode: ptrace",
         "Comment: lost: dropped.timeout=2",
         "Comment: target: pid 4242 /opt/demo/bin/app-server --config /etc/demo/app.conf",
