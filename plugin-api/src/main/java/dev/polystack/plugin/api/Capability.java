@@ -5,6 +5,8 @@ package dev.polystack.plugin.api;
  * implements decide what the host calls (a default method that is not overridden does nothing);
  * the one capability the host acts on is {@link #CAPTURE_AT_TICK}: bpf mode asks
  * {@link RuntimeInstance#capturePlan()} only of plug-ins that declare it.
+ *
+ * @since 1.0
  */
 public enum Capability {
   /** Recognises its runtime in a module image by content (symbols, FDEs, strings). */

@@ -17,6 +17,7 @@ import java.util.regex.Pattern;
  *     plug-ins that produce none
  * @param capabilities what it says it can do (see {@link Capability})
  * @param description one line for {@code polystack plugins}
+ * @since 1.0
  */
 public record PluginDescriptor(
     String id,

@@ -1,6 +1,10 @@
 package dev.polystack.plugin.api;
 
-/** Where a discovered offset came from, from most to least authoritative. */
+/**
+ * Where a discovered offset came from, from most to least authoritative.
+ *
+ * @since 1.0
+ */
 public enum Provenance {
   /** A note or table the runtime ships to describe itself. */
   SELF_DESCRIPTION,
