@@ -10,6 +10,13 @@ public enum Provenance {
   SELF_DESCRIPTION,
   /** A symbol's address or size. */
   SYMBOL,
+  /**
+   * The unwind tables the compiler emitted ({@code .eh_frame}, {@code .debug_frame}): a function's
+   * range from its FDE, for code no symbol covers.
+   *
+   * @since 1.3
+   */
+  UNWIND_TABLE,
   /** Decoding instructions of a public function. */
   DISASSEMBLY,
   /** Checked against a live process (pointers that must agree did). */
