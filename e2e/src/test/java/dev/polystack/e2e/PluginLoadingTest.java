@@ -179,7 +179,7 @@ class PluginLoadingTest {
     List<String> lines = result.stdout().lines().toList();
     assertEquals(2, lines.size(), result.stdout());
     assertTrue(lines.get(0).startsWith("{\"id\":\"luajit\",\"version\":\""), lines.get(0));
-    assertTrue(lines.get(0).contains("\"api_version\":\"1.2\""), lines.get(0));
+    assertTrue(lines.get(0).contains("\"api_version\":\"1.3\""), lines.get(0));
     assertTrue(lines.get(0).contains("\"frame_type\":\"luajit\""), lines.get(0));
     assertTrue(lines.get(1).contains("\"capabilities\":[\"plan-probes\",\"decode-calls\"]"),
         lines.get(1));
