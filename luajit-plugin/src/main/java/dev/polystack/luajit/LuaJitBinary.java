@@ -32,7 +32,7 @@ record LuaJitBinary(String module, String buildId, List<String> evidence, CodeRa
   @Override
   public List<DiscoveredOffset> offsets() {
     List<DiscoveredOffset> all = new ArrayList<>(discovered);
-    all.add(new DiscoveredOffset("interpreter", interpreter.start(), Provenance.SYMBOL,
+    all.add(new DiscoveredOffset("interpreter", interpreter.start(), Provenance.UNWIND_TABLE,
         String.format("the single ~16 KiB .eh_frame FDE 0x%x-0x%x", interpreter.start(),
             interpreter.end())));
     all.add(new DiscoveredOffset("GG_G2DISP", 0, Provenance.RUNTIME_VALIDATION,

@@ -7,7 +7,11 @@ import dev.polystack.host.output.Outputs;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginLoader;
 
-/** Composition of the host for one command-line run; the only place objects are wired. */
+/**
+ * The run-wide services of one command-line run: console, plug-in loader, plug-in guard and
+ * output writer, injected into the picocli commands (created through Guice). Each command builds
+ * its per-run objects (sessions, samplers, sinks) from its options with their constructors.
+ */
 final class HostModule extends AbstractModule {
   private final Console console;
 

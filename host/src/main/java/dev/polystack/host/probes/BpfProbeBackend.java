@@ -1,10 +1,10 @@
 package dev.polystack.host.probes;
 
+import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.bpf.BpfLoadException;
 import dev.polystack.host.bpf.VdsoTrace;
 import dev.polystack.host.perf.PerfEvent;
 import dev.polystack.host.perf.PerfEventAttr;
-import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.sampling.TargetExit;
 import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.SyscallException;
@@ -95,7 +95,7 @@ public final class BpfProbeBackend implements ProbeBackend {
     // Re-listed until stable: a thread created by one that was not armed yet inherits nothing.
     for (int round = 0; round < 20; round++) {
       boolean fresh = false;
-      for (int tid : Tracer.listTasks(resolved.pid())) {
+      for (int tid : ProcFs.system().forPid(resolved.pid()).taskIdsOrEmpty()) {
         if (threads.containsKey(tid) || refused.contains(tid)) {
           continue;
         }
@@ -243,7 +243,7 @@ public final class BpfProbeBackend implements ProbeBackend {
       reResolve();
       return;
     }
-    Set<Integer> live = new HashSet<>(Tracer.listTasks(plan.pid()));
+    Set<Integer> live = new HashSet<>(ProcFs.system().forPid(plan.pid()).taskIdsOrEmpty());
     for (int tid : List.copyOf(threads.keySet())) {
       if (!live.contains(tid)) {
         close(threads.remove(tid));
@@ -271,7 +271,7 @@ public final class BpfProbeBackend implements ProbeBackend {
     }
     listener.planChanged(plan);
     declare(plan);
-    for (int tid : Tracer.listTasks(plan.pid())) {
+    for (int tid : ProcFs.system().forPid(plan.pid()).taskIdsOrEmpty()) {
       try {
         arm(tid);
       } catch (SyscallException | BpfLoadException e) {

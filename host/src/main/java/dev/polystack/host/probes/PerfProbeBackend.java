@@ -1,5 +1,6 @@
 package dev.polystack.host.probes;
 
+import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.sampling.TargetExit;
 
 import dev.polystack.host.perf.PerfConstants;
@@ -8,7 +9,6 @@ import dev.polystack.host.perf.PerfPoll;
 import dev.polystack.host.perf.PerfRecord;
 import dev.polystack.host.perf.PerfSample;
 import dev.polystack.host.perf.SampleParser;
-import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.sampling.ApiRegisters;
 import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.SyscallException;
@@ -93,7 +93,7 @@ public final class PerfProbeBackend implements ProbeBackend {
    */
   public void armAll(ResolvedPlan resolved) throws ProbeException {
     this.plan = resolved;
-    for (int tid : Tracer.listTasks(resolved.pid())) {
+    for (int tid : ProcFs.system().forPid(resolved.pid()).taskIdsOrEmpty()) {
       try {
         arm(tid);
       } catch (SyscallException e) {
@@ -156,7 +156,7 @@ public final class PerfProbeBackend implements ProbeBackend {
       reResolve();
       return;
     }
-    List<Integer> tids = Tracer.listTasks(plan.pid());
+    List<Integer> tids = ProcFs.system().forPid(plan.pid()).taskIdsOrEmpty();
     Set<Integer> live = new HashSet<>(tids);
     for (Breakpoints b : List.copyOf(threads.values())) {
       if (!live.contains(b.tid())) {
@@ -195,7 +195,7 @@ public final class PerfProbeBackend implements ProbeBackend {
       throw e;
     }
     listener.planChanged(plan);
-    for (int tid : Tracer.listTasks(plan.pid())) {
+    for (int tid : ProcFs.system().forPid(plan.pid()).taskIdsOrEmpty()) {
       try {
         arm(tid);
       } catch (SyscallException e) {

@@ -170,7 +170,7 @@ public final class PtraceProbeBackend implements ProbeBackend {
   private void seizeAll(Ptrace p) throws SyscallException {
     for (int round = 0; round < 100; round++) {
       boolean fresh = false;
-      for (int tid : Tracer.listTasks(pid)) {
+      for (int tid : proc.forPid(pid).taskIdsOrEmpty()) {
         if (p.traces(tid)) {
           continue;
         }

@@ -20,6 +20,18 @@ public interface ProcessView {
   /** Thread ids, sorted ascending. Threads that exit during the scan may or may not be listed. */
   List<Integer> taskIds() throws ProcReadException;
 
+  /**
+   * {@link #taskIds()}, or an empty list when the thread list cannot be read: for callers that
+   * treat a process that has exited (or whose /proc is unreadable) as having no threads left.
+   */
+  default List<Integer> taskIdsOrEmpty() {
+    try {
+      return taskIds();
+    } catch (ProcReadException e) {
+      return List.of();
+    }
+  }
+
   /** {@code /proc/PID/stat}. */
   TaskStat stat() throws ProcReadException;
 

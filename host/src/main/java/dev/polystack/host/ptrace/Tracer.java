@@ -1,13 +1,10 @@
 package dev.polystack.host.ptrace;
 
+import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.Native;
 import dev.polystack.host.sys.SyscallException;
 import dev.polystack.host.sys.SyscallException.Area;
-import java.io.IOException;
-import java.nio.file.DirectoryStream;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -117,7 +114,7 @@ public final class Tracer implements AutoCloseable {
     for (int round = 0; round < 100; round++) {
       // Listing /proc happens on the caller's thread: the tracer thread only blocks in waitpid.
       List<Integer> fresh = new ArrayList<>();
-      for (int tid : listTasks(pid)) {
+      for (int tid : ProcFs.system().forPid(pid).taskIdsOrEmpty()) {
         if (done.add(tid)) {
           fresh.add(tid);
         }
@@ -343,18 +340,5 @@ public final class Tracer implements AutoCloseable {
       }
       throw new IllegalStateException(c);
     }
-  }
-
-  /** Thread ids of a process from /proc/PID/task; empty if the process is gone. */
-  public static List<Integer> listTasks(int pid) {
-    List<Integer> out = new ArrayList<>();
-    try (DirectoryStream<Path> ds = Files.newDirectoryStream(Path.of("/proc", Integer.toString(pid), "task"))) {
-      for (Path p : ds) {
-        out.add(Integer.parseInt(p.getFileName().toString()));
-      }
-    } catch (IOException e) {
-      return List.of();
-    }
-    return out;
   }
 }

@@ -1,5 +1,6 @@
 package dev.polystack.host.sampling;
 
+import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.perf.PerfConstants;
 import dev.polystack.host.perf.PerfEvent;
 import dev.polystack.host.perf.PerfEventAttr;
@@ -12,7 +13,6 @@ import dev.polystack.host.memory.RemoteReadException;
 import dev.polystack.host.process.ModuleTable;
 import dev.polystack.host.process.TargetProcess;
 import dev.polystack.host.sched.CpuPlacement;
-import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.SyscallException;
 import dev.polystack.plugin.api.Registers;
@@ -146,7 +146,7 @@ final class PerfSampler implements NoStopSampler {
    */
   @Override
   public void openAll() throws SamplingException {
-    for (int tid : Tracer.listTasks(target.pid())) {
+    for (int tid : ProcFs.system().forPid(target.pid()).taskIdsOrEmpty()) {
       if (wanted(tid) && !streams.containsKey(tid)) {
         try {
           open(tid);
@@ -251,7 +251,7 @@ final class PerfSampler implements NoStopSampler {
    * before are reopened with an event that wakes the reader at every sample.
    */
   private void rescan() {
-    List<Integer> tids = Tracer.listTasks(target.pid());
+    List<Integer> tids = ProcFs.system().forPid(target.pid()).taskIdsOrEmpty();
     Set<Integer> live = new HashSet<>(tids);
     boolean runtime = !target.table().bindings().isEmpty();
     for (Stream s : List.copyOf(streams.values())) {

@@ -17,8 +17,11 @@ import java.util.Map;
 
 /**
  * Unwinds the native stack of a captured thread and splices in runtime frames: a native frame
- * whose PC lies in a plug-in's code is replaced by what the plug-in walks there. Runs while the
- * thread is stopped (ptrace mode), so everything it reads is one consistent instant.
+ * whose PC lies in a plug-in's code is replaced by what the plug-in walks there. Runs on the
+ * thread's capture, mostly after the target went on: in ptrace mode on the copy taken while the
+ * thread was stopped (one instant) or, for a walk that must read more, while it is still stopped;
+ * in perf and bpf modes on the kernel's copy from the sample, where reads outside the copy go to
+ * the live process (docs/architecture.md, data flow).
  */
 final class StackWalker {
   private final NativeUnwinder unwinder;

@@ -2,7 +2,6 @@ package dev.polystack.host.sampling;
 
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcReadException;
-import dev.polystack.host.ptrace.Tracer;
 import java.util.BitSet;
 import java.util.Set;
 
@@ -18,7 +17,7 @@ final class TargetCpus {
   static BitSet lastOf(ProcFs proc, int pid, Set<Integer> only) {
     BitSet cpus = new BitSet();
     try {
-      for (int tid : Tracer.listTasks(pid)) {
+      for (int tid : proc.forPid(pid).taskIds()) {
         if (only.isEmpty() || only.contains(tid)) {
           int cpu = proc.forPid(pid).taskStat(tid).processor();
           if (cpu >= 0) {

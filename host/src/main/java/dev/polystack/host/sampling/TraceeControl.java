@@ -1,9 +1,9 @@
 package dev.polystack.host.sampling;
 
+import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.ptrace.Ptrace;
 import dev.polystack.host.ptrace.PtraceConstants;
 import dev.polystack.host.ptrace.TraceEvent;
-import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.ptrace.WaitStatus;
 import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.SyscallException;
@@ -48,7 +48,7 @@ final class TraceeControl {
       drain(p);
       Set<Integer> traced = p.tracedThreads();
       List<Integer> fresh = new ArrayList<>();
-      for (int tid : Tracer.listTasks(pid)) {
+      for (int tid : ProcFs.system().forPid(pid).taskIdsOrEmpty()) {
         if (!traced.contains(tid)) {
           fresh.add(tid);
         }

@@ -79,6 +79,7 @@ class LiveProcessTest {
       List<Integer> tids = view.taskIds();
       assertEquals(4, tids.size(), tids.toString());
       assertEquals(probe.pid(), tids.get(0));
+      assertEquals(tids, view.taskIdsOrEmpty());
       Map<String, Integer> byName =
           tids.stream().collect(Collectors.toMap(tid -> nameOf(view, tid), tid -> tid));
       assertEquals(
@@ -198,6 +199,8 @@ class LiveProcessTest {
       ProcReadException ex = assertThrows(ProcReadException.class, call::run);
       assertEquals(ProcReadException.Reason.NO_SUCH_PROCESS, ex.reason(), ex.getMessage());
     }
+    // Callers that seize or list threads treat a process that is gone as having none.
+    assertEquals(List.of(), view.taskIdsOrEmpty());
     ProcReadException huge =
         assertThrows(ProcReadException.class, () -> procFs.forPid(Integer.MAX_VALUE).stat());
     assertTrue(huge.getMessage().contains("does not exist (it may have exited)"));

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.memory.RemoteMemory;
 import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.SyscallException;
@@ -102,7 +103,7 @@ class TracerTest {
         }
         // Leave them stopped: close() must detach stopped threads too.
       }
-      for (int tid : Tracer.listTasks(pid)) {
+      for (int tid : ProcFs.system().forPid(pid).taskIds()) {
         char st = TestTarget.state(tid);
         assertNotEquals('t', st, "thread " + tid);
       }

@@ -6,6 +6,8 @@ package dev.polystack.plugin.api;
  * <p>A host accepts a plug-in built against the same major version and a minor version no newer
  * than its own: minor versions only add default methods and value types, a major version may
  * change or remove them.
+ *
+ * @since 1.0
  */
 public record ApiVersion(int major, int minor) implements Comparable<ApiVersion> {
 

@@ -1,6 +1,10 @@
 package dev.polystack.plugin.api;
 
-/** Little-endian decoding helpers for plug-ins that parse target memory (x86-64 only). */
+/**
+ * Little-endian decoding helpers for plug-ins that parse target memory (x86-64 only).
+ *
+ * @since 1.0
+ */
 public final class Bytes {
   private Bytes() {}
 

@@ -24,6 +24,7 @@ import java.util.Objects;
  * @param entryRsp stack pointer at entry
  * @param entryNanos CLOCK_MONOTONIC at entry
  * @param exitNanos CLOCK_MONOTONIC at return
+ * @since 1.0
  */
 public record CallRecord(
     String function,

@@ -1,6 +1,13 @@
 package dev.polystack.plugin.api;
 
-/** What a plug-in can do; the host lists these and only calls what is declared. */
+/**
+ * What a plug-in says it can do, listed by {@code polystack plugins}. The interfaces a plug-in
+ * implements decide what the host calls (a default method that is not overridden does nothing);
+ * the one capability the host acts on is {@link #CAPTURE_AT_TICK}: bpf mode asks
+ * {@link RuntimeInstance#capturePlan()} only of plug-ins that declare it.
+ *
+ * @since 1.0
+ */
 public enum Capability {
   /** Recognises its runtime in a module image by content (symbols, FDEs, strings). */
   DETECT,

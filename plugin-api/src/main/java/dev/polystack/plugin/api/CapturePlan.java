@@ -17,6 +17,8 @@ import java.util.Map;
  *
  * <p>Since API 1.1. Bounds: {@link #MAX_STEPS} steps, {@link #SLOTS} slots,
  * {@link #MAX_COPIES} copies of at most {@link #MAX_COPY_BYTES} each.
+ *
+ * @since 1.1
  */
 public final class CapturePlan {
   public static final int MAX_STEPS = 32;

@@ -7,6 +7,8 @@ import java.util.Objects;
  * kernel, for every sample of the process. Steps work on {@link CapturePlan#SLOTS} unsigned
  * 64-bit slots that start at zero. Build plans with {@link CapturePlan#builder()}, which names
  * the slots; these records are what the host compiles.
+ *
+ * @since 1.1
  */
 public sealed interface CaptureStep {
 

@@ -2,7 +2,11 @@ package dev.polystack.plugin.api;
 
 import java.util.Objects;
 
-/** A half-open address range {@code [start, end)} of code, with what it is. */
+/**
+ * A half-open address range {@code [start, end)} of code, with what it is.
+ *
+ * @since 1.0
+ */
 public record CodeRange(long start, long end, String label) {
   public CodeRange {
     Objects.requireNonNull(label, "label");

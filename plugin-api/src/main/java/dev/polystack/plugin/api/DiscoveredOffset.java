@@ -9,6 +9,7 @@ import java.util.Objects;
  * @param value the offset or module virtual address
  * @param provenance how it was found
  * @param detail the specific source: a symbol name, the instruction decoded, the table row
+ * @since 1.0
  */
 public record DiscoveredOffset(String name, long value, Provenance provenance, String detail) {
   public DiscoveredOffset {

@@ -15,6 +15,7 @@ import java.util.Objects;
  * @param startLine the line where the function is defined, 0 when unknown
  * @param module the module (file path) the address lies in, or empty
  * @param attributes extra per-frame facts, e.g. a JIT trace number
+ * @since 1.0
  */
 public record Frame(
     String type,

@@ -1,6 +1,10 @@
 package dev.polystack.plugin.api;
 
-/** A module image is malformed or a requested part of it cannot be read. */
+/**
+ * A module image is malformed or a requested part of it cannot be read.
+ *
+ * @since 1.0
+ */
 public final class ImageReadException extends Exception {
   private static final long serialVersionUID = 1L;
 

@@ -3,7 +3,11 @@ package dev.polystack.plugin.api;
 import java.util.List;
 import java.util.Objects;
 
-/** Outcome of {@link RuntimePlugin#inspect}: three distinct answers, never null. */
+/**
+ * Outcome of {@link RuntimePlugin#inspect}: three distinct answers, never null.
+ *
+ * @since 1.0
+ */
 public sealed interface Inspection {
 
   /** The module does not contain this plug-in's runtime. */

@@ -7,6 +7,7 @@ import java.util.Objects;
  *
  * @param path the file path, a pseudo name such as {@code [vdso]}, or empty for anonymous memory
  * @param deleted the backing file was removed or replaced after it was mapped
+ * @since 1.0
  */
 public record Mapping(
     long start,

@@ -1,6 +1,10 @@
 package dev.polystack.plugin.api;
 
-/** A read of target memory failed; the address is where the read started. */
+/**
+ * A read of target memory failed; the address is where the read started.
+ *
+ * @since 1.0
+ */
 public final class MemoryReadException extends Exception {
   private static final long serialVersionUID = 1L;
 

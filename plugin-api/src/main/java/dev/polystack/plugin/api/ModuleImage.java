@@ -8,6 +8,8 @@ import java.util.Optional;
  * Addresses are module virtual addresses (as in the ELF file); add the load bias for runtime
  * addresses. Every method is bounded and fails with {@link ImageReadException}, never with an
  * unchecked exception, on malformed content.
+ *
+ * @since 1.0
  */
 public interface ModuleImage {
 

@@ -12,6 +12,7 @@ import java.util.Objects;
  * @param size size in bytes, 0 when unknown
  * @param function STT_FUNC (or STT_GNU_IFUNC), as opposed to data
  * @param exported defined and globally visible (GLOBAL or WEAK binding) in the dynamic table
+ * @since 1.0
  */
 public record ModuleSymbol(
     String name,

@@ -7,6 +7,8 @@ package dev.polystack.plugin.api;
  *
  * <p>A plug-in is either a {@link RuntimePlugin} (walks and names a runtime's frames) or a
  * {@link ProbePlugin} (plans probes and decodes their hits), or both.
+ *
+ * @since 1.0
  */
 public interface Plugin {
 

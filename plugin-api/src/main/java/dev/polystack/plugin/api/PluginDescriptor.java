@@ -15,8 +15,9 @@ import java.util.regex.Pattern;
  *     ApiVersion#CURRENT}
  * @param frameType the {@code profile.frame.type} of the frames it produces, or empty for probe
  *     plug-ins that produce none
- * @param capabilities what the host may ask of it
+ * @param capabilities what it says it can do (see {@link Capability})
  * @param description one line for {@code polystack plugins}
+ * @since 1.0
  */
 public record PluginDescriptor(
     String id,

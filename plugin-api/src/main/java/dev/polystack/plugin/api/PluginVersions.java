@@ -7,6 +7,8 @@ import java.util.Properties;
 /**
  * Reads a plug-in's own version from a {@code plugin.properties} resource next to its class, so
  * the descriptor reports what the build stamped instead of a hand-kept constant.
+ *
+ * @since 1.0
  */
 public final class PluginVersions {
   private PluginVersions() {}

@@ -18,6 +18,7 @@ import java.util.Objects;
  * @param entry the function's entry site (module virtual address, as in {@link ProbePlan#sites})
  * @param returns the function's return instructions (module virtual addresses)
  * @param outputs what to copy at the return, at most {@link #MAX_OUTPUTS}
+ * @since 1.2
  */
 public record ProbeExit(long entry, List<Long> returns, List<OutputCopy> outputs) {
   public static final int MAX_OUTPUTS = 2;

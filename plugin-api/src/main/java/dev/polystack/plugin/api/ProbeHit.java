@@ -13,6 +13,7 @@ import java.util.Objects;
  * @param stack a copy of the stack from {@code registers.sp()} upwards, possibly empty
  * @param memory memory of the stopped thread (exact backends), or null when the thread was not
  *     stopped and later reads would race
+ * @since 1.0
  */
 public record ProbeHit(
     ProbeSite site,

@@ -4,8 +4,10 @@ import java.util.Map;
 import java.util.function.Consumer;
 
 /**
- * Receives the hits of one probe plan (after the Wizard engine's monitors) and emits a call
- * record per completed call. Called from one host thread at a time.
+ * Receives the hits of one probe plan and emits a call record per completed call. Called from
+ * one host thread at a time.
+ *
+ * @since 1.0
  */
 public interface ProbeMonitor {
 

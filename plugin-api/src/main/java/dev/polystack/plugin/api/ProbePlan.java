@@ -7,6 +7,7 @@ import java.util.List;
  *
  * @param exits for a request with {@link ProbeRequest#returnInstructions()}: how each planned
  *     function's calls end (since API 1.2; empty otherwise)
+ * @since 1.0
  */
 public record ProbePlan(List<ProbeSite> sites, List<String> omitted, List<ProbeExit> exits) {
   public ProbePlan {

@@ -4,6 +4,8 @@ package dev.polystack.plugin.api;
  * A plug-in that traces calls with probes (hardware breakpoints armed by the host). It plans
  * where probes go in a module and turns hits into call records; the host's probe backend does
  * the arming, so the plug-in never touches the target.
+ *
+ * @since 1.0
  */
 public interface ProbePlugin extends Plugin {
 

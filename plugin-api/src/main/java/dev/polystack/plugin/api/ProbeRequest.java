@@ -10,6 +10,7 @@ import java.util.List;
  * @param returnInstructions the backend breaks on each function's own return instructions and
  *     pairs in the kernel: the plan must say them in {@link ProbePlan#exits()}, and a function
  *     fits when its entry and all its returns fit the slots (since API 1.2)
+ * @since 1.0
  */
 public record ProbeRequest(List<String> functions, int slotsPerThread,
     boolean returnInstructions) {

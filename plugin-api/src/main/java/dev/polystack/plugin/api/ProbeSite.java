@@ -11,6 +11,7 @@ import java.util.Objects;
  *     planned; for a RETURN site, which a backend learns at run time from the return address on
  *     the stack at entry, the absolute address in the target
  * @param kind entry or return
+ * @since 1.0
  */
 public record ProbeSite(String function, String version, long address, Kind kind) {
 

@@ -2,7 +2,11 @@ package dev.polystack.plugin.api;
 
 import java.util.List;
 
-/** The host's view of a target process, shared by all plug-in instances attached to it. */
+/**
+ * The host's view of a target process, shared by all plug-in instances attached to it.
+ *
+ * @since 1.0
+ */
 public interface ProcessContext {
 
   int pid();

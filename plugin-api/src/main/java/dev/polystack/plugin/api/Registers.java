@@ -3,7 +3,11 @@ package dev.polystack.plugin.api;
 import java.util.Arrays;
 import java.util.Objects;
 
-/** An immutable set of x86-64 general register values captured from one thread. */
+/**
+ * An immutable set of x86-64 general register values captured from one thread.
+ *
+ * @since 1.0
+ */
 public final class Registers {
   private static final int COUNT = Register.values().length;
 

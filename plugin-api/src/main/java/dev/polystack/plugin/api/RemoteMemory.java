@@ -7,6 +7,8 @@ import java.nio.charset.StandardCharsets;
  *
  * <p>Live, it reads the process; replayed, it reads what a snapshot recorded. Every value read
  * is untrusted: callers validate pointers and bound their loops.
+ *
+ * @since 1.0
  */
 public interface RemoteMemory {
 

@@ -5,6 +5,8 @@ import java.util.List;
 /**
  * Second level of the lifecycle: what a plug-in learned about one binary. Immutable and shared
  * by every process that maps the same binary.
+ *
+ * @since 1.0
  */
 public interface RuntimeBinary {
 

@@ -8,6 +8,8 @@ import java.util.Map;
  * sampling thread at a time per process, but a plug-in must tolerate being called from different
  * threads over its life. Every default does nothing, so a plug-in implements only what its
  * capabilities declare.
+ *
+ * @since 1.0
  */
 public interface RuntimeInstance {
 

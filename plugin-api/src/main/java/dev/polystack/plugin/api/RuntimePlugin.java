@@ -6,6 +6,8 @@ package dev.polystack.plugin.api;
  * <p>The host calls {@link #inspect} once per distinct binary (cached by build id or file
  * identity) for every mapped module, so it must be cheap when the answer is "not mine": check
  * exported symbols or a string first, never the file name.
+ *
+ * @since 1.0
  */
 public interface RuntimePlugin extends Plugin {
 

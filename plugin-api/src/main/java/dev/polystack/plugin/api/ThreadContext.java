@@ -4,6 +4,8 @@ package dev.polystack.plugin.api;
  * What the host captured of one thread for one sample: registers, the top of its stack, and
  * access to the rest of its memory. Live, memory reads happen while the thread is stopped (ptrace
  * mode) or afterwards (perf mode); replayed, they come from a snapshot.
+ *
+ * @since 1.0
  */
 public interface ThreadContext {
 

@@ -16,6 +16,7 @@ import java.util.Objects;
  *     callee-saved registers, RIP and RSP are meaningful
  * @param leaf whether this native frame is the innermost one (registers are exact)
  * @param segment index of this interpreter entry counting from the leaf
+ * @since 1.0
  */
 public record WalkRequest(
     ThreadContext thread, Registers frameRegisters, boolean leaf, int segment) {

@@ -3,7 +3,11 @@ package dev.polystack.plugin.api;
 import java.util.List;
 import java.util.Objects;
 
-/** Outcome of {@link RuntimeInstance#walk}: frames, "not mine", or a failure with a reason. */
+/**
+ * Outcome of {@link RuntimeInstance#walk}: frames, "not mine", or a failure with a reason.
+ *
+ * @since 1.0
+ */
 public sealed interface WalkResult {
 
   static WalkResult notMine() {
