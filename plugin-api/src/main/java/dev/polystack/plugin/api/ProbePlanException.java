@@ -19,6 +19,7 @@ public final class ProbePlanException extends Exception {
    *
    * @param badRequest the request names what no image could have (an unknown function): the
    *     user's mistake, which the host reports as a usage error
+   * @since 1.3
    */
   public ProbePlanException(String message, boolean badRequest) {
     super(message);
