@@ -53,6 +53,13 @@ class CpuPlacementTest {
       }
       assertTrue(seen, "polystack's threads never left the sampled thread's CPU: " + last
           + "\n" + polystack.stderrSoFar());
+      // Placement can be right before the first tick (a guess from where the threads last ran):
+      // let the target run sampled a while so the record has samples.
+      if (!mode.equals("ptrace")) {
+        Awaits.until("perf events open", 60_000,
+            () -> Reliability.holdsPerfEvents(polystack.pid()));
+      }
+      Awaits.cpuTicks(target.pid(), 20, 30_000);
 
       polystack.signal("INT");
       var result = polystack.await(20);

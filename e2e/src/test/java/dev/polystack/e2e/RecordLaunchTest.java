@@ -272,7 +272,7 @@ class RecordLaunchTest {
   static void assertSucceeded(Distribution.Result result, Path out) throws Exception {
     assertEquals(0, result.exitCode(), result.stderr());
     assertTrue(result.stderr().contains("polystack: wrote " + out + "\n"), result.stderr());
-    assertTrue(Files.isRegularFile(out) && Files.size(out) > 0, out + " is missing or empty");
+    assertTrue(Files.isRegularFile(out) && Files.size(out) > 0, out + " is missing or empty: " + result.stderr());
     assertFalse(result.stderr().contains("Exception"), result.stderr());
     assertFalse(result.stderr().contains("\tat "), result.stderr());
     assertTrue(samples(result) > 0, result.stderr());
