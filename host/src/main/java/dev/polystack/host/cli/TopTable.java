@@ -152,8 +152,7 @@ final class TopTable {
         sort == Sort.TOTAL ? "%Total*" : "%Total", "OwnTime", "TotalTime", "Function"), width);
     List<Row> rows = rows(sort, window);
     if (rows.isEmpty()) {
-      line(sb, "(no samples" + (window == Window.RUN ? "" : " in this interval")
-          + ": the target's threads were not on a CPU)", width);
+      line(sb, window == Window.RUN ? "(no samples)" : "(no samples in this interval)", width);
     }
     for (int i = 0; i < rows.size() && i < maxRows; i++) {
       Row r = rows.get(i);
