@@ -227,6 +227,10 @@ final class Distribution {
       return Files.readString(err, StandardCharsets.UTF_8);
     }
 
+    String stdoutSoFar() throws IOException {
+      return Files.readString(out, StandardCharsets.UTF_8);
+    }
+
     /** Sends a signal by name (INT, TERM, HUP, ...) to the polystack JVM. */
     void signal(String name) throws IOException, InterruptedException {
       Process kill = new ProcessBuilder("kill", "-s", name, Long.toString(process.pid()))
