@@ -121,7 +121,7 @@ final class Distribution {
    * The command line the ./polystack launcher runs for {@code args}: java with the launcher's
    * JVM options for that subcommand, -jar, the arguments. Tests run what users run.
    */
-  private static List<String> command(String... args) throws IOException {
+  static List<String> command(String... args) throws IOException {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.addAll(launcherJvmOptions(args));

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code polystack top} piped, as a script runs it: plain tables, one per interval and the whole
  * run's at the end, no terminal control sequence, the hot function first by own time, and an
- * attached target left running.
+ * attached target left running; and on a terminal, the screen given back at the end.
  *
  * <p>Both workloads split their time about 9 to 1 between {@code hot} and {@code cold} (equal
  * loop bodies, 9 times the iterations). The tests claim only a share of 0.75 for hot: the rest
@@ -77,6 +77,51 @@ class TopTest {
       assertEquals(0, target.awaitExit(30), target.output());
       assertTrue(target.output().contains("done"), target.output());
     }
+  }
+
+  /**
+   * On a terminal (a pty from script(1)), the live tables are drawn on the alternate screen,
+   * which is left once, cursor shown again, before the whole run's table goes on the user's
+   * screen; the attached target runs on.
+   */
+  @Test
+  void onATerminalTheScreenIsGivenBackBeforeTheFinalTable() throws Exception {
+    try (Target target = Target.start(Workloads.binary("hot_cold"))) {
+      List<String> top = Distribution.command("top", "--pid", Integer.toString(target.pid()),
+          "-d", "3s", "--interval", "200ms");
+      StringBuilder shell = new StringBuilder("stty cols 100 rows 30;");
+      for (String word : top) {
+        shell.append(" '").append(word).append('\'');
+      }
+      var result = Tools.run(120, null, List.of("script", "-qec", shell.toString(),
+          "/dev/null"));
+      String screen = result.stdout();
+
+      assertEquals(0, result.exitCode(), screen + result.stderr());
+      String enter = "\033[?1049h";
+      String leave = "\033[?25h\033[?1049l";
+      assertEquals(1, count(screen, enter), screen);
+      assertEquals(1, count(screen, leave), screen);
+      int left = screen.indexOf(leave);
+      assertTrue(screen.indexOf(enter) < left, screen);
+      assertTrue(screen.lastIndexOf("\033[H\033[2J") < left, "no redraw after leaving: " + screen);
+      String after = screen.substring(left + leave.length());
+      assertTrue(after.contains("whole run: percentages and times since the start"), after);
+      assertFalse(after.contains("\033"), "plain text after the screen is given back: " + after);
+      assertTrue(after.contains("polystack: done; target still running"), after);
+
+      RecordAttachTest.assertReleasedAndRunning(target);
+      target.stdin().close();
+      assertEquals(0, target.awaitExit(30), target.output());
+    }
+  }
+
+  private static int count(String text, String part) {
+    int n = 0;
+    for (int i = text.indexOf(part); i >= 0; i = text.indexOf(part, i + 1)) {
+      n++;
+    }
+    return n;
   }
 
   /**
