@@ -14,15 +14,23 @@ final class TopScreen implements AutoCloseable {
   private static final String ENTER = "\033[?1049h\033[?25l";
   private static final String LEAVE = "\033[?25h\033[?1049l";
   private static final String HOME_AND_CLEAR = "\033[H\033[2J";
+  /** How long {@link #close} waits for a draw under way (a stalled terminal or pipe). */
+  private static final long PAINTER_JOIN_MILLIS = 2000;
   /** ioctl request for the terminal's size (asm-generic/ioctls.h). */
   private static final long TIOCGWINSZ = 0x5413;
 
   private final Console console;
   private final boolean terminal;
   private final AtomicBoolean entered = new AtomicBoolean();
-  private boolean hooked;
-  private boolean closed;
   private final Thread restoreAtExit;
+  private final Object slot = new Object();
+  /** The latest table not drawn yet (header, table), or null; guarded by {@link #slot}. */
+  private String[] pending;
+  private boolean closed;
+  private Thread painter;
+  /** Guarded by this: the painter's draws, and leaving the screen. */
+  private boolean hooked;
+  private boolean left;
   private boolean first = true;
 
   TopScreen(Console console, boolean terminal) {
@@ -45,12 +53,50 @@ final class TopScreen implements AutoCloseable {
   }
 
   /**
-   * Shows one table: {@code header} lines, then as many lines of {@code table} as the terminal
-   * has rows for.
+   * Shows one table: {@code header} lines, then {@code table}. Returns at once: a thread of its
+   * own draws the latest table given, so a slow terminal or pipe reader never holds up the
+   * sampling run's helper thread (which calls this); a reader slower than the interval sees the
+   * latest table, not every one.
    */
-  synchronized void show(String header, String table) {
-    if (closed) {
-      return; // a late interval after the end: the final table follows
+  void show(String header, String table) {
+    synchronized (slot) {
+      if (closed) {
+        return; // a late interval after the end: the final table follows
+      }
+      pending = new String[] {header, table};
+      if (painter == null) {
+        painter = new Thread(this::paint, "polystack-top-screen");
+        painter.setDaemon(true);
+        painter.start();
+      }
+      slot.notifyAll();
+    }
+  }
+
+  private void paint() {
+    while (true) {
+      String[] next;
+      synchronized (slot) {
+        while (pending == null && !closed) {
+          try {
+            slot.wait();
+          } catch (InterruptedException e) {
+            return;
+          }
+        }
+        if (closed) {
+          return;
+        }
+        next = pending;
+        pending = null;
+      }
+      draw(next[0], next[1]);
+    }
+  }
+
+  private synchronized void draw(String header, String table) {
+    if (left) {
+      return;
     }
     if (!terminal) {
       console.screen("", (first ? "" : "\n") + header + table);
@@ -58,10 +104,8 @@ final class TopScreen implements AutoCloseable {
       return;
     }
     if (entered.compareAndSet(false, true)) {
-      if (!hooked) {
-        Runtime.getRuntime().addShutdownHook(restoreAtExit);
-        hooked = true;
-      }
+      Runtime.getRuntime().addShutdownHook(restoreAtExit);
+      hooked = true;
       console.screen(ENTER, "");
     }
     console.screen(HOME_AND_CLEAR, header + table);
@@ -79,21 +123,41 @@ final class TopScreen implements AutoCloseable {
     return size == null ? 0 : size[1];
   }
 
-  /** Leaves the alternate screen, if it was entered; the final table then goes below. */
+  /**
+   * Stops drawing and leaves the alternate screen, if it was entered; the final table then goes
+   * on the user's screen. Waits for a draw under way, so none comes after.
+   */
   @Override
-  public synchronized void close() {
-    closed = true;
-    leave();
-    if (hooked) {
-      hooked = false;
+  public void close() {
+    Thread p;
+    synchronized (slot) {
+      closed = true;
+      pending = null;
+      p = painter;
+      slot.notifyAll();
+    }
+    if (p != null) {
       try {
-        Runtime.getRuntime().removeShutdownHook(restoreAtExit);
-      } catch (IllegalStateException e) {
-        // the JVM is already shutting down: the hook runs (and finds the screen restored)
+        p.join(PAINTER_JOIN_MILLIS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    synchronized (this) {
+      left = true;
+      leave();
+      if (hooked) {
+        hooked = false;
+        try {
+          Runtime.getRuntime().removeShutdownHook(restoreAtExit);
+        } catch (IllegalStateException e) {
+          // the JVM is already shutting down: the hook runs (and finds the screen restored)
+        }
       }
     }
   }
 
+  /** Leaves the alternate screen once; also the shutdown hook, so it takes no lock of ours. */
   private void leave() {
     if (entered.compareAndSet(true, false)) {
       console.screen(LEAVE, "");
