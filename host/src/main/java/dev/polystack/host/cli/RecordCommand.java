@@ -1,7 +1,6 @@
 package dev.polystack.host.cli;
 
 import com.google.inject.Inject;
-import dev.polystack.host.launch.Accounts;
 import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.output.OutputException;
@@ -22,16 +21,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
-import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
 /** {@code polystack record}: sample a process and write a profile. */
@@ -41,43 +35,7 @@ import picocli.CommandLine.ParentCommand;
     description = "Sample a running process (--pid) or a command (after --) and write a profile.")
 final class RecordCommand implements Runnable {
 
-  @Option(names = {"--pid", "-p"}, paramLabel = "PID",
-      description = "Attach to this running process.")
-  Integer pid;
-
-  @Parameters(paramLabel = "COMMAND", arity = "0..*",
-      description = "Launch this command under the profiler (write it after --).")
-  List<String> command = new ArrayList<>();
-
-  @Option(names = {"--rate", "-r"}, paramLabel = "HZ", defaultValue = "99",
-      description = "Samples per second per thread (default: ${DEFAULT-VALUE}).")
-  int rate;
-
-  @Option(names = {"--duration", "-d"}, paramLabel = "D", converter = Durations.class,
-      description = "How long to record (500ms, 10s, 2m); default: until the target exits or"
-          + " Ctrl-C.")
-  Duration duration;
-
-  @Option(names = "--mode", paramLabel = "MODE",
-      description = "bpf (capture each tick in the kernel with eBPF; exact, the target never"
-          + " stops), ptrace (stop each sampled thread briefly; exact) or perf (perf_event"
-          + " samples, runtime state read after the tick; never stops). Default: bpf, or perf"
-          + " with one line saying why when bpf cannot load (ptrace with --idle).")
-  String mode;
-
-  @Option(names = "--idle",
-      description = "Also sample threads that are not running (ptrace mode only).")
-  boolean idle;
-
-  @Option(names = "--tid", paramLabel = "TID", split = ",",
-      description = "Only these thread ids (comma-separated or repeated).")
-  List<Integer> threads = new ArrayList<>();
-
-  /** The thread filter's old name, kept so scripts that use it still work. */
-  @Option(names = "--threads", paramLabel = "TID", split = ",", hidden = true)
-  void oldThreads(List<Integer> tids) {
-    threads.addAll(tids);
-  }
+  @Mixin TargetOptions target = new TargetOptions();
 
   @Option(names = "--per-thread",
       description = "Folded output: start each stack with its thread, 'name (tid N)', as the"
@@ -94,8 +52,6 @@ final class RecordCommand implements Runnable {
   String format;
 
   @Mixin OtlpOptions otlp = new OtlpOptions();
-
-  @Mixin LaunchOptions launchAs = new LaunchOptions();
 
   @Option(names = {"--output", "-o"}, paramLabel = "FILE",
       description = "Where to write (default: NAME-PID-TIME.EXT in the current directory). An"
@@ -135,36 +91,11 @@ final class RecordCommand implements Runnable {
   @Override
   public void run() {
     ProfileFormat profileFormat = resolveFormat(format, output);
-    SamplingOptions options = options();
+    SamplingOptions options = target.options(maxDepth);
     OtlpConfig otlpConfig = otlpConfig(System.getenv());
     boolean local = otlpConfig == null || format != null || output != null;
-    if ((pid == null) == command.isEmpty()) {
-      throw new UsageException("give either --pid PID or a command after --, not both or neither");
-    }
-    RecordSession.Backend backend = backend();
-    if (backend.mode() != RecordSession.Mode.PTRACE && idle) {
-      throw new UsageException("--idle cannot be used with --mode " + backend.mode().id() + ": "
-          + backend.mode().id() + " samples come from a CPU clock that only ticks while a thread"
-          + " runs; use --mode ptrace --idle to sample sleeping threads too");
-    }
-    if (pid != null && pid <= 0) {
-      throw new UsageException("--pid " + pid + ": a process id is a positive number");
-    }
-    launchAs.checkLaunching(!command.isEmpty());
-    if (pid != null && !threads.isEmpty() && Files.isDirectory(Path.of("/proc", pid.toString()))) {
-      // A TID that is not a thread of the target would record nothing and still "succeed".
-      for (int tid : threads) {
-        if (!Files.isDirectory(Path.of("/proc", pid.toString(), "task", Integer.toString(tid)))) {
-          throw new UsageException("--tid " + tid + ": not a thread of process " + pid
-              + " (see /proc/" + pid + "/task)");
-        }
-      }
-    }
-    Credentials as = null;
-    if (!command.isEmpty()) {
-      checkRunnable(command.get(0), System.getenv("PATH"));
-      as = launchAs.resolve(System.getenv(), Accounts.effectiveUid(), console::note);
-    }
+    RecordSession.Backend backend = target.check();
+    Credentials as = target.launchCredentials(console);
     OtlpOptions.warnIfInClear(otlpConfig, console::warn);
     // The files are created (under hidden names) before anything is attached or launched: a
     // place that cannot be written fails now, in one line, instead of after the recording.
@@ -206,9 +137,8 @@ final class RecordCommand implements Runnable {
     StatusLine status = new StatusLine(console);
     RecordSession.Result result;
     try (StopSignals signals = new StopSignals(console)) {
-      result = pid != null
-          ? session.attach(pid, backend, options, signals::stopRequested, status::update)
-          : session.launch(command, backend, options, signals::stopRequested, status::update);
+      result = target.sample(session, backend, options, signals::stopRequested,
+          status::update);
     } catch (SamplingException e) {
       if (export != null) {
         export.finish(FINISH_TIMEOUT);
@@ -234,7 +164,7 @@ final class RecordCommand implements Runnable {
     if (statsFile != null) {
       writeStats(result.summary(), statsFile);
     }
-    Summaries.print(console, result, out, verbose, idle);
+    Summaries.print(console, result, out, verbose, target.idle);
     if (writeFailure != null) {
       throw writeFailure;
     }
@@ -315,29 +245,6 @@ final class RecordCommand implements Runnable {
           + " with " + named.endings());
     }
     return named;
-  }
-
-  /** --mode as given; by default bpf with perf as its fallback, or ptrace for --idle. */
-  private RecordSession.Backend backend() {
-    if (mode == null) {
-      return idle ? RecordSession.Backend.exactly(RecordSession.Mode.PTRACE)
-          : RecordSession.Backend.defaultBackend();
-    }
-    try {
-      return RecordSession.Backend.exactly(RecordSession.Mode.parse(mode));
-    } catch (IllegalArgumentException e) {
-      throw new UsageException(e.getMessage());
-    }
-  }
-
-  private SamplingOptions options() {
-    try {
-      Set<Integer> only = new HashSet<>(threads);
-      return new SamplingOptions(rate, duration == null ? 0 : duration.toNanos(), idle, only,
-          maxDepth, SamplingOptions.DEFAULT_STACK_BYTES);
-    } catch (IllegalArgumentException e) {
-      throw new UsageException(e.getMessage());
-    }
   }
 
   static String defaultName(String executable, int pid, ProfileFormat format) {

@@ -1,0 +1,137 @@
+package dev.polystack.host.cli;
+
+import dev.polystack.host.launch.Accounts;
+import dev.polystack.host.launch.Credentials;
+import dev.polystack.host.sampling.RecordSession;
+import dev.polystack.host.sampling.SamplingException;
+import dev.polystack.host.sampling.SamplingOptions;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * What to sample and how, shared by the sampling commands ({@code record}, {@code top}): the
+ * target (--pid or a command after --), the backend (--mode with its default and fallback), the
+ * rate, duration and thread filter, and who a launched command runs as.
+ */
+final class TargetOptions {
+
+  @Option(names = {"--pid", "-p"}, paramLabel = "PID",
+      description = "Attach to this running process.")
+  Integer pid;
+
+  @Parameters(paramLabel = "COMMAND", arity = "0..*",
+      description = "Launch this command under the profiler (write it after --).")
+  List<String> command = new ArrayList<>();
+
+  @Option(names = {"--rate", "-r"}, paramLabel = "HZ", defaultValue = "99",
+      description = "Samples per second per thread (default: ${DEFAULT-VALUE}).")
+  int rate;
+
+  @Option(names = {"--duration", "-d"}, paramLabel = "D", converter = Durations.class,
+      description = "How long to sample (500ms, 10s, 2m); default: until the target exits or"
+          + " Ctrl-C.")
+  Duration duration;
+
+  @Option(names = "--mode", paramLabel = "MODE",
+      description = "bpf (capture each tick in the kernel with eBPF; exact, the target never"
+          + " stops), ptrace (stop each sampled thread briefly; exact) or perf (perf_event"
+          + " samples, runtime state read after the tick; never stops). Default: bpf, or perf"
+          + " with one line saying why when bpf cannot load (ptrace with --idle).")
+  String mode;
+
+  @Option(names = "--idle",
+      description = "Also sample threads that are not running (ptrace mode only).")
+  boolean idle;
+
+  @Option(names = "--tid", paramLabel = "TID", split = ",",
+      description = "Only these thread ids (comma-separated or repeated).")
+  List<Integer> threads = new ArrayList<>();
+
+  /** The thread filter's old name, kept so scripts that use it still work. */
+  @Option(names = "--threads", paramLabel = "TID", split = ",", hidden = true)
+  void oldThreads(List<Integer> tids) {
+    threads.addAll(tids);
+  }
+
+  @Mixin LaunchOptions launchAs = new LaunchOptions();
+
+  /**
+   * Checks the options against each other and the target before anything is attached or
+   * launched; a usage error or a command that cannot run fails here, in one line.
+   *
+   * @return the backend to sample with
+   */
+  RecordSession.Backend check() {
+    if ((pid == null) == command.isEmpty()) {
+      throw new UsageException("give either --pid PID or a command after --, not both or neither");
+    }
+    RecordSession.Backend backend = backend();
+    if (backend.mode() != RecordSession.Mode.PTRACE && idle) {
+      throw new UsageException("--idle cannot be used with --mode " + backend.mode().id() + ": "
+          + backend.mode().id() + " samples come from a CPU clock that only ticks while a thread"
+          + " runs; use --mode ptrace --idle to sample sleeping threads too");
+    }
+    if (pid != null && pid <= 0) {
+      throw new UsageException("--pid " + pid + ": a process id is a positive number");
+    }
+    launchAs.checkLaunching(!command.isEmpty());
+    if (pid != null && !threads.isEmpty() && Files.isDirectory(Path.of("/proc", pid.toString()))) {
+      // A TID that is not a thread of the target would record nothing and still "succeed".
+      for (int tid : threads) {
+        if (!Files.isDirectory(Path.of("/proc", pid.toString(), "task", Integer.toString(tid)))) {
+          throw new UsageException("--tid " + tid + ": not a thread of process " + pid
+              + " (see /proc/" + pid + "/task)");
+        }
+      }
+    }
+    if (!command.isEmpty()) {
+      RecordCommand.checkRunnable(command.get(0), System.getenv("PATH"));
+    }
+    return backend;
+  }
+
+  /** Who a launched command runs as (null: polystack's own user); call after {@link #check}. */
+  Credentials launchCredentials(Console console) {
+    return command.isEmpty() ? null
+        : launchAs.resolve(System.getenv(), Accounts.effectiveUid(), console::note);
+  }
+
+  /** Attaches to --pid or launches the command, and samples until the run ends. */
+  RecordSession.Result sample(RecordSession session, RecordSession.Backend backend,
+      SamplingOptions options, BooleanSupplier stop, RecordSession.Progress progress)
+      throws SamplingException {
+    return pid != null
+        ? session.attach(pid, backend, options, stop, progress)
+        : session.launch(command, backend, options, stop, progress);
+  }
+
+  /** --mode as given; by default bpf with perf as its fallback, or ptrace for --idle. */
+  RecordSession.Backend backend() {
+    if (mode == null) {
+      return idle ? RecordSession.Backend.exactly(RecordSession.Mode.PTRACE)
+          : RecordSession.Backend.defaultBackend();
+    }
+    try {
+      return RecordSession.Backend.exactly(RecordSession.Mode.parse(mode));
+    } catch (IllegalArgumentException e) {
+      throw new UsageException(e.getMessage());
+    }
+  }
+
+  SamplingOptions options(int maxDepth) {
+    try {
+      return new SamplingOptions(rate, duration == null ? 0 : duration.toNanos(), idle,
+          new HashSet<>(threads), maxDepth, SamplingOptions.DEFAULT_STACK_BYTES);
+    } catch (IllegalArgumentException e) {
+      throw new UsageException(e.getMessage());
+    }
+  }
+}
