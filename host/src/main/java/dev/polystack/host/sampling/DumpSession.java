@@ -12,6 +12,7 @@ import dev.polystack.host.process.RuntimeBinding;
 import dev.polystack.host.process.TargetProcess;
 import dev.polystack.host.ptrace.Ptrace;
 import dev.polystack.host.ptrace.TraceEvent;
+import dev.polystack.host.ptrace.TraceeControl;
 import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.ptrace.WaitStatus;
 import dev.polystack.host.sys.SyscallException;
@@ -190,9 +191,12 @@ public final class DumpSession {
   private void snapshot(Ptrace p, int pid, TargetProcess target, ThreadWalk walk,
       Map<Integer, RawStack> raw, Map<Integer, String> states, Map<String, Long> losses)
       throws SyscallException {
-    TraceeControl control = new TraceeControl(pid, () -> { });
+    TraceeControl control = new TraceeControl(proc, pid, PtraceSampler.OPTIONS,
+        TraceeControl.Hooks.NONE);
     try {
-      control.seizeAll(p);
+      if (!control.seizeAll(p)) {
+        throw TraceeControl.processGone(pid);
+      }
       List<Integer> tids = new ArrayList<>(p.tracedThreads());
       for (int tid : tids) {
         states.put(tid, state(pid, tid));

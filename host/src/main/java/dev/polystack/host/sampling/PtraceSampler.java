@@ -8,6 +8,7 @@ import dev.polystack.host.process.TargetProcess;
 import dev.polystack.host.ptrace.HoldPriority;
 import dev.polystack.host.ptrace.Ptrace;
 import dev.polystack.host.ptrace.TraceEvent;
+import dev.polystack.host.ptrace.TraceeControl;
 import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.ptrace.TracerWakeup;
 import dev.polystack.host.ptrace.WaitStatus;
@@ -27,7 +28,7 @@ import java.util.function.BooleanSupplier;
  * control) so the target behaves as if untraced. On every way out it detaches all threads.
  */
 final class PtraceSampler {
-  static final int OPTIONS = TraceeControl.OPTIONS;
+  static final int OPTIONS = TraceeControl.options(false);
 
   /** A thread that does not stop within this time (uninterruptible sleep) is skipped. */
   static final long STOP_TIMEOUT_NANOS = 20_000_000;
@@ -58,7 +59,12 @@ final class PtraceSampler {
     this.sink = sink;
     this.proc = proc;
     this.refreshRequest = refreshRequest;
-    this.control = new TraceeControl(target.pid(), refreshRequest);
+    this.control = new TraceeControl(proc, target.pid(), OPTIONS, new TraceeControl.Hooks() {
+      @Override
+      public void execed(Ptrace p, int tid) {
+        refreshRequest.run(); // its modules changed
+      }
+    });
     this.capture = new StackCapture(target.hostMemory(), options.stackBytes());
   }
 
@@ -90,8 +96,8 @@ final class PtraceSampler {
       }
       if (heldAtExec) {
         control.resume(p, target.pid(), 0);
-      } else {
-        control.seizeAll(p);
+      } else if (!control.seizeAll(p)) {
+        throw TraceeControl.processGone(target.pid());
       }
       // The blocking wait for a stop is only safe while this timer can cut it short.
       wakeup = TracerWakeup.start();
