@@ -15,6 +15,7 @@ import dev.polystack.host.ptrace.WaitStatus;
 import dev.polystack.host.sched.CpuPlacement;
 import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.SyscallException;
+import dev.polystack.host.unwind.UnwindError;
 import dev.polystack.plugin.api.Registers;
 import java.util.Optional;
 import java.util.concurrent.locks.LockSupport;
@@ -437,7 +438,7 @@ final class PtraceSampler {
     }
     if (snapshot != null) {
       stack = walker.walk(thread(tid, regs, snapshot), table);
-      if (stack.errors().contains("no_module") && refreshNow()) {
+      if (stack.endedWith(UnwindError.NO_MODULE) && refreshNow()) {
         // A library mapped since the table was read (libc, loaded after the exec the record
         // started at, met by the first sample): the copy is frozen, so the walk can be redone
         // against the fresh table as if it had been current at the stop.
@@ -505,7 +506,7 @@ final class PtraceSampler {
     SampleMemory memory = capture.memory(target.hostMemory());
     RawStack stack = walker.walk(thread(tid, regs, memory), table);
     long lateReads = memory.liveReads();
-    if (stack.errors().contains("no_module") && refreshNow()) {
+    if (stack.endedWith(UnwindError.NO_MODULE) && refreshNow()) {
       ModuleTable fresh = target.table();
       if (fresh.bindings().isEmpty()) {
         memory = capture.memory(target.hostMemory());
@@ -527,7 +528,7 @@ final class PtraceSampler {
    * thread would do it too, but on a busy host it may not run for a long time. Rate-limited.
    */
   private void refreshIfStale(RawStack stack) {
-    if (stack.errors().contains("no_module")) {
+    if (stack.endedWith(UnwindError.NO_MODULE)) {
       refreshNow();
     }
   }
