@@ -552,30 +552,6 @@ final class PtraceSampler {
     return false;
   }
 
-  /** Reads registers and walks the stack of a thread that is in a ptrace-stop. */
-  static RawStack walkStopped(Ptrace p, int tid, TargetProcess target, StackWalker walker,
-      int stackBytes) throws SyscallException {
-    return walkStopped(p, tid, target, target.hostMemory(), walker, stackBytes,
-        DumpSession.Hook.NONE);
-  }
-
-  /**
-   * As above, reading through {@code live} and letting {@code hook} wrap the thread's memory
-   * (snapshots record what the walk reads). Everything happens while the thread is stopped: dump
-   * and snapshot stop all threads together and want one instant for all of them.
-   */
-  static RawStack walkStopped(Ptrace p, int tid, TargetProcess target,
-      dev.polystack.host.memory.RemoteMemory live, StackWalker walker, int stackBytes,
-      DumpSession.Hook hook) throws SyscallException {
-    var regs = ApiRegisters.of(p.getRegs(tid));
-    StackCapture copy = new StackCapture(live, stackBytes);
-    copy.copy(regs.sp());
-    SampleMemory memory = copy.memory(live);
-    CapturedThread thread = new CapturedThread(target.pid(), tid, regs,
-        hook.thread(tid, regs, memory), copy.start(), copy.length());
-    return walker.walk(thread, target.table());
-  }
-
   private static boolean isInterruptStop(WaitStatus st) {
     return TraceeControl.isInterruptStop(st);
   }
