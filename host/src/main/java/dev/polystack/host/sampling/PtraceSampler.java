@@ -43,7 +43,8 @@ final class PtraceSampler {
   private final TraceeControl control;
   private final StackCapture capture;
   private long lastRefresh = Long.MIN_VALUE / 2;
-  private final PauseBreakdown breakdown = PauseBreakdown.ENABLED ? new PauseBreakdown() : null;
+  private final PauseBreakdown breakdown =
+      PauseBreakdown.of(Boolean.getBoolean("polystack.pauseBreakdown"));
 
   static final long REFRESH_INTERVAL_NANOS = 100_000_000L;
 
@@ -154,9 +155,7 @@ final class PtraceSampler {
       for (int i = control.detachAll(p); i > 0; i--) {
         sink.lost("detach_failed");
       }
-      if (PauseBreakdown.ENABLED) {
-        System.err.println("polystack: " + breakdown.report());
-      }
+      breakdown.report().ifPresent(r -> System.err.println("polystack: " + r));
     }
     return new SamplerOutcome(control.exit(), byUser, control.exit() != null);
   }
@@ -337,9 +336,7 @@ final class PtraceSampler {
   private void sampleOne(Ptrace p, int tid, boolean block, long spinNanos)
       throws SyscallException {
     long t0 = System.nanoTime();
-    if (PauseBreakdown.ENABLED) {
-      breakdown.start(t0);
-    }
+    breakdown.start(t0);
     try {
       p.interrupt(tid);
     } catch (SyscallException e) {
@@ -349,9 +346,7 @@ final class PtraceSampler {
       }
       throw e;
     }
-    if (PauseBreakdown.ENABLED) {
-      breakdown.mark(PauseBreakdown.INTERRUPT);
-    }
+    breakdown.mark(PauseBreakdown.INTERRUPT);
     WaitStatus stopped = block ? p.awaitStopBlocking(tid, STOP_TIMEOUT_NANOS, spinNanos)
         : p.awaitStop(tid, STOP_TIMEOUT_NANOS);
     if (stopped == null) {
@@ -360,9 +355,7 @@ final class PtraceSampler {
       return;
     }
     TraceEvent event = p.takeEvent(tid);
-    if (PauseBreakdown.ENABLED) {
-      breakdown.mark(PauseBreakdown.WAIT);
-    }
+    breakdown.mark(PauseBreakdown.WAIT);
     if (event == null || !isInterruptStop(event.status())) {
       // Something else happened first (a signal, a clone): pass it on; the interrupt's own stop
       // arrives later and is resumed by the event loop.
@@ -397,9 +390,7 @@ final class PtraceSampler {
         sink.lost("thread_gone");
         return;
       }
-      if (PauseBreakdown.ENABLED) {
-        breakdown.mark(PauseBreakdown.GETREGS);
-      }
+      breakdown.mark(PauseBreakdown.GETREGS);
       boolean copied = fromSnapshot ? capture.copyWithPages(regs.sp(), prefetch.pages(tid))
           : capture.copy(regs.sp());
       if (!copied) {
@@ -408,24 +399,18 @@ final class PtraceSampler {
       if (fromSnapshot) {
         snapshot = capture.snapshotMemory(STABLE_LIVE ? target.hostMemory() : null);
       }
-      if (PauseBreakdown.ENABLED) {
-        breakdown.mark(PauseBreakdown.READ);
-      }
+      breakdown.mark(PauseBreakdown.READ);
       if (walkStopped) {
         SampleMemory memory = capture.memory(target.hostMemory());
         stack = walker.walk(thread(tid, regs, memory), table);
         prefetch.learned(tid, memory.pagesRead());
-        if (PauseBreakdown.ENABLED) {
-          breakdown.count(PauseBreakdown.STOPPED_READS, memory.liveReads());
-          breakdown.mark(PauseBreakdown.WALK);
-        }
+        breakdown.count(PauseBreakdown.STOPPED_READS, memory.liveReads());
+        breakdown.mark(PauseBreakdown.WALK);
       }
     } finally {
       control.resume(p, tid, 0);
       t1 = System.nanoTime();
-      if (PauseBreakdown.ENABLED) {
-        breakdown.mark(PauseBreakdown.CONT);
-      }
+      breakdown.mark(PauseBreakdown.CONT);
       // What follows is the tracer's own work: no precedence over anyone. Dropping to normal
       // priority may let a waiting thread run first; the target already runs, so the pause
       // ends above, at the resume.
@@ -446,9 +431,7 @@ final class PtraceSampler {
       }
       java.util.Set<Long> missed = snapshot.missedPages();
       prefetch.walked(tid, snapshot.pagesRead(), missed);
-      if (PauseBreakdown.ENABLED) {
-        breakdown.mark(PauseBreakdown.WALK_AFTER);
-      }
+      breakdown.mark(PauseBreakdown.WALK_AFTER);
       if (!missed.isEmpty()) {
         // The walk needed memory the copy lacks, which reading now would take from a thread that
         // has moved on: the sample is dropped (counted), the thread's next one walks stopped
@@ -459,15 +442,11 @@ final class PtraceSampler {
       }
     } else if (stack == null) {
       stack = walkCopy(tid, regs, table);
-      if (PauseBreakdown.ENABLED) {
-        breakdown.mark(PauseBreakdown.WALK_AFTER);
-      }
+      breakdown.mark(PauseBreakdown.WALK_AFTER);
     } else {
       refreshIfStale(stack);
     }
-    if (PauseBreakdown.ENABLED) {
-      breakdown.commit();
-    }
+    breakdown.commit();
     sink.accept(new ThreadSample(tid, epochNanos, stack, t1 - t0, carry.take(tid)));
   }
 
