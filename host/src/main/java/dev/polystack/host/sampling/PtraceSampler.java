@@ -34,6 +34,62 @@ final class PtraceSampler {
   /** A thread that does not stop within this time (uninterruptible sleep) is skipped. */
   static final long STOP_TIMEOUT_NANOS = 20_000_000;
 
+  static final long REFRESH_INTERVAL_NANOS = 100_000_000L;
+
+  /**
+   * Shortest wait until a tick that sleeps in waitpid: a timer that expired before the wait
+   * began would leave it to the next period, so waits shorter than this park instead.
+   */
+  static final long MIN_SLEEP_NANOS = 200_000;
+
+  /** Rounds of {@link #warmUp}: enough for C1 (at the launcher's thresholds) to compile. */
+  static final int WARM_UP_ROUNDS = 300;
+
+  /** Walks of the held program's entry stack in {@link #warmUp}. */
+  static final int WARM_UP_WALKS = 200;
+
+  private static final int NOT_ON_CPU = -2;
+  private static final int UNKNOWN_CPU = -1;
+
+  private static final int CPUS = Runtime.getRuntime().availableProcessors();
+
+  /**
+   * How long the wait for a stop polls before it sleeps: a running thread stops within some tens
+   * of microseconds of the interrupt, a few hundred when its CPU has to be woken first.
+   */
+  static final long STOP_SPIN_NANOS = 300_000;
+
+  /**
+   * Runtime walks of a session that run after the resume, to learn pages and warm up, instead of
+   * while the thread is held. The first runtime walks run cold (the plug-in's classes load and
+   * initialise, its code is interpreted), far too long to hold a thread for (measured in
+   * docs/benchmarks.md, "Figures behind the code's choices"). Their samples are dropped.
+   */
+  static final int LEARNING_WALKS = 8;
+
+  /**
+   * Whether the wait for a stop may block (see {@link Ptrace#awaitStopBlocking}); only for
+   * threads just seen on a CPU. A diagnostic switch for comparing with the polling wait.
+   */
+  static final boolean BLOCKING_WAIT =
+      !"false".equals(System.getProperty("polystack.blockingStopWait"));
+
+  /**
+   * Whether runtime walks may run after the resume from pages copied while stopped (see {@link
+   * PagePrefetch}); a diagnostic switch for comparing with walks inside the stop.
+   */
+  static final boolean PREFETCH = !"false".equals(System.getProperty("polystack.prefetchWalk"));
+
+  /**
+   * Whether a walk from the copy may read objects that never change (prototypes, strings, trace
+   * metadata) live when the copy lacks their page, instead of dropping the sample; a diagnostic
+   * switch. Such misses fall on the phases the set has not learned, so dropping them hid short
+   * phases (a string.gsub callback between table.sort phases: 1-2% of the samples instead of
+   * 3-4%).
+   */
+  static final boolean STABLE_LIVE =
+      !"false".equals(System.getProperty("polystack.stableLiveReads"));
+
   private final TargetProcess target;
   private final SamplingOptions options;
   private final StackWalker walker;
@@ -42,11 +98,25 @@ final class PtraceSampler {
   private final Runnable refreshRequest;
   private final TraceeControl control;
   private final StackCapture capture;
-  private long lastRefresh = Long.MIN_VALUE / 2;
   private final PauseBreakdown breakdown =
       PauseBreakdown.of(Boolean.getBoolean("polystack.pauseBreakdown"));
-
-  static final long REFRESH_INTERVAL_NANOS = 100_000_000L;
+  private final PagePrefetch prefetch = new PagePrefetch();
+  /** What the next samples carry of ticks not taken or not kept (see {@link CarriedPeriods}). */
+  private final CarriedPeriods carry;
+  /** Keeps polystack's own threads off the target's CPUs (see {@link CpuPlacement}). */
+  private final CpuPlacement placement = CpuPlacement.forThisProcess();
+  /** The CPUs the sampled threads ran on in this tick; reused. */
+  private final java.util.BitSet targetCpus = new java.util.BitSet();
+  /** Raises the tracer while it holds a thread (see {@link HoldPriority}); set on the tracer. */
+  private HoldPriority priority;
+  /** Ends a blocking wait for a stop with EINTR so its timeout holds; empty: poll instead. */
+  private Optional<TracerWakeup> wakeup = Optional.empty();
+  /** Threads found on a CPU in the previous tick (see {@link #tick}). */
+  private int onCpuLastTick;
+  /** Learning walks done so far (see {@link #LEARNING_WALKS}). */
+  private int learningWalks;
+  /** When the memory map was last re-read here (see {@link #refreshNow}). */
+  private long lastRefresh = Long.MIN_VALUE / 2;
 
   /**
    * @param refreshRequest asks another thread to re-read the target's memory map (after exec, or
@@ -161,15 +231,6 @@ final class PtraceSampler {
   }
 
   /**
-   * Shortest wait until a tick that sleeps in waitpid: a timer that expired before the wait
-   * began would leave it to the next period, so waits shorter than this park instead.
-   */
-  static final long MIN_SLEEP_NANOS = 200_000;
-
-  /** Rounds of {@link #warmUp}: enough for C1 (at the launcher's thresholds) to compile. */
-  static final int WARM_UP_ROUNDS = 300;
-
-  /**
    * Before the first tick, runs the calls of the stopped section (ptrace, waitpid, the stack
    * copy) a few hundred times without stopping anything, so that the first samples' pauses are
    * not paid in interpreted Java: in a short run they made the whole p99. The copy reads the
@@ -210,9 +271,6 @@ final class PtraceSampler {
     }
   }
 
-  /** Walks of the held program's entry stack in {@link #warmUp}. */
-  static final int WARM_UP_WALKS = 200;
-
   private void tick(Ptrace p) throws SyscallException {
     // More threads wanting a CPU than there are CPUs: an R thread is then likely runnable but
     // not running, and reaches its stop only when the scheduler gets to it; blocking for that
@@ -244,15 +302,6 @@ final class PtraceSampler {
     placement.targetRunsOn(targetCpus, System.nanoTime());
   }
 
-  /** Keeps polystack's own threads off the target's CPUs (see {@link CpuPlacement}). */
-  private final CpuPlacement placement = CpuPlacement.forThisProcess();
-
-  /** The CPUs the sampled threads ran on in this tick; reused. */
-  private final java.util.BitSet targetCpus = new java.util.BitSet();
-
-  private static final int NOT_ON_CPU = -2;
-  private static final int UNKNOWN_CPU = -1;
-
   /**
    * Thread state from /proc, read before stopping anything (a stopped thread looks idle): the
    * CPU it runs on, or {@link #NOT_ON_CPU}.
@@ -265,9 +314,6 @@ final class PtraceSampler {
       return NOT_ON_CPU;
     }
   }
-
-  /** Raises the tracer while it holds a thread (see {@link HoldPriority}); set on the tracer. */
-  private HoldPriority priority;
 
   /**
    * One sample with the tracer at real-time priority from before the interrupt until the
@@ -286,48 +332,6 @@ final class PtraceSampler {
       priority.release();
     }
   }
-
-  /**
-   * Whether the wait for a stop may block (see {@link Ptrace#awaitStopBlocking}); only for
-   * threads just seen on a CPU. A diagnostic switch for comparing with the polling wait.
-   */
-  static final boolean BLOCKING_WAIT =
-      !"false".equals(System.getProperty("polystack.blockingStopWait"));
-
-  private static final int CPUS = Runtime.getRuntime().availableProcessors();
-
-  /** Ends a blocking wait for a stop with EINTR so its timeout holds; empty: poll instead. */
-  private Optional<TracerWakeup> wakeup = Optional.empty();
-
-  /**
-   * How long the wait for a stop polls before it sleeps: a running thread stops within some tens
-   * of microseconds of the interrupt, a few hundred when its CPU has to be woken first.
-   */
-  static final long STOP_SPIN_NANOS = 300_000;
-
-  /**
-   * Whether runtime walks may run after the resume from pages copied while stopped (see {@link
-   * PagePrefetch}); a diagnostic switch for comparing with walks inside the stop.
-   */
-  static final boolean PREFETCH = !"false".equals(System.getProperty("polystack.prefetchWalk"));
-
-  private final PagePrefetch prefetch = new PagePrefetch();
-
-  /** What the next samples carry of ticks not taken or not kept (see {@link CarriedPeriods}). */
-  private final CarriedPeriods carry;
-
-  /**
-   * Whether a walk from the copy may read objects that never change (prototypes, strings, trace
-   * metadata) live when the copy lacks their page, instead of dropping the sample; a diagnostic
-   * switch. Such misses fall on the phases the set has not learned, so dropping them hid short
-   * phases (a string.gsub callback between table.sort phases: 1-2% of the samples instead of
-   * 3-4%).
-   */
-  static final boolean STABLE_LIVE =
-      !"false".equals(System.getProperty("polystack.stableLiveReads"));
-
-  /** Threads found on a CPU in the previous tick (see {@link #tick}). */
-  private int onCpuLastTick;
 
   /**
    * @param block wait for the stop in a blocking waitpid: the thread was just seen on a CPU and
@@ -449,16 +453,6 @@ final class PtraceSampler {
     breakdown.commit();
     sink.accept(new ThreadSample(tid, epochNanos, stack, t1 - t0, carry.take(tid)));
   }
-
-  /**
-   * Runtime walks of a session that run after the resume, to learn pages and warm up, instead of
-   * while the thread is held. The first runtime walks run cold (the plug-in's classes load and
-   * initialise, its code is interpreted), far too long to hold a thread for (measured in
-   * docs/benchmarks.md, "Figures behind the code's choices"). Their samples are dropped.
-   */
-  static final int LEARNING_WALKS = 8;
-
-  private int learningWalks;
 
   /**
    * A learning walk: from the stack copy and the live target, which has moved on, so its frames
