@@ -13,6 +13,7 @@ import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.ptrace.TracerWakeup;
 import dev.polystack.host.ptrace.WaitStatus;
 import dev.polystack.host.sched.CpuPlacement;
+import dev.polystack.host.sys.DiagnosticSwitches;
 import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.SyscallException;
 import dev.polystack.host.unwind.UnwindError;
@@ -71,14 +72,13 @@ final class PtraceSampler {
    * Whether the wait for a stop may block (see {@link Ptrace#awaitStopBlocking}); only for
    * threads just seen on a CPU. A diagnostic switch for comparing with the polling wait.
    */
-  static final boolean BLOCKING_WAIT =
-      !"false".equals(System.getProperty("polystack.blockingStopWait"));
+  static final boolean BLOCKING_WAIT = DiagnosticSwitches.CURRENT.blockingStopWait();
 
   /**
    * Whether runtime walks may run after the resume from pages copied while stopped (see {@link
    * PagePrefetch}); a diagnostic switch for comparing with walks inside the stop.
    */
-  static final boolean PREFETCH = !"false".equals(System.getProperty("polystack.prefetchWalk"));
+  static final boolean PREFETCH = DiagnosticSwitches.CURRENT.prefetchWalk();
 
   /**
    * Whether a walk from the copy may read objects that never change (prototypes, strings, trace
@@ -87,8 +87,7 @@ final class PtraceSampler {
    * phases (a string.gsub callback between table.sort phases: 1-2% of the samples instead of
    * 3-4%).
    */
-  static final boolean STABLE_LIVE =
-      !"false".equals(System.getProperty("polystack.stableLiveReads"));
+  static final boolean STABLE_LIVE = DiagnosticSwitches.CURRENT.stableLiveReads();
 
   private final TargetProcess target;
   private final SamplingOptions options;
@@ -99,7 +98,7 @@ final class PtraceSampler {
   private final TraceeControl control;
   private final StackCapture capture;
   private final PauseBreakdown breakdown =
-      PauseBreakdown.of(Boolean.getBoolean("polystack.pauseBreakdown"));
+      PauseBreakdown.of(DiagnosticSwitches.CURRENT.pauseBreakdown());
   private final PagePrefetch prefetch = new PagePrefetch();
   /** What the next samples carry of ticks not taken or not kept (see {@link CarriedPeriods}). */
   private final CarriedPeriods carry;
