@@ -371,13 +371,10 @@ final class PtraceSampler {
     // One module table for the decision and the walk: a refresh meanwhile must not hand a
     // plug-in a thread that is already running again.
     ModuleTable table = target.table();
-    boolean runtime = !table.bindings().isEmpty();
-    // A runtime plug-in reads its own structures (Lua stack, prototypes, traces), which must be
-    // one consistent instant: either its walk stays inside the stop, or the pages it will read
-    // are copied with the stack while stopped and it walks that frozen copy afterwards.
-    boolean learning = runtime && PREFETCH && learningWalks < LEARNING_WALKS;
-    boolean walkStopped = runtime && !learning && (!PREFETCH || prefetch.walkStopped(tid));
-    boolean fromSnapshot = runtime && !walkStopped && !learning;
+    WalkPlan plan = planFor(tid, table);
+    boolean learning = plan == WalkPlan.LEARNING;
+    boolean walkStopped = plan == WalkPlan.RUNTIME_STOPPED;
+    boolean fromSnapshot = plan == WalkPlan.RUNTIME_FROM_COPY;
     Registers regs;
     RawStack stack = null;
     SampleMemory snapshot = null;
@@ -451,6 +448,36 @@ final class PtraceSampler {
     }
     breakdown.commit();
     sink.accept(new ThreadSample(tid, epochNanos, stack, t1 - t0, carry.take(tid)));
+  }
+
+  /** How a sample's stack is walked; chosen per sample by {@link #planFor}. */
+  private enum WalkPlan {
+    /** Native code only: the stack copy is walked after the resume. */
+    NATIVE_AFTER_RESUME,
+    /** A runtime walk inside the stop, reading the live target. */
+    RUNTIME_STOPPED,
+    /** A runtime walk after the resume, from the stack and learned pages copied while stopped. */
+    RUNTIME_FROM_COPY,
+    /** A runtime walk after the resume that learns pages and warms up; its sample is dropped. */
+    LEARNING
+  }
+
+  /**
+   * A runtime plug-in reads its own structures (Lua stack, prototypes, traces), which must be one
+   * consistent instant: either its walk stays inside the stop, or the pages it will read are
+   * copied with the stack while stopped and it walks that frozen copy afterwards.
+   */
+  private WalkPlan planFor(int tid, ModuleTable table) {
+    if (table.bindings().isEmpty()) {
+      return WalkPlan.NATIVE_AFTER_RESUME;
+    }
+    if (!PREFETCH) {
+      return WalkPlan.RUNTIME_STOPPED;
+    }
+    if (learningWalks < LEARNING_WALKS) {
+      return WalkPlan.LEARNING;
+    }
+    return prefetch.walkStopped(tid) ? WalkPlan.RUNTIME_STOPPED : WalkPlan.RUNTIME_FROM_COPY;
   }
 
   /**
