@@ -83,12 +83,36 @@ public final class RecordSession {
    *     process attached in perf mode is neither our child nor our tracee)
    * @param killedAtEnd a launched target was still running when the run ended, and polystack
    *     killed it (SIGKILL): a launched program does not outlive its recording
+   * @param processes each process of a record of several, in the order they were found; empty
+   *     for a record of one
    */
   public record Result(Recording recording, Summary summary, WaitStatus targetExit,
-      boolean stoppedByUser, boolean targetGone, boolean killedAtEnd) {
+      boolean stoppedByUser, boolean targetGone, boolean killedAtEnd,
+      List<ProcessPart> processes) {
+    public Result {
+      processes = List.copyOf(processes);
+    }
+
+    public Result(Recording recording, Summary summary, WaitStatus targetExit,
+        boolean stoppedByUser, boolean targetGone, boolean killedAtEnd) {
+      this(recording, summary, targetExit, stoppedByUser, targetGone, killedAtEnd, List.of());
+    }
+
     public Result(Recording recording, Summary summary, WaitStatus targetExit,
         boolean stoppedByUser, boolean targetGone) {
       this(recording, summary, targetExit, stoppedByUser, targetGone, false);
+    }
+  }
+
+  /**
+   * One process of a record of several ({@link MultiRecord}): its samples and its own losses.
+   *
+   * @param exited it exited during the run
+   */
+  public record ProcessPart(int pid, String name, long samples, Map<String, Long> losses,
+      boolean exited) {
+    public ProcessPart {
+      losses = Map.copyOf(losses);
     }
   }
 

@@ -89,4 +89,28 @@ final class Stacks {
     String version = Stacks.class.getPackage().getImplementationVersion();
     return "polystack " + (version == null ? "development build" : version);
   }
+
+  /** The sample attribute a recording of several processes names each sample's process by. */
+  static final String PROCESS_PID = "process.pid";
+  /** The sample attribute naming the executable of that process. */
+  static final String PROCESS_NAME = "process.executable.name";
+
+  /** How many processes the samples name (0 when none does: a recording of one process). */
+  static int processCount(Recording recording) {
+    java.util.Set<String> pids = new java.util.HashSet<>();
+    for (Sample sample : recording.samples()) {
+      String pid = sample.attributes().get(PROCESS_PID);
+      if (pid != null && pids.add(pid) && pids.size() > 1) {
+        return pids.size();
+      }
+    }
+    return pids.size();
+  }
+
+  /** How outputs name a sample's process: {@code process PID (NAME)}. */
+  static String processLabel(Sample sample) {
+    String pid = sample.attributes().getOrDefault(PROCESS_PID, "?");
+    String name = sample.attributes().getOrDefault(PROCESS_NAME, "");
+    return "process " + pid + (name.isEmpty() ? "" : " (" + name + ")");
+  }
 }
