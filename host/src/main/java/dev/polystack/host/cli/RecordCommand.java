@@ -9,6 +9,7 @@ import dev.polystack.host.output.OutputFile;
 import dev.polystack.host.output.Outputs;
 import dev.polystack.host.plugins.PluginLoader;
 import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.sampling.MultiRecord;
 import dev.polystack.host.sampling.RecordSession;
 import dev.polystack.host.sampling.SamplingException;
 import dev.polystack.host.sampling.SamplingOptions;
@@ -38,12 +39,15 @@ import picocli.CommandLine.ParentCommand;
 @Command(
     name = "record",
     mixinStandardHelpOptions = true,
-    description = "Sample a running process (--pid) or a command (after --) and write a profile.")
+    description = "Sample running processes (--pid, --comm, --match) or a command (after --) and"
+        + " write a profile.")
 final class RecordCommand implements Runnable {
 
-  @Option(names = {"--pid", "-p"}, paramLabel = "PID",
-      description = "Attach to this running process.")
-  Integer pid;
+  @Option(names = {"--pid", "-p"}, paramLabel = "PID", split = ",",
+      description = "Attach to this running process (several: comma-separated or repeated).")
+  List<Integer> pids = new ArrayList<>();
+
+  @Mixin TargetSelection select = new TargetSelection();
 
   @Parameters(paramLabel = "COMMAND", arity = "0..*",
       description = "Launch this command under the profiler (write it after --).")
@@ -138,19 +142,25 @@ final class RecordCommand implements Runnable {
     SamplingOptions options = options();
     OtlpConfig otlpConfig = otlpConfig(System.getenv());
     boolean local = otlpConfig == null || format != null || output != null;
-    if ((pid == null) == command.isEmpty()) {
-      throw new UsageException("give either --pid PID or a command after --, not both or neither");
+    boolean attaching = !pids.isEmpty() || select.byName();
+    if (attaching == !command.isEmpty()) {
+      throw new UsageException("give either --pid PID (or --comm, --match) or a command after"
+          + " --, not both or neither");
     }
     RecordSession.Backend backend = backend();
+    select.check(backend.mode(), attaching, pids.size(), threads, otlpConfig != null);
     if (backend.mode() != RecordSession.Mode.PTRACE && idle) {
       throw new UsageException("--idle cannot be used with --mode " + backend.mode().id() + ": "
           + backend.mode().id() + " samples come from a CPU clock that only ticks while a thread"
           + " runs; use --mode ptrace --idle to sample sleeping threads too");
     }
-    if (pid != null && pid <= 0) {
-      throw new UsageException("--pid " + pid + ": a process id is a positive number");
+    for (int pid : pids) {
+      if (pid <= 0) {
+        throw new UsageException("--pid " + pid + ": a process id is a positive number");
+      }
     }
     launchAs.checkLaunching(!command.isEmpty());
+    Integer pid = pids.size() == 1 ? pids.get(0) : null;
     if (pid != null && !threads.isEmpty() && Files.isDirectory(Path.of("/proc", pid.toString()))) {
       // A TID that is not a thread of the target would record nothing and still "succeed".
       for (int tid : threads) {
@@ -178,7 +188,8 @@ final class RecordCommand implements Runnable {
       if (statsJson != null) {
         statsFile = outputs.replaceAtEnd(statsJson, "--stats-json");
       }
-      record(otlpConfig, backend, options, profileFormat, profileFile, statsFile, as);
+      List<Integer> targets = attaching ? select.resolve(ProcFs.system(), pids, console) : List.of();
+      record(otlpConfig, backend, options, profileFormat, profileFile, statsFile, as, targets);
     } catch (OutputException e) {
       throw OutputErrors.toCli(e);
     } finally {
@@ -194,7 +205,7 @@ final class RecordCommand implements Runnable {
 
   private void record(OtlpConfig otlpConfig, RecordSession.Backend backend,
       SamplingOptions options, ProfileFormat profileFormat, OutputFile profileFile,
-      OutputFile statsFile, Credentials as) {
+      OutputFile statsFile, Credentials as, List<Integer> targets) {
     var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
     RecordSession session = new RecordSession(ProcFs.system(), registry, guard, console::warn)
         .launchAs(as);
@@ -206,9 +217,17 @@ final class RecordCommand implements Runnable {
     StatusLine status = new StatusLine(console);
     RecordSession.Result result;
     try (StopSignals signals = new StopSignals(console)) {
-      result = pid != null
-          ? session.attach(pid, backend, options, signals::stopRequested, status::update)
-          : session.launch(command, backend, options, signals::stopRequested, status::update);
+      if (targets.size() > 1 || select.subprocesses()) {
+        result = new MultiRecord(ProcFs.system(), registry, guard, console::warn, as).run(
+            new MultiRecord.Targets(targets, command, select.subprocesses()), backend, options,
+            signals::stopRequested, status::update);
+      } else if (!targets.isEmpty()) {
+        result = session.attach(targets.get(0), backend, options, signals::stopRequested,
+            status::update);
+      } else {
+        result = session.launch(command, backend, options, signals::stopRequested,
+            status::update);
+      }
     } catch (SamplingException e) {
       if (export != null) {
         export.finish(FINISH_TIMEOUT);
@@ -232,7 +251,7 @@ final class RecordCommand implements Runnable {
     }
     OtlpExport.Report report = export == null ? null : export.finish(FINISH_TIMEOUT);
     if (statsFile != null) {
-      writeStats(result.summary(), statsFile);
+      writeStats(result, statsFile);
     }
     Summaries.print(console, result, out, verbose, idle);
     if (writeFailure != null) {
@@ -346,9 +365,10 @@ final class RecordCommand implements Runnable {
     return safe + "-" + pid + "-" + time + "." + format.extension();
   }
 
-  private static void writeStats(RecordSession.Summary summary, OutputFile file) {
+  private static void writeStats(RecordSession.Result result, OutputFile file) {
     try {
-      file.stream().write(Summaries.statsJson(summary).getBytes(StandardCharsets.UTF_8));
+      file.stream().write(Summaries.statsJson(result.summary(), result.processes())
+          .getBytes(StandardCharsets.UTF_8));
       file.commit();
     } catch (IOException e) {
       throw new CommandFailedException("cannot write " + file.path() + ": "

@@ -27,7 +27,8 @@ import java.util.function.Consumer;
  * finds the new program's modules and runtimes. A process that exits ends its own session only.
  *
  * <p>The run ends at the duration, on the user's stop, when a launched command exits, or when
- * every recorded process has exited.
+ * every recorded process has exited. Subprocesses are sampled with no duration of their own and
+ * stopped when the run ends.
  */
 public final class MultiRecord {
   /** How often /proc is read for new descendants (docs/operations.md: shorter lives may be missed). */
@@ -113,19 +114,17 @@ public final class MultiRecord {
     Map<String, Long> extraLosses = new LinkedHashMap<>();
     AtomicInteger launched = new AtomicInteger();
     long start = System.nanoTime();
-    long deadline = options.durationNanos() == 0 ? Long.MAX_VALUE
-        : start + options.durationNanos();
     try {
       if (!targets.command().isEmpty()) {
         Part root = newPart(0, true, parts, p -> new RecordSession(proc, plugins, guard, warn)
             .launchAs(launchAs)
-            .launch(targets.command(), backend, partOptions, partStop, p.progress(),
+            .launch(targets.command(), backend, options, partStop, p.progress(),
                 launched::set));
         root.thread.start();
       } else {
         for (int pid : targets.pids()) {
           seen.add(pid);
-          start(pid, true, parts, backend, partOptions, partStop);
+          start(pid, true, parts, backend, options, partStop);
         }
       }
       long lastStatus = start;
@@ -134,10 +133,7 @@ public final class MultiRecord {
           userStop.set(true);
           break;
         }
-        if (System.nanoTime() >= deadline) {
-          break;
-        }
-        if (ended(parts, targets)) {
+        if (ended(parts, targets, options.durationNanos() > 0)) {
           break;
         }
         if (targets.subprocesses()) {
@@ -208,12 +204,21 @@ public final class MultiRecord {
     part.thread.start();
   }
 
-  /** A launched command's run ends with it; an attached one's when every process ended. */
-  private static boolean ended(List<Part> parts, Targets targets) {
+  /**
+   * A launched command's run ends with it; an attached one's when every process ended, or with
+   * a duration when the processes given at the start ended (each counts its duration from its
+   * own start, as a record of one does). Subprocesses are stopped then.
+   */
+  private static boolean ended(List<Part> parts, Targets targets, boolean timed) {
     if (!targets.command().isEmpty()) {
       return !parts.get(0).thread.isAlive();
     }
-    return running(parts) == 0;
+    for (Part p : parts) {
+      if (p.thread.isAlive() && (p.root || !timed)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static int running(List<Part> parts) {

@@ -16,7 +16,8 @@ import java.util.TreeMap;
 /**
  * Collapsed stacks ({@code root;caller;leaf COUNT} per line), the input of flamegraph.pl.
  * Threads are merged unless asked for: the format has no place for them, and a per-thread root
- * frame changes the root of every consumer's graph. A recording of several processes starts
+ * frame changes the root of every consumer's graph. A recording of several processes (its samples
+ * carry {@code process.pid}) starts
  * each stack with its process, {@code process PID (NAME)}, as py-spy and perf script users know.
  */
 final class FoldedWriter implements ProfileWriter {
@@ -33,7 +34,7 @@ final class FoldedWriter implements ProfileWriter {
     // Sorted by the line text, so equal recordings give byte-equal files. Distinct stacks are
     // few next to samples, so lines are built once per stack, not once per sample.
     Map<String, Long> counts = new TreeMap<>();
-    boolean processRoots = Stacks.processCount(recording) > 1;
+    boolean processRoots = Stacks.namesProcesses(recording);
     Map<String, List<Sample>> byRoot = new TreeMap<>();
     Map<Integer, String> names = threadRoots ? Stacks.threadNames(recording) : Map.of();
     for (Sample sample : recording.samples()) {

@@ -95,16 +95,17 @@ final class Stacks {
   /** The sample attribute naming the executable of that process. */
   static final String PROCESS_NAME = "process.executable.name";
 
-  /** How many processes the samples name (0 when none does: a recording of one process). */
-  static int processCount(Recording recording) {
-    java.util.Set<String> pids = new java.util.HashSet<>();
+  /**
+   * Whether the samples say their process: a recording of several processes (several pids,
+   * or a process and what it started) names it on every sample, one of a single process never.
+   */
+  static boolean namesProcesses(Recording recording) {
     for (Sample sample : recording.samples()) {
-      String pid = sample.attributes().get(PROCESS_PID);
-      if (pid != null && pids.add(pid) && pids.size() > 1) {
-        return pids.size();
+      if (sample.attributes().containsKey(PROCESS_PID)) {
+        return true;
       }
     }
-    return pids.size();
+    return false;
   }
 
   /** How outputs name a sample's process: {@code process PID (NAME)}. */
