@@ -195,11 +195,8 @@ public final class MultiRecord {
   private void start(int pid, boolean root, List<Part> parts, RecordSession.Backend backend,
       SamplingOptions options, BooleanSupplier stop) {
     Part part = newPart(pid, root, parts, p -> {
-      RecordSession session = new RecordSession(proc, plugins, guard, warn);
-      if (backend.mode() == RecordSession.Mode.PTRACE) {
-        session.checkAttachable(pid);
-      }
-      return session.attach(pid, backend, options, stop, p.progress());
+      return new RecordSession(proc, plugins, guard, warn)
+          .attach(pid, backend, options, stop, p.progress());
     });
     part.thread.start();
   }
@@ -255,6 +252,7 @@ public final class MultiRecord {
     List<RecordSession.Result> results = new ArrayList<>();
     List<RecordSession.ProcessPart> processes = new ArrayList<>();
     SamplingException firstFailure = null;
+    List<String> notRecorded = new ArrayList<>();
     for (Part p : parts) {
       if (p.result != null) {
         results.add(p.result);
@@ -266,7 +264,7 @@ public final class MultiRecord {
         if (firstFailure == null) {
           firstFailure = p.failure;
         }
-        warn.accept("process " + p.pid + " not recorded: " + p.failure.getMessage());
+        notRecorded.add("process " + p.pid + " not recorded: " + p.failure.getMessage());
       } else if (p.failure != null) {
         extraLosses.merge("subprocess_gone", 1L, Long::sum);
       }
@@ -275,6 +273,7 @@ public final class MultiRecord {
       throw firstFailure != null ? firstFailure
           : new SamplingException("no process could be recorded");
     }
+    notRecorded.forEach(warn);
     Recording merged = RecordingMerger.merge(results);
     Map<String, Long> losses = new LinkedHashMap<>(merged.losses());
     extraLosses.forEach((k, v) -> losses.merge(k, v, Long::sum));
