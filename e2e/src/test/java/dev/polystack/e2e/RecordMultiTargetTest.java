@@ -54,6 +54,49 @@ class RecordMultiTargetTest {
     }
   }
 
+  /** Ctrl-C ends a record of several processes: every one is detached and runs on. */
+  @ParameterizedTest(name = "--mode {0}")
+  @ValueSource(strings = {"ptrace", "bpf"})
+  void aStopSignalReleasesEveryProcess(String mode) throws Exception {
+    Path out = dir.resolve("signal.folded");
+    try (Target a = Target.start(Workloads.binary("two_threads"), "stdin");
+        Target b = Target.start(Workloads.binary("two_threads"), "stdin");
+        Distribution.Running polystack = Distribution.start("record", "--mode", mode, "-p",
+            Integer.toString(a.pid()), "-p", Integer.toString(b.pid()), "-o", out.toString())) {
+      RecordAttachTest.awaitSampling(mode, a, polystack);
+      RecordAttachTest.awaitSampling(mode, b, polystack);
+      Awaits.cpuTicks(b.pid(), 40, 60_000);
+      polystack.signal("INT");
+      var result = polystack.await(30);
+
+      RecordLaunchTest.assertSucceeded(result, out);
+      assertTrue(Tools.total(Tools.folded(out)) > 0, "no samples in " + out);
+      for (Target t : new Target[] {a, b}) {
+        RecordAttachTest.assertReleasedAndRunning(t);
+        RecordAttachTest.assertStillComputing(t);
+        t.stdin().close();
+        assertEquals(0, t.awaitExit(30), t.output());
+      }
+    }
+  }
+
+  /** A launched command's children, started by its shell, are recorded under their own roots. */
+  @Test
+  void subprocessesOfALaunchedCommand() throws Exception {
+    Path out = dir.resolve("launched.folded");
+    String two = Workloads.binary("two_threads").toString();
+    var result = Distribution.run("record", "--subprocesses", "-o", out.toString(), "--", "sh",
+        "-c", two + " 2 & " + two + " 2; wait");
+
+    RecordLaunchTest.assertSucceeded(result, out);
+    assertTrue(result.stderr().contains("polystack: target exited with code 0"), result.stderr());
+    long children = Tools.folded(out).keySet().stream()
+        .filter(s -> s.endsWith(";main;top_a;mid_a;leaf_a"))
+        .map(s -> s.substring(0, s.indexOf(';')))
+        .distinct().count();
+    assertEquals(2, children, Tools.folded(out).keySet() + "\n" + result.stderr());
+  }
+
   /** --comm is exact (/proc/PID/comm), --match searches the command line; others stay out. */
   @Test
   void commAndMatchSelectOnlyTheProcessesTheyName() throws Exception {

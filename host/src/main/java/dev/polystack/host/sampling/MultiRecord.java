@@ -1,5 +1,8 @@
 package dev.polystack.host.sampling;
 
+import dev.polystack.host.bpf.BpfLoadException;
+import dev.polystack.host.bpf.BpfSupport;
+import dev.polystack.host.bpf.TickCapture;
 import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginRegistry;
@@ -113,18 +116,21 @@ public final class MultiRecord {
     Set<Integer> seen = new HashSet<>();
     Map<String, Long> extraLosses = new LinkedHashMap<>();
     AtomicInteger launched = new AtomicInteger();
+    SharedCapture shared = openShared(backend, options);
+    RecordSession.Backend mode = shared != null || backend.mode() != RecordSession.Mode.BPF
+        ? backend : RecordSession.Backend.exactly(RecordSession.Mode.PERF);
     long start = System.nanoTime();
     try {
       if (!targets.command().isEmpty()) {
         Part root = newPart(0, true, parts, p -> new RecordSession(proc, plugins, guard, warn)
             .launchAs(launchAs)
-            .launch(targets.command(), backend, options, partStop, p.progress(),
-                launched::set));
+            .sharing(shared == null ? null : shared.share())
+            .launch(targets.command(), mode, options, partStop, p.progress(), launched::set));
         root.thread.start();
       } else {
         for (int pid : targets.pids()) {
           seen.add(pid);
-          start(pid, true, parts, backend, options, partStop);
+          start(pid, true, parts, mode, options, partStop, shared);
         }
       }
       long lastStatus = start;
@@ -151,7 +157,7 @@ public final class MultiRecord {
               extraLosses.merge("process_limit", 1L, Long::sum);
               continue;
             }
-            start(pid, false, parts, backend, partOptions, partStop);
+            start(pid, false, parts, mode, partOptions, partStop, shared);
           }
         }
         long now = System.nanoTime();
@@ -169,8 +175,47 @@ public final class MultiRecord {
       for (Part p : parts) {
         joinQuietly(p.thread);
       }
+      if (shared != null) {
+        try {
+          // The kernel counts for all processes together: the run's figures, not one's.
+          BpfSampler.kernelFigures(shared.counters())
+              .forEach((k, v) -> extraLosses.merge(k, v, Long::sum));
+        } catch (RuntimeException e) {
+          extraLosses.merge("capture_counters_unreadable", 1L, Long::sum);
+        } finally {
+          shared.close();
+        }
+        if (shared.malformed() > 0) {
+          extraLosses.merge("malformed_record", shared.malformed(), Long::sum);
+        }
+      }
     }
     return join(parts, extraLosses, userStop.get());
+  }
+
+  /**
+   * In bpf mode, the one capture every process shares; null in the other modes, and when bpf
+   * was only the default and cannot load (then perf mode, with one line saying why).
+   */
+  private SharedCapture openShared(RecordSession.Backend backend, SamplingOptions options)
+      throws SamplingException {
+    if (backend.mode() != RecordSession.Mode.BPF) {
+      return null;
+    }
+    String why = BpfSupport.unavailableReason().orElse(null);
+    if (why == null) {
+      try {
+        return new SharedCapture(TickCapture.open(options.rateHz(), BpfSampler.RING_BYTES));
+      } catch (BpfLoadException e) {
+        why = e.getMessage();
+      }
+    }
+    if (!backend.fallback()) {
+      throw new SamplingException("cannot sample in bpf mode: " + why
+          + "; use --mode perf or --mode ptrace");
+    }
+    warn.accept("bpf mode unavailable (" + why + "); sampling in perf mode instead");
+    return null;
   }
 
   private interface Body {
@@ -193,10 +238,17 @@ public final class MultiRecord {
   }
 
   private void start(int pid, boolean root, List<Part> parts, RecordSession.Backend backend,
-      SamplingOptions options, BooleanSupplier stop) {
+      SamplingOptions options, BooleanSupplier stop, SharedCapture shared) {
     Part part = newPart(pid, root, parts, p -> {
-      return new RecordSession(proc, plugins, guard, warn)
-          .attach(pid, backend, options, stop, p.progress());
+      try {
+        return new RecordSession(proc, plugins, guard, warn)
+            .sharing(shared == null ? null : shared.share())
+            .attach(pid, backend, options, stop, p.progress());
+      } finally {
+        if (shared != null) {
+          shared.release(pid);
+        }
+      }
     });
     part.thread.start();
   }

@@ -134,6 +134,7 @@ public final class RecordSession {
   private final SamplingRun run;
   private final NoStopSession noStop;
   private Credentials launchAs;
+  private CaptureSource sharedCapture;
 
   public RecordSession(ProcFs proc, PluginRegistry plugins, PluginGuard guard,
       Consumer<String> warn) {
@@ -161,6 +162,12 @@ public final class RecordSession {
    */
   public RecordSession launchAs(Credentials as) {
     this.launchAs = as;
+    return this;
+  }
+
+  /** In bpf mode, takes the ticks from {@code source} (a share of one capture) instead of its own. */
+  RecordSession sharing(CaptureSource source) {
+    this.sharedCapture = source;
     return this;
   }
 
@@ -198,7 +205,7 @@ public final class RecordSession {
   public Result attach(int pid, Backend backend, SamplingOptions options, BooleanSupplier stop,
       Progress progress) throws SamplingException {
     if (backend.mode() != Mode.PTRACE) {
-      return noStop.attach(pid, backend, options, stop, progress);
+      return noStop.attach(pid, backend, options, stop, progress, sharedCapture);
     }
     checkAttachable(pid);
     try (Tracer tracer = Tracer.start(pid)) {
@@ -231,7 +238,8 @@ public final class RecordSession {
   public Result launch(List<String> command, Backend backend, SamplingOptions options,
       BooleanSupplier stop, Progress progress, IntConsumer started) throws SamplingException {
     if (backend.mode() != Mode.PTRACE) {
-      return noStop.launch(command, launchAs, backend, options, stop, progress, started);
+      return noStop.launch(command, launchAs, backend, options, stop, progress, started,
+          sharedCapture);
     }
     return launch(command, options, stop, progress, started);
   }
