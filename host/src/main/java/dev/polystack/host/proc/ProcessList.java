@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Predicate;
@@ -61,17 +62,17 @@ public final class ProcessList {
     return new ProcessList(out);
   }
 
-  private static java.util.Optional<Entry> read(ProcessView view) {
+  private static Optional<Entry> read(ProcessView view) {
     try {
       ProcessStatus status = view.status();
       CommandLine cmd = view.cmdline();
       if (cmd.arguments().isEmpty()) {
-        return java.util.Optional.empty(); // a kernel thread, or a zombie
+        return Optional.empty(); // a kernel thread, or a zombie
       }
-      return java.util.Optional.of(new Entry(view.pid(), status.ppid(), status.name(),
+      return Optional.of(new Entry(view.pid(), status.ppid(), status.name(),
           String.join(" ", cmd.arguments())));
     } catch (ProcReadException | RuntimeException e) {
-      return java.util.Optional.empty(); // exited meanwhile
+      return Optional.empty(); // exited meanwhile
     }
   }
 
@@ -91,8 +92,8 @@ public final class ProcessList {
     return byPid.values();
   }
 
-  public java.util.Optional<Entry> get(int pid) {
-    return java.util.Optional.ofNullable(byPid.get(pid));
+  public Optional<Entry> get(int pid) {
+    return Optional.ofNullable(byPid.get(pid));
   }
 
   /** The processes whose comm is exactly {@code comm}, by pid. */
