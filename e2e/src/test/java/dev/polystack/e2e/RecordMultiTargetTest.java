@@ -130,6 +130,35 @@ class RecordMultiTargetTest {
     }
   }
 
+  /** dump stops one process: a name must select exactly one. */
+  @Test
+  void dumpTakesOneProcessByName() throws Exception {
+    String name = "psdump" + ProcessHandle.current().pid() % 100000;
+    Path renamed = dir.resolve(name);
+    Files.copy(Workloads.binary("two_threads"), renamed);
+    renamed.toFile().setExecutable(true);
+    try (Target a = Target.start(renamed, "stdin")) {
+      Awaits.cpuTicks(a.pid(), 2, 30_000);
+      var one = Distribution.run("dump", "--comm", name);
+      assertEquals(0, one.exitCode(), one.stderr());
+      assertEquals("polystack: selected process " + a.pid() + " (" + name + ")\n", one.stderr());
+      assertTrue(one.stdout().startsWith("Process " + a.pid() + "\n"), one.stdout());
+      try (Target b = Target.start(renamed, "stdin")) {
+        Awaits.cpuTicks(b.pid(), 2, 30_000);
+        var two = Distribution.run("dump", "--match", Pattern.quote(renamed.toString()));
+        assertEquals(2, two.exitCode(), two.stderr());
+        assertTrue(two.stderr().startsWith("polystack: --match " + Pattern.quote(
+            renamed.toString()) + " selects 2 processes (" + a.pid() + " (" + name + "), "
+            + b.pid() + " (" + name + ")); this command takes one: give --pid"), two.stderr());
+        b.stdin().close();
+        assertEquals(0, b.awaitExit(30), b.output());
+      }
+      RecordAttachTest.assertReleasedAndRunning(a);
+      a.stdin().close();
+      assertEquals(0, a.awaitExit(30), a.output());
+    }
+  }
+
   @Test
   void aNameThatSelectsNothingFailsInOneLine() throws Exception {
     var result = Distribution.run("record", "--comm", "no-such-proc-x", "-d", "1s", "-o",

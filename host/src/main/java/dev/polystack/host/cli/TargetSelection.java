@@ -79,14 +79,32 @@ final class TargetSelection {
       return List.copyOf(new java.util.LinkedHashSet<>(pids));
     }
     ProcessList list = ProcessList.read(proc);
-    Set<Integer> self = list.selfAndLauncher((int) ProcessHandle.current().pid());
     Map<Integer, String> chosen = new LinkedHashMap<>();
     for (int pid : pids) {
       chosen.put(pid, list.get(pid).map(ProcessList.Entry::comm).orElse("?"));
     }
-    List<String> asked = new ArrayList<>();
+    byName(list, comms, match).forEach(chosen::putIfAbsent);
+    if (chosen.size() == pids.size()) {
+      throw noMatch(comms, match);
+    }
+    if (chosen.size() > MultiRecord.MAX_PROCESSES) {
+      throw new CommandFailedException(chosen.size() + " processes match "
+          + asked(comms, match) + ", more than the " + MultiRecord.MAX_PROCESSES
+          + " one record takes; narrow the selection");
+    }
+    console.note("selected " + (chosen.size() == 1 ? "process " : chosen.size() + " processes: ")
+        + describe(chosen));
+    return List.copyOf(chosen.keySet());
+  }
+
+  /**
+   * The processes {@code comms} and {@code match} select (pid to comm, by pid), without
+   * polystack and its launcher.
+   */
+  static Map<Integer, String> byName(ProcessList list, List<String> comms, String match) {
+    Set<Integer> self = list.selfAndLauncher((int) ProcessHandle.current().pid());
+    Map<Integer, String> chosen = new java.util.TreeMap<>();
     for (String comm : comms) {
-      asked.add("--comm " + comm);
       for (ProcessList.Entry e : list.withComm(comm)) {
         if (!self.contains(e.pid())) {
           chosen.putIfAbsent(e.pid(), e.comm());
@@ -94,27 +112,36 @@ final class TargetSelection {
       }
     }
     if (match != null) {
-      asked.add("--match " + match);
       for (ProcessList.Entry e : list.withCommandLine(Pattern.compile(match))) {
         if (!self.contains(e.pid())) {
           chosen.putIfAbsent(e.pid(), e.comm());
         }
       }
     }
-    if (chosen.size() == pids.size()) {
-      throw new CommandFailedException("no process matches " + String.join(" or ", asked)
-          + " (polystack itself excluded); list candidates with: ps -eo pid,comm,args");
+    return chosen;
+  }
+
+  /** The one line (exit 1) for a selection of nothing. */
+  static CommandFailedException noMatch(List<String> comms, String match) {
+    return new CommandFailedException("no process matches " + asked(comms, match)
+        + " (polystack itself excluded); list candidates with: ps -eo pid,comm,args");
+  }
+
+  /** {@code --comm a or --match b}: the selection as the user wrote it. */
+  static String asked(List<String> comms, String match) {
+    List<String> asked = new ArrayList<>();
+    comms.forEach(c -> asked.add("--comm " + c));
+    if (match != null) {
+      asked.add("--match " + match);
     }
-    if (chosen.size() > MultiRecord.MAX_PROCESSES) {
-      throw new CommandFailedException(chosen.size() + " processes match "
-          + String.join(" or ", asked) + ", more than the " + MultiRecord.MAX_PROCESSES
-          + " one record takes; narrow the selection");
-    }
+    return String.join(" or ", asked);
+  }
+
+  /** {@code 4242 (nginx), 4243 (nginx)}. */
+  static String describe(Map<Integer, String> chosen) {
     StringBuilder line = new StringBuilder();
     chosen.forEach((pid, comm) -> line.append(line.length() == 0 ? "" : ", ").append(pid)
         .append(" (").append(comm).append(')'));
-    console.note("selected " + (chosen.size() == 1 ? "process " : chosen.size() + " processes: ")
-        + line);
-    return List.copyOf(chosen.keySet());
+    return line.toString();
   }
 }
