@@ -499,9 +499,9 @@ int tick_capture(struct bpf_perf_event_data *ctx)
 		size = RECORD_MAX;
 	/*
 	 * No wakeup per record: a wakeup is an irq_work (a self-IPI, a VM exit under
-	 * virtualisation) charged to the target's tick, and measured here it doubled the cost of
-	 * a tick. The host polls on a timer; the kernel wakes it early only once the ring is a
-	 * quarter full, so that a sleepy reader still does not lose records.
+	 * virtualisation) charged to the target's tick, dearer than the capture itself (figures:
+	 * docs/benchmarks.md, "bpf mode"). The host polls on a timer; the kernel wakes it early
+	 * only once the ring is a quarter full, so that a sleepy reader still does not lose records.
 	 */
 	__u64 wake = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >=
 			     bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4

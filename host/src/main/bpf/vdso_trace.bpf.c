@@ -198,9 +198,9 @@ static __always_inline void on_return(struct pt_regs *r, struct site *s, __u64 i
 	}
 	bpf_map_delete_elem(&pending, &k);
 	/*
-	 * No wake-up per call: waking the reader for every record cost ~35 us a call here (an
-	 * irq_work and a context switch on a 2-vCPU VM, more than the two traps). The reader polls
-	 * every 10 ms; the kernel wakes it early only once the ring is a quarter full.
+	 * No wake-up per call: an irq_work and a context switch cost more than the two traps
+	 * (figures: docs/benchmarks.md, "Figures behind the code's choices"). The reader polls on
+	 * a timer; the kernel wakes it early only once the ring is a quarter full.
 	 */
 	__u64 wake = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >=
 			     bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4

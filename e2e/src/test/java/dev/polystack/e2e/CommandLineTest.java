@@ -20,11 +20,16 @@ class CommandLineTest {
   @CsvSource(delimiter = '|', value = {
     "--bogus|Unknown option: '--bogus'",
     "plugins --bogus|Unknown option: '--bogus'",
-    "frobnicate|unknown command 'frobnicate'; the commands are record, dump,",
+    "frobnicate|unknown command 'frobnicate'; the commands are record, top, dump,",
     // Short options users bring from py-spy, perf and async-profiler reach the same checks.
     "record -r 99 -f folded -d 1s -p 0|--pid 0: a process id is a positive number",
     "vdso -d 1s -p 0|--pid 0: a process id is a positive number",
     "dump -p 0|--pid 0: a process id is a positive number",
+    "top -r 99 -d 1s -p 0|--pid 0: a process id is a positive number",
+    "top|give either --pid PID or a command after --",
+    "top --sort name -p 1|--sort name: expected own or total",
+    "top --rows 0 -p 1|--rows 0: must be at least 1",
+    "top --idle --mode bpf -p 1|--idle cannot be used with --mode bpf",
     "demo -d 1500ms|--duration 1500ms: give whole seconds",
     "demo --seconds 0|--duration 0ms: give whole seconds",
     "''|missing command",
@@ -62,6 +67,12 @@ class CommandLineTest {
     assertEquals(0, help.exitCode());
     assertTrue(help.stdout().contains("plugins"), help.stdout());
     assertTrue(help.stdout().contains("--plugin-path"), help.stdout());
+
+    var top = Distribution.run("top", "--help");
+    assertEquals(0, top.exitCode(), top.stderr());
+    assertEquals("", top.stderr()); // picocli warns there when a description does not format
+    assertTrue(top.stdout().contains("%Own and OwnTime"), top.stdout());
+    assertTrue(top.stdout().contains("--sort=own|total"), top.stdout());
 
     var version = Distribution.run("--version");
     assertEquals(0, version.exitCode());

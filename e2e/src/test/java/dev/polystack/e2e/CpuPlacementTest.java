@@ -53,6 +53,13 @@ class CpuPlacementTest {
       }
       assertTrue(seen, "polystack's threads never left the sampled thread's CPU: " + last
           + "\n" + polystack.stderrSoFar());
+      // Placement can be right before the first tick (a guess from where the threads last ran):
+      // let the target run sampled a while so the record has samples.
+      if (!mode.equals("ptrace")) {
+        Awaits.until("perf events open", 60_000,
+            () -> Reliability.holdsPerfEvents(polystack.pid()));
+      }
+      Awaits.cpuTicks(target.pid(), 20, 30_000);
 
       polystack.signal("INT");
       var result = polystack.await(20);
@@ -82,12 +89,28 @@ class CpuPlacementTest {
       String full = allowedLists(ProcessHandle.current().pid()).get(0);
       Awaits.until("every polystack thread allowed every CPU", 30_000,
           () -> allowedLists(polystack.pid()).stream().allMatch(full::equals));
-      for (int i = 0; i < 20; i++) {
-        Thread.sleep(50);
-        for (String mask : allowedLists(polystack.pid())) {
-          assertEquals(full, mask, "a polystack thread lost a CPU while the target uses both");
+      // Checked after windows in which the target really held both CPUs (>= 90% of 2 x 250 ms
+      // of CPU, so neither thread was off for longer than polystack's memory of a CPU): on a
+      // loaded host it may not, and leaving a CPU it does not use is right.
+      int held = 0;
+      int windows = 0;
+      while (held < 8 && windows < 120) {
+        windows++;
+        long before = Awaits.cpuTicks(target.pid());
+        Thread.sleep(250);
+        long used = Awaits.cpuTicks(target.pid()) - before;
+        List<String> masks = allowedLists(polystack.pid());
+        if (used < 45) { // clock ticks of 10 ms: 45 of 50
+          continue;
+        }
+        held++;
+        for (String mask : masks) {
+          assertEquals(full, mask, "a polystack thread lost a CPU while the target used "
+              + used + " of 50 ticks");
         }
       }
+      assumeTrue(held >= 8, "inconclusive: the host was too busy for the target to hold both"
+          + " CPUs (" + held + " of " + windows + " windows)");
       polystack.signal("INT");
       RecordLaunchTest.assertSucceeded(polystack.await(20), out);
     }

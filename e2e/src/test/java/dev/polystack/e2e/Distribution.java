@@ -121,7 +121,7 @@ final class Distribution {
    * The command line the ./polystack launcher runs for {@code args}: java with the launcher's
    * JVM options for that subcommand, -jar, the arguments. Tests run what users run.
    */
-  private static List<String> command(String... args) throws IOException {
+  static List<String> command(String... args) throws IOException {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.addAll(launcherJvmOptions(args));
@@ -225,6 +225,10 @@ final class Distribution {
 
     String stderrSoFar() throws IOException {
       return Files.readString(err, StandardCharsets.UTF_8);
+    }
+
+    String stdoutSoFar() throws IOException {
+      return Files.readString(out, StandardCharsets.UTF_8);
     }
 
     /** Sends a signal by name (INT, TERM, HUP, ...) to the polystack JVM. */

@@ -28,6 +28,18 @@ record FoldedStacks(List<Stack> stacks) {
       return indexOf(frame) >= 0;
     }
 
+    /** The Lua frames of {@code chunk} in this stack, root first. */
+    List<LuaFrame> luaFrames(String chunk) {
+      List<LuaFrame> lua = new ArrayList<>();
+      for (String f : frames) {
+        LuaFrame parsed = LuaFrame.parse(f);
+        if (parsed != null && parsed.chunk().equals(chunk)) {
+          lua.add(parsed);
+        }
+      }
+      return lua;
+    }
+
     @Override
     public String toString() {
       return String.join(";", frames) + " " + count;

@@ -95,13 +95,7 @@ class LuaJitSelfTimedTest {
     long lineZero = 0;
     List<String> atLineZero = new ArrayList<>();
     for (FoldedStacks.Stack s : ours.stacks()) {
-      List<FoldedStacks.LuaFrame> frames = new ArrayList<>();
-      for (String f : s.frames()) {
-        FoldedStacks.LuaFrame parsed = FoldedStacks.LuaFrame.parse(f);
-        if (parsed != null && parsed.chunk().equals(SCRIPT)) {
-          frames.add(parsed);
-        }
-      }
+      List<FoldedStacks.LuaFrame> frames = s.luaFrames(SCRIPT);
       if (frames.isEmpty()) {
         continue;
       }

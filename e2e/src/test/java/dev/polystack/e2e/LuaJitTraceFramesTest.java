@@ -78,13 +78,7 @@ class LuaJitTraceFramesTest {
     long wrongSamples = 0;
     List<String> wrong = new ArrayList<>();
     for (FoldedStacks.Stack s : ours.stacks()) {
-      List<FoldedStacks.LuaFrame> frames = new ArrayList<>();
-      for (String f : s.frames()) {
-        FoldedStacks.LuaFrame parsed = FoldedStacks.LuaFrame.parse(f);
-        if (parsed != null && parsed.chunk().equals(script)) {
-          frames.add(parsed); // root first
-        }
-      }
+      List<FoldedStacks.LuaFrame> frames = s.luaFrames(script);
       if (frames.isEmpty()) {
         continue;
       }

@@ -24,26 +24,9 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class TargetFilesTest {
   private static final String BUILD_ID = "0123456789abcdef0123456789abcdef01234567";
-  private static final String LIB = """
-      #include <unistd.h>
-      static __attribute__((noinline)) int victim_wait(int fd) {
-        char c;
-        return (int) read(fd, &c, 1) + 1;
-      }
-      int victim_entry(int fd) { return victim_wait(fd) * 2; }
-      """;
-  private static final String MAIN = """
-      #include <dlfcn.h>
-      #include <stdio.h>
-      int main(int argc, char **argv) {
-        void *h = dlopen(argv[1], RTLD_NOW);
-        if (!h) { fprintf(stderr, "%s\\n", dlerror()); return 1; }
-        int (*entry)(int) = (int (*)(int)) dlsym(h, "victim_entry");
-        printf("ready\\n");
-        fflush(stdout);
-        return entry(0) == 4 ? 0 : 2;
-      }
-      """;
+  /** Sources in host/src/test/resources/native, see source(). */
+  private static final String LIB = "dlopen_victim.c";
+  private static final String MAIN = "dlopen_main.c";
   private static final String BLOCKER = """
       #include <stdio.h>
       #include <unistd.h>
@@ -65,8 +48,8 @@ class TargetFilesTest {
   @Test
   void aDeletedLibraryWhosePathIsNowAFifoIsNotOpened() throws Exception {
     Path app = appDir();
-    Path lib = compile(app.resolve("libvictim.so"), LIB, "-shared", "-fPIC");
-    try (Target target = Target.start(compile(dir.resolve("main"), MAIN, "-ldl"),
+    Path lib = compile(app.resolve("libvictim.so"), source(LIB), "-shared", "-fPIC");
+    try (Target target = Target.start(compile(dir.resolve("main"), source(MAIN), "-ldl"),
         lib.toString())) {
       target.awaitOutput("ready", 20_000);
       Files.delete(lib);
@@ -106,7 +89,7 @@ class TargetFilesTest {
   @Test
   void aDebugLinkSymlinkedToARootOnlyElfDoesNotNameFrames() throws Exception {
     Path app = appDir();
-    Path full = compile(app.resolve("full.so"), LIB, "-shared", "-fPIC",
+    Path full = compile(app.resolve("full.so"), source(LIB), "-shared", "-fPIC",
         "-Wl,--build-id=0x" + BUILD_ID);
     Path debug = app.resolve("libvictim.debug");
     run(List.of("objcopy", "--only-keep-debug", full.toString(), debug.toString()));
@@ -117,12 +100,12 @@ class TargetFilesTest {
     Files.move(debug, genuine);
     Path secretDir = Files.createDirectories(dir.resolve("root-only"));
     Files.setPosixFilePermissions(secretDir, PosixFilePermissions.fromString("rwx------"));
-    Path secret = compile(secretDir.resolve("secret.so"), LIB, "-shared", "-fPIC",
+    Path secret = compile(secretDir.resolve("secret.so"), source(LIB), "-shared", "-fPIC",
         "-Dvictim_wait=root_only_secret_fn", "-Wl,--build-id=0x" + BUILD_ID);
     Files.setPosixFilePermissions(secret, PosixFilePermissions.fromString("rw-------"));
     Files.createSymbolicLink(debug, secret);
 
-    try (Target target = Target.start(compile(dir.resolve("main"), MAIN, "-ldl"),
+    try (Target target = Target.start(compile(dir.resolve("main"), source(MAIN), "-ldl"),
         lib.toString())) {
       target.awaitOutput("ready", 20_000);
       awaitSleeping(target);
@@ -204,6 +187,16 @@ class TargetFilesTest {
 
   private static String java() {
     return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+  }
+
+  /**
+   * A C source of host/src/test/resources/native: dlopen_victim.c (a library blocking in
+   * victim_wait) and dlopen_main.c (which loads it), shared by DebugFileSymbolsTest and
+   * TargetFilesTest.
+   */
+  private static String source(String name) throws Exception {
+    return Files.readString(
+        Path.of(TargetFilesTest.class.getResource("/native/" + name).toURI()));
   }
 
   private static Path compile(Path out, String source, String... flags) throws Exception {

@@ -56,6 +56,26 @@ final class Tools {
         "/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome");
   }
 
+  /**
+   * Opens a local page in headless Chromium with a 5 s virtual-time budget (its timers run, then
+   * Chromium exits) and fails the test unless Chromium exits 0; {@code options} say what to make
+   * of the page ({@code --dump-dom}, {@code --screenshot=FILE}). {@code profile} is Chromium's
+   * own data folder for this run.
+   */
+  static Output headlessChromium(Path profile, Path page, String... options)
+      throws IOException, InterruptedException {
+    List<String> command = new ArrayList<>(List.of(chromium(), "--headless", "--no-sandbox",
+        "--disable-gpu", "--user-data-dir=" + profile, "--virtual-time-budget=5000"));
+    command.addAll(List.of(options));
+    command.add(page.toUri().toString());
+    Output o = run(120, null, command);
+    if (o.exitCode() != 0) {
+      throw new AssertionError("Chromium failed on " + page + " (exit " + o.exitCode() + "): "
+          + o.stderr());
+    }
+    return o;
+  }
+
   static String python3() {
     return find("python3 (its json module checks our JSON); install it (apt-get install"
         + " python3)", "/usr/bin/python3", "/usr/local/bin/python3");

@@ -1,15 +1,12 @@
 package dev.polystack.luajit;
 
+import static dev.polystack.luajit.SparseMemory.put;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.polystack.plugin.api.MemoryReadException;
-import dev.polystack.plugin.api.RemoteMemory;
-import java.util.Map;
-import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,37 +16,6 @@ import org.junit.jupiter.api.Test;
  */
 class HostileStructuresTest {
 
-  /** Sparse little-endian memory; counts reads. */
-  private static final class Memory implements RemoteMemory {
-    final TreeMap<Long, byte[]> regions = new TreeMap<>();
-    long reads;
-
-    byte[] region(long address, int size) {
-      byte[] b = new byte[size];
-      regions.put(address, b);
-      return b;
-    }
-
-    @Override
-    public int read(long address, byte[] dst, int offset, int length)
-        throws MemoryReadException {
-      reads++;
-      Map.Entry<Long, byte[]> e = regions.floorEntry(address);
-      if (e == null || address - e.getKey() >= e.getValue().length) {
-        throw new MemoryReadException(address, length, "unmapped");
-      }
-      int n = (int) Math.min(length, e.getValue().length - (address - e.getKey()));
-      System.arraycopy(e.getValue(), (int) (address - e.getKey()), dst, offset, n);
-      return n;
-    }
-  }
-
-  private static void put(byte[] b, int at, long v, int width) {
-    for (int i = 0; i < width; i++) {
-      b[at + i] = (byte) (v >>> (8 * i));
-    }
-  }
-
   /**
    * A trace whose machine code would end past the top of the address space (mcode near 2^64):
    * its code range cannot be built (CodeRange refuses start >= end), so the trace must be
@@ -57,7 +23,7 @@ class HostileStructuresTest {
    */
   @Test
   void aTraceWhoseCodeWrapsTheAddressSpaceIsRefused() {
-    Memory m = new Memory();
+    SparseMemory m = new SparseMemory();
     long g = 0x100000;
     long offset = 0x460;
     byte[] gs = m.region(g, 0x1000);
@@ -84,7 +50,7 @@ class HostileStructuresTest {
    */
   @Test
   void theSlotNameScanIsOneWindowInAll() throws WalkException {
-    Memory m = new Memory();
+    SparseMemory m = new SparseMemory();
     int sizeBc = 1 << 20;
     long proto = 0x1000000;
     byte[] pt = m.region(proto, Layout.PROTO_SIZE + 4 * sizeBc);
@@ -107,7 +73,7 @@ class HostileStructuresTest {
    */
   @Test
   void aSlotIsTakenForAFunctionOnlyWithTheFunctionTag() {
-    Memory m = new Memory();
+    SparseMemory m = new SparseMemory();
     byte[] slots = m.region(0x100000, 16);
     byte[] fn = m.region(0x200000, 64);
     fn[Layout.GC_GCT] = (byte) Layout.GCT_FUNC;

@@ -1,41 +1,15 @@
 package dev.polystack.luajit;
 
+import static dev.polystack.luajit.SparseMemory.put;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.polystack.plugin.api.MemoryReadException;
-import dev.polystack.plugin.api.RemoteMemory;
 import java.nio.charset.StandardCharsets;
-import java.util.Map;
-import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
 /** LuaJIT's naming rules (lj_debug_slotname) on bytecode as luajit -bl lists it. */
 class NamesTest {
   private static final long PROTO = 0x100000;
   private static final long VARINFO = 0x200000;
-
-  /** Sparse little-endian memory. */
-  private static final class Memory implements RemoteMemory {
-    final TreeMap<Long, byte[]> regions = new TreeMap<>();
-
-    @Override
-    public int read(long address, byte[] dst, int offset, int length)
-        throws MemoryReadException {
-      Map.Entry<Long, byte[]> e = regions.floorEntry(address);
-      if (e == null || address - e.getKey() >= e.getValue().length) {
-        throw new MemoryReadException(address, length, "unmapped");
-      }
-      int n = (int) Math.min(length, e.getValue().length - (address - e.getKey()));
-      System.arraycopy(e.getValue(), (int) (address - e.getKey()), dst, offset, n);
-      return n;
-    }
-  }
-
-  private static void put(byte[] b, int at, long v, int width) {
-    for (int i = 0; i < width; i++) {
-      b[at + i] = (byte) (v >>> (8 * i));
-    }
-  }
 
   private static int ins(int op, int a, int d) {
     return op | a << 8 | d << 16;
@@ -49,7 +23,7 @@ class NamesTest {
    */
   @Test
   void aLocalFunctionCalledRightAfterItsDefinitionIsNamed() throws WalkException {
-    Memory m = new Memory();
+    SparseMemory m = new SparseMemory();
     int[] code = {
       89 /* FUNCV */, ins(51, 0, 0) /* FNEW 0 */, ins(51, 1, 1), ins(51, 2, 2),
       ins(Bytecode.MOV, 3, 2), ins(Bytecode.CALL, 3, 1 | 1 << 8), ins(75, 0, 1) /* RET0 */};

@@ -95,6 +95,16 @@ public final class Console {
     statusShown = true;
   }
 
+  /**
+   * Writes terminal control sequences and laid-out text to stdout as they are: for the full
+   * screen of {@code top} only. {@code text} is escaped but for newlines and tabs; the control
+   * sequences are polystack's own, never from a target.
+   */
+  synchronized void screen(String control, String text) {
+    rawOut.print(control + TerminalText.escapeKeepingLayout(text));
+    rawOut.flush();
+  }
+
   /** Removes the status line, if one is shown. */
   synchronized void clearStatus() {
     if (statusShown) {

@@ -1,7 +1,6 @@
 package dev.polystack.host.cli;
 
 import com.google.inject.Inject;
-import dev.polystack.host.launch.Accounts;
 import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.output.OutputException;
@@ -23,16 +22,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
-import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
 /** {@code polystack record}: sample a process and write a profile. */
@@ -43,45 +37,9 @@ import picocli.CommandLine.ParentCommand;
         + " write a profile.")
 final class RecordCommand implements Runnable {
 
-  @Option(names = {"--pid", "-p"}, paramLabel = "PID", split = ",",
-      description = "Attach to this running process (several: comma-separated or repeated).")
-  List<Integer> pids = new ArrayList<>();
+  @Mixin TargetOptions target = new TargetOptions();
 
   @Mixin TargetSelection select = new TargetSelection();
-
-  @Parameters(paramLabel = "COMMAND", arity = "0..*",
-      description = "Launch this command under the profiler (write it after --).")
-  List<String> command = new ArrayList<>();
-
-  @Option(names = {"--rate", "-r"}, paramLabel = "HZ", defaultValue = "99",
-      description = "Samples per second per thread (default: ${DEFAULT-VALUE}).")
-  int rate;
-
-  @Option(names = {"--duration", "-d"}, paramLabel = "D", converter = Durations.class,
-      description = "How long to record (500ms, 10s, 2m); default: until the target exits or"
-          + " Ctrl-C.")
-  Duration duration;
-
-  @Option(names = "--mode", paramLabel = "MODE",
-      description = "bpf (capture each tick in the kernel with eBPF; exact, the target never"
-          + " stops), ptrace (stop each sampled thread briefly; exact) or perf (perf_event"
-          + " samples, runtime state read after the tick; never stops). Default: bpf, or perf"
-          + " with one line saying why when bpf cannot load (ptrace with --idle).")
-  String mode;
-
-  @Option(names = "--idle",
-      description = "Also sample threads that are not running (ptrace mode only).")
-  boolean idle;
-
-  @Option(names = "--tid", paramLabel = "TID", split = ",",
-      description = "Only these thread ids (comma-separated or repeated).")
-  List<Integer> threads = new ArrayList<>();
-
-  /** The thread filter's old name, kept so scripts that use it still work. */
-  @Option(names = "--threads", paramLabel = "TID", split = ",", hidden = true)
-  void oldThreads(List<Integer> tids) {
-    threads.addAll(tids);
-  }
 
   @Option(names = "--per-thread",
       description = "Folded output: start each stack with its thread, 'name (tid N)', as the"
@@ -98,8 +56,6 @@ final class RecordCommand implements Runnable {
   String format;
 
   @Mixin OtlpOptions otlp = new OtlpOptions();
-
-  @Mixin LaunchOptions launchAs = new LaunchOptions();
 
   @Option(names = {"--output", "-o"}, paramLabel = "FILE",
       description = "Where to write (default: NAME-PID-TIME.EXT in the current directory). An"
@@ -139,42 +95,15 @@ final class RecordCommand implements Runnable {
   @Override
   public void run() {
     ProfileFormat profileFormat = resolveFormat(format, output);
-    SamplingOptions options = options();
+    SamplingOptions options = target.options(maxDepth);
     OtlpConfig otlpConfig = otlpConfig(System.getenv());
     boolean local = otlpConfig == null || format != null || output != null;
-    boolean attaching = !pids.isEmpty() || select.byName();
-    if (attaching == !command.isEmpty()) {
-      throw new UsageException("give either --pid PID (or --comm, --match) or a command after"
-          + " --, not both or neither");
+    RecordSession.Backend backend = target.selectingWith(select).check();
+    if (otlpConfig != null && target.several()) {
+      throw new UsageException("streaming to an OTLP endpoint records one process: give a single"
+          + " --pid, or write a local file (--output) for several");
     }
-    RecordSession.Backend backend = backend();
-    select.check(backend.mode(), attaching, pids.size(), threads, otlpConfig != null);
-    if (backend.mode() != RecordSession.Mode.PTRACE && idle) {
-      throw new UsageException("--idle cannot be used with --mode " + backend.mode().id() + ": "
-          + backend.mode().id() + " samples come from a CPU clock that only ticks while a thread"
-          + " runs; use --mode ptrace --idle to sample sleeping threads too");
-    }
-    for (int pid : pids) {
-      if (pid <= 0) {
-        throw new UsageException("--pid " + pid + ": a process id is a positive number");
-      }
-    }
-    launchAs.checkLaunching(!command.isEmpty());
-    Integer pid = pids.size() == 1 ? pids.get(0) : null;
-    if (pid != null && !threads.isEmpty() && Files.isDirectory(Path.of("/proc", pid.toString()))) {
-      // A TID that is not a thread of the target would record nothing and still "succeed".
-      for (int tid : threads) {
-        if (!Files.isDirectory(Path.of("/proc", pid.toString(), "task", Integer.toString(tid)))) {
-          throw new UsageException("--tid " + tid + ": not a thread of process " + pid
-              + " (see /proc/" + pid + "/task)");
-        }
-      }
-    }
-    Credentials as = null;
-    if (!command.isEmpty()) {
-      checkRunnable(command.get(0), System.getenv("PATH"));
-      as = launchAs.resolve(System.getenv(), Accounts.effectiveUid(), console::note);
-    }
+    Credentials as = target.launchCredentials(console);
     OtlpOptions.warnIfInClear(otlpConfig, console::warn);
     // The files are created (under hidden names) before anything is attached or launched: a
     // place that cannot be written fails now, in one line, instead of after the recording.
@@ -188,8 +117,8 @@ final class RecordCommand implements Runnable {
       if (statsJson != null) {
         statsFile = outputs.replaceAtEnd(statsJson, "--stats-json");
       }
-      List<Integer> targets = attaching ? select.resolve(ProcFs.system(), pids, console) : List.of();
-      record(otlpConfig, backend, options, profileFormat, profileFile, statsFile, as, targets);
+      target.resolve(console);
+      record(otlpConfig, backend, options, profileFormat, profileFile, statsFile, as);
     } catch (OutputException e) {
       throw OutputErrors.toCli(e);
     } finally {
@@ -205,7 +134,7 @@ final class RecordCommand implements Runnable {
 
   private void record(OtlpConfig otlpConfig, RecordSession.Backend backend,
       SamplingOptions options, ProfileFormat profileFormat, OutputFile profileFile,
-      OutputFile statsFile, Credentials as, List<Integer> targets) {
+      OutputFile statsFile, Credentials as) {
     var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
     RecordSession session = new RecordSession(ProcFs.system(), registry, guard, console::warn)
         .launchAs(as);
@@ -217,17 +146,9 @@ final class RecordCommand implements Runnable {
     StatusLine status = new StatusLine(console);
     RecordSession.Result result;
     try (StopSignals signals = new StopSignals(console)) {
-      if (targets.size() > 1 || select.subprocesses()) {
-        result = new MultiRecord(ProcFs.system(), registry, guard, console::warn, as).run(
-            new MultiRecord.Targets(targets, command, select.subprocesses()), backend, options,
-            signals::stopRequested, status::update);
-      } else if (!targets.isEmpty()) {
-        result = session.attach(targets.get(0), backend, options, signals::stopRequested,
-            status::update);
-      } else {
-        result = session.launch(command, backend, options, signals::stopRequested,
-            status::update);
-      }
+      result = target.sample(session,
+          new MultiRecord(ProcFs.system(), registry, guard, console::warn, as), backend,
+          options, signals::stopRequested, status::update);
     } catch (SamplingException e) {
       if (export != null) {
         export.finish(FINISH_TIMEOUT);
@@ -253,7 +174,7 @@ final class RecordCommand implements Runnable {
     if (statsFile != null) {
       writeStats(result, statsFile);
     }
-    Summaries.print(console, result, out, verbose, idle);
+    Summaries.print(console, result, out, verbose, target.idle);
     if (writeFailure != null) {
       throw writeFailure;
     }
@@ -334,29 +255,6 @@ final class RecordCommand implements Runnable {
           + " with " + named.endings());
     }
     return named;
-  }
-
-  /** --mode as given; by default bpf with perf as its fallback, or ptrace for --idle. */
-  private RecordSession.Backend backend() {
-    if (mode == null) {
-      return idle ? RecordSession.Backend.exactly(RecordSession.Mode.PTRACE)
-          : RecordSession.Backend.defaultBackend();
-    }
-    try {
-      return RecordSession.Backend.exactly(RecordSession.Mode.parse(mode));
-    } catch (IllegalArgumentException e) {
-      throw new UsageException(e.getMessage());
-    }
-  }
-
-  private SamplingOptions options() {
-    try {
-      Set<Integer> only = new HashSet<>(threads);
-      return new SamplingOptions(rate, duration == null ? 0 : duration.toNanos(), idle, only,
-          maxDepth, SamplingOptions.DEFAULT_STACK_BYTES);
-    } catch (IllegalArgumentException e) {
-      throw new UsageException(e.getMessage());
-    }
   }
 
   static String defaultName(String executable, int pid, ProfileFormat format) {

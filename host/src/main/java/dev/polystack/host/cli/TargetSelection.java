@@ -44,8 +44,7 @@ final class TargetSelection {
   }
 
   /** The usage errors of these options with the rest of the command line. */
-  void check(RecordSession.Mode mode, boolean attaching, int pids, List<Integer> tids,
-      boolean streaming) {
+  void check(RecordSession.Mode mode, boolean attaching, int pids, List<Integer> tids) {
     if (subprocesses && mode == RecordSession.Mode.PTRACE) {
       throw new UsageException("--subprocesses cannot be used with --mode ptrace: use --mode"
           + " bpf or --mode perf (both follow new processes without stopping them)");
@@ -54,10 +53,6 @@ final class TargetSelection {
     if (several && !tids.isEmpty()) {
       throw new UsageException("--tid selects threads of one process: give a single --pid"
           + " without --comm, --match or --subprocesses");
-    }
-    if (several && streaming) {
-      throw new UsageException("streaming to an OTLP endpoint records one process: give a single"
-          + " --pid, or write a local file (--output) for several");
     }
     if (match != null) {
       try {

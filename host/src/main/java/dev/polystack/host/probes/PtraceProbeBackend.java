@@ -8,6 +8,7 @@ import dev.polystack.host.ptrace.Ptrace;
 import dev.polystack.host.ptrace.PtraceConstants;
 import dev.polystack.host.ptrace.SigInfo;
 import dev.polystack.host.ptrace.TraceEvent;
+import dev.polystack.host.ptrace.TraceeControl;
 import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.ptrace.TracerWakeup;
 import dev.polystack.host.ptrace.WaitStatus;
@@ -34,14 +35,15 @@ import java.util.function.BooleanSupplier;
  * before the call can return, and resume with the signal suppressed. The breakpoints belong to
  * our file descriptors, so they die with polystack; the kernel resumes over an execution
  * breakpoint by itself (it sets RF). The target's own signals, SIGTRAP included, are delivered
- * unchanged, and job control works through PTRACE_LISTEN.
+ * unchanged, and job control works through PTRACE_LISTEN ({@link TraceeControl} passes every
+ * event on; this backend adds, through its hooks, the arming of threads and processes as they
+ * appear and the suppression of its own SIGTRAPs).
  *
  * <p>All ptrace traffic runs on the {@link Tracer}'s thread: {@link #run} occupies it.
  */
 public final class PtraceProbeBackend implements ProbeBackend {
   /** si_code of a SIGTRAP raised by a perf event with sigtrap set. */
   static final int TRAP_PERF = 6;
-  static final long DETACH_TIMEOUT_NANOS = 1_000_000_000L;
 
   private final VdsoResolver resolver;
   private final Tracer tracer;
@@ -55,7 +57,7 @@ public final class PtraceProbeBackend implements ProbeBackend {
   private final Map<Integer, PluginMemory> memories = new HashMap<>();
   private HitListener listener;
   private int pid;
-  private WaitStatus exit;
+  private TraceeControl control;
 
   /**
    * @param launched the target was launched and sits in its exec stop, already seized
@@ -70,15 +72,9 @@ public final class PtraceProbeBackend implements ProbeBackend {
     this.launched = launched;
   }
 
-  /** ptrace options: threads and exec always, fork and vfork children when followed. */
-  public static int options(boolean followForks) {
-    int o = PtraceConstants.O_TRACECLONE | PtraceConstants.O_TRACEEXEC;
-    return followForks ? o | PtraceConstants.O_TRACEFORK | PtraceConstants.O_TRACEVFORK : o;
-  }
-
   /** The leader's exit status once the process is gone, else null. */
   public WaitStatus exit() {
-    return exit;
+    return control == null ? null : control.exit();
   }
 
   @Override
@@ -86,6 +82,7 @@ public final class PtraceProbeBackend implements ProbeBackend {
       throws ProbeException {
     this.listener = hits;
     this.pid = plan.pid();
+    this.control = new TraceeControl(proc, pid, TraceeControl.options(followForks), new Hooks());
     plans.put(pid, plan);
     try {
       return tracer.call(p -> {
@@ -105,7 +102,7 @@ public final class PtraceProbeBackend implements ProbeBackend {
       arm(p, pid, pid);
       p.cont(pid, 0); // out of its exec stop
     } else {
-      seizeAll(p);
+      control.seizeAll(p); // none seized: the process is gone, which serve reports
     }
     Optional<TracerWakeup> wakeup = TracerWakeup.start();
     try {
@@ -129,20 +126,11 @@ public final class PtraceProbeBackend implements ProbeBackend {
       }
       TraceEvent e = p.nextEvent();
       if (e != null) {
-        try {
-          handle(p, e);
-        } catch (SyscallException ex) {
-          // ESRCH: the thread was killed in its stop (another thread's exit_group or exec wakes
-          // a stopped tracee to die); its exit is reported next, nothing is left to do for it.
-          if (ex.errno() != Errno.ESRCH) {
-            throw ex;
-          }
-          listener.count("thread_gone", 1);
-        }
+        control.handle(p, e);
         idleSince = System.nanoTime();
         continue;
       }
-      if (exit != null || !p.tracesAny()) {
+      if (control.gone(p)) {
         return End.TARGET_EXITED;
       }
       long now = System.nanoTime();
@@ -166,32 +154,6 @@ public final class PtraceProbeBackend implements ProbeBackend {
    */
   static final long REPORT_SPIN_NANOS = 250_000;
 
-  /** Seizes every thread (re-listing until stable) and arms each as it is seized. */
-  private void seizeAll(Ptrace p) throws SyscallException {
-    for (int round = 0; round < 100; round++) {
-      boolean fresh = false;
-      for (int tid : proc.forPid(pid).taskIdsOrEmpty()) {
-        if (p.traces(tid)) {
-          continue;
-        }
-        try {
-          p.seize(tid, options(followForks));
-          fresh = true;
-        } catch (SyscallException e) {
-          if (!(e.errno() == Errno.ESRCH || e.errno() == Errno.EPERM && tid != pid)) {
-            throw e;
-          }
-        }
-        if (p.traces(tid)) {
-          arm(p, tid, pid);
-        }
-      }
-      if (!fresh) {
-        return;
-      }
-    }
-  }
-
   private void arm(Ptrace p, int tid, int process) throws SyscallException {
     processOf.put(tid, process);
     ResolvedPlan plan = plans.get(process);
@@ -212,40 +174,43 @@ public final class PtraceProbeBackend implements ProbeBackend {
     return Breakpoints.base(address).sigtrap(true).sigData(address).build();
   }
 
-  private void handle(Ptrace p, TraceEvent e) throws SyscallException {
-    int tid = e.tid();
-    WaitStatus st = e.status();
-    if (st.terminated()) {
+  /** What this backend adds to passing events on. */
+  private final class Hooks implements TraceeControl.Hooks {
+    @Override
+    public void seized(Ptrace p, int tid) throws SyscallException {
+      arm(p, tid, pid);
+    }
+
+    @Override
+    public void stopped(Ptrace p, int tid) throws SyscallException {
+      if (!processOf.containsKey(tid)) {
+        int process = processOfNew(tid);
+        if (!plans.containsKey(process)) {
+          // A fork child's first stop can be reported before its parent's fork event; resumed
+          // unarmed, the child would make its calls untraced. It is a copy of its parent.
+          inherit(process, parentOf(process));
+        }
+        arm(p, tid, process);
+      }
+    }
+
+    @Override
+    public void exited(int tid) {
       forget(tid);
-      if (tid == pid) {
-        exit = st;
-      }
-      return;
     }
-    if (!st.stopped()) {
-      return;
+
+    @Override
+    public void goneInStop(int tid) {
+      listener.count("thread_gone", 1);
     }
-    if (!processOf.containsKey(tid)) {
-      int process = processOfNew(tid);
-      if (!plans.containsKey(process)) {
-        // A fork child's first stop can be reported before its parent's fork event; resumed
-        // unarmed, the child would make its calls untraced. It is a copy of its parent.
-        inherit(process, parentOf(process));
-      }
-      arm(p, tid, process);
-    }
-    int event = st.ptraceEvent();
-    if (event == PtraceConstants.EVENT_STOP) {
-      if (st.groupStop()) {
-        quietly(() -> p.listen(tid)); // job control: stay stopped until SIGCONT
-      } else {
-        resume(p, tid, 0);
-      }
-    } else if (event == PtraceConstants.EVENT_EXEC) {
+
+    @Override
+    public void execed(Ptrace p, int tid) throws SyscallException {
       exec(p, tid);
-      resume(p, tid, 0);
-    } else if (event == PtraceConstants.EVENT_FORK || event == PtraceConstants.EVENT_VFORK
-        || event == PtraceConstants.EVENT_CLONE) {
+    }
+
+    @Override
+    public void spawned(Ptrace p, int tid, int event) throws SyscallException {
       int child = (int) p.getEventMsg(tid);
       int parent = processOf.getOrDefault(tid, pid);
       int process = event == PtraceConstants.EVENT_CLONE ? processOfNew(child) : child;
@@ -254,23 +219,38 @@ public final class PtraceProbeBackend implements ProbeBackend {
       }
       processOf.put(child, process);
       arm(p, child, process);
-      resume(p, tid, 0);
-    } else if (event != 0) {
-      resume(p, tid, 0);
-    } else if (st.stopSignal() == Syscalls.SIGTRAP && perfTrap(p, tid)) {
-      ProbeHit entry = hit(p, tid);
-      resume(p, tid, 0); // suppressed: the SIGTRAP was ours
-      if (entry != null) {
-        listener.hit(entry);
+    }
+
+    @Override
+    public boolean raisesTraps() {
+      return true;
+    }
+
+    @Override
+    public Runnable trapped(Ptrace p, int tid) throws SyscallException {
+      if (perfTrap(p, tid)) {
+        ProbeHit entry = hit(p, tid);
+        return () -> { // after the resume, the SIGTRAP suppressed: it was ours
+          if (entry != null) {
+            listener.hit(entry);
+          }
+          listener.afterResume();
+        };
       }
-      listener.afterResume();
-    } else if (st.stopSignal() == Syscalls.SIGTRAP && spuriousTrap(p, tid)) {
-      listener.count("spurious_sigtrap", 1);
-      resume(p, tid, 0); // the breakpoint re-fires when the instruction runs again
-    } else {
-      resume(p, tid, st.stopSignal()); // the target's own signal, unchanged
+      if (spuriousTrap(p, tid)) {
+        listener.count("spurious_sigtrap", 1);
+        return NOTHING; // the breakpoint re-fires when the instruction runs again
+      }
+      return null;
+    }
+
+    @Override
+    public boolean ownTrap(Ptrace p, int tid) throws SyscallException {
+      return perfTrap(p, tid) || spuriousTrap(p, tid);
     }
   }
+
+  private static final Runnable NOTHING = () -> { };
 
   /** A new process starts as a copy of its parent: the same vDSO at the same address. */
   private void inherit(int process, int parent) {
@@ -402,77 +382,18 @@ public final class PtraceProbeBackend implements ProbeBackend {
     listener.threadExited(tid);
   }
 
-  private static void resume(Ptrace p, int tid, int signal) throws SyscallException {
-    quietly(() -> p.cont(tid, signal));
-  }
-
-  private interface PtraceCall {
-    void run() throws SyscallException;
-  }
-
-  /** ESRCH means the thread died meanwhile (e.g. SIGKILL): nothing to resume. */
-  private static void quietly(PtraceCall call) throws SyscallException {
-    try {
-      call.run();
-    } catch (SyscallException e) {
-      if (e.errno() != Errno.ESRCH) {
-        throw e;
-      }
-    }
-  }
-
   /**
-   * Disarms, then detaches every thread. A SIGTRAP of ours may already be queued for a thread
-   * (raised between its last report and the disarm); detached with it pending, the thread would
-   * die of it, so such a thread is let run into its signal-delivery stop, which we suppress.
+   * Disarms, then detaches every thread ({@link TraceeControl#detachAll} lets a thread with a
+   * SIGTRAP of ours still queued run into its stop first, and suppresses it).
    */
   private void release(Ptrace p) {
     for (Breakpoints b : threads.values()) {
       b.close();
     }
     threads.clear();
-    for (int tid : p.tracedThreads()) {
-      try {
-        detach(p, tid);
-      } catch (SyscallException e) {
-        listener.count("detach_failed", 1);
-      }
-    }
-  }
-
-  private void detach(Ptrace p, int tid) throws SyscallException {
-    WaitStatus st = p.stop(tid, DETACH_TIMEOUT_NANOS);
-    for (int round = 0; round < 8 && st != null; round++) {
-      if (st.signalDeliveryStop()) {
-        int sig = st.stopSignal();
-        if (sig == Syscalls.SIGTRAP && (perfTrap(p, tid) || spuriousTrap(p, tid))) {
-          sig = 0;
-        }
-        int deliver = sig;
-        quietly(() -> p.detach(tid, deliver));
-        return;
-      }
-      if (!sigtrapPending(tid)) {
-        quietly(() -> p.detach(tid, 0));
-        return;
-      }
-      p.cont(tid, 0); // runs straight into the pending SIGTRAP's stop
-      TraceEvent next = awaitEvent(p, tid);
-      st = next == null || next.status().terminated() ? null : next.status();
-    }
-  }
-
-  private static TraceEvent awaitEvent(Ptrace p, int tid) throws SyscallException {
-    return p.awaitEvent(tid, DETACH_TIMEOUT_NANOS);
-  }
-
-  /** SIGTRAP (bit 4) in the thread's private pending set, from /proc/TID/status SigPnd. */
-  private boolean sigtrapPending(int tid) {
-    try {
-      String pnd = proc.forPid(tid).status().get("SigPnd").orElse("0");
-      return (Long.parseUnsignedLong(pnd.trim(), 16) & (1L << (Syscalls.SIGTRAP - 1))) != 0;
-    } catch (ProcReadException | NumberFormatException e) {
-      return false;
+    int failed = control.detachAll(p);
+    if (failed > 0) {
+      listener.count("detach_failed", failed);
     }
   }
 }

@@ -8,6 +8,7 @@ import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.launch.Launcher;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcReadException;
+import dev.polystack.host.ptrace.TraceeControl;
 import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.ptrace.WaitStatus;
 import dev.polystack.host.sys.SyscallException;
@@ -198,7 +199,7 @@ public final class TraceSession {
     try (child; Tracer tracer = Tracer.start(child.pid())) {
       int pid = child.pid();
       try {
-        child.seizeAndRunToExec(tracer, PtraceProbeBackend.options(options.followForks()),
+        child.seizeAndRunToExec(tracer, TraceeControl.options(options.followForks()),
             Duration.ofSeconds(10));
       } catch (SyscallException | TimeoutException e) {
         throw new ProbeException("cannot run " + command.get(0) + ": " + e.getMessage());

@@ -1,5 +1,6 @@
 package dev.polystack.host.ptrace;
 
+import dev.polystack.host.sys.DiagnosticSwitches;
 import dev.polystack.host.sys.Native;
 import jnr.ffi.Pointer;
 
@@ -49,7 +50,12 @@ public final class HoldPriority {
    * compare.
    */
   public static HoldPriority forCurrentThread() {
-    return new HoldPriority(!"false".equals(System.getProperty("polystack.holdPriority")));
+    return forCurrentThread(DiagnosticSwitches.CURRENT);
+  }
+
+  /** For the calling thread, as {@code switches} say. */
+  public static HoldPriority forCurrentThread(DiagnosticSwitches switches) {
+    return new HoldPriority(switches.holdPriority());
   }
 
   /** Raises the tracer to SCHED_FIFO; returns whether it now runs at real-time priority. */

@@ -1,5 +1,6 @@
 package dev.polystack.host.ptrace;
 
+import dev.polystack.host.sys.DiagnosticSwitches;
 import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.LibC;
 import dev.polystack.host.sys.Native;
@@ -367,7 +368,7 @@ public final class Ptrace {
    * only keep the tracee from running, so it is off there.
    */
   public static final boolean SPIN_ALLOWED = Runtime.getRuntime().availableProcessors() > 1
-      && !"false".equals(System.getProperty("polystack.spinWait"));
+      && DiagnosticSwitches.CURRENT.spinWait();
 
   /**
    * What a spinning wait does between two polls: yield the CPU. When nothing else wants it this

@@ -8,6 +8,7 @@ import dev.polystack.host.process.RuntimeBinding;
 import dev.polystack.host.process.TargetProcess;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.sched.CpuPlacement;
+import dev.polystack.host.unwind.UnwindError;
 import dev.polystack.plugin.api.CapturePlan;
 import dev.polystack.plugin.api.Capability;
 import dev.polystack.plugin.api.Registers;
@@ -180,7 +181,7 @@ final class BpfSampler implements NoStopSampler {
       held.forEach(h -> notKept(h.record().tid()));
       held.clear();
     }
-    if (stack.errors().contains("no_module")) {
+    if (stack.endedWith(UnwindError.NO_MODULE)) {
       refreshRequest.run();
       if (syncRefresh.now()) {
         stack = walk(r, new TickMemory(r, target.hostMemory())); // the record is ours

@@ -12,6 +12,7 @@ import dev.polystack.host.process.RuntimeBinding;
 import dev.polystack.host.process.TargetProcess;
 import dev.polystack.host.ptrace.Ptrace;
 import dev.polystack.host.ptrace.TraceEvent;
+import dev.polystack.host.ptrace.TraceeControl;
 import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.ptrace.WaitStatus;
 import dev.polystack.host.sys.SyscallException;
@@ -73,9 +74,9 @@ public final class DumpSession {
     try (Tracer tracer = Tracer.start(pid)) {
       for (int i = 0; i < snapshots; i++) {
         tracer.call(p -> {
-          snapshot(p, pid, target, (tid, t) -> PtraceSampler.walkStopped(p, tid, t, walker,
-              SamplingOptions.DEFAULT_STACK_BYTES), new LinkedHashMap<>(), new LinkedHashMap<>(),
-              new LinkedHashMap<>());
+          snapshot(p, pid, target, (tid, t) -> walkStopped(p, tid, t, t.hostMemory(), walker,
+              SamplingOptions.DEFAULT_STACK_BYTES, Hook.NONE), new LinkedHashMap<>(),
+              new LinkedHashMap<>(), new LinkedHashMap<>());
           return null;
         });
         try {
@@ -146,8 +147,8 @@ public final class DumpSession {
     Map<String, Long> losses = new LinkedHashMap<>();
     try (Tracer tracer = Tracer.start(pid)) {
       tracer.call(p -> {
-        snapshot(p, pid, target, (tid, t) -> PtraceSampler.walkStopped(p, tid, t, live,
-            walker, SamplingOptions.DEFAULT_STACK_BYTES, hook), raw, states, losses);
+        snapshot(p, pid, target, (tid, t) -> walkStopped(p, tid, t, live, walker,
+            SamplingOptions.DEFAULT_STACK_BYTES, hook), raw, states, losses);
         return null;
       });
     } catch (SyscallException e) {
@@ -183,6 +184,23 @@ public final class DumpSession {
     return new Dump(pid, threads, modules, losses);
   }
 
+  /**
+   * Reads registers and walks the stack of a thread that is in a ptrace-stop, reading through
+   * {@code live} and letting {@code hook} wrap the thread's memory (snapshots record what the
+   * walk reads). Everything happens while the thread is stopped: dump and snapshot stop all
+   * threads together and want one instant for all of them.
+   */
+  private static RawStack walkStopped(Ptrace p, int tid, TargetProcess target, RemoteMemory live,
+      StackWalker walker, int stackBytes, Hook hook) throws SyscallException {
+    var regs = ApiRegisters.of(p.getRegs(tid));
+    StackCapture copy = new StackCapture(live, stackBytes);
+    copy.copy(regs.sp());
+    SampleMemory memory = copy.memory(live);
+    CapturedThread thread = new CapturedThread(target.pid(), tid, regs,
+        hook.thread(tid, regs, memory), copy.start(), copy.length());
+    return walker.walk(thread, target.table());
+  }
+
   private interface ThreadWalk {
     RawStack walk(int tid, TargetProcess target) throws SyscallException;
   }
@@ -190,9 +208,12 @@ public final class DumpSession {
   private void snapshot(Ptrace p, int pid, TargetProcess target, ThreadWalk walk,
       Map<Integer, RawStack> raw, Map<Integer, String> states, Map<String, Long> losses)
       throws SyscallException {
-    TraceeControl control = new TraceeControl(pid, () -> { });
+    TraceeControl control = new TraceeControl(proc, pid, PtraceSampler.OPTIONS,
+        TraceeControl.Hooks.NONE);
     try {
-      control.seizeAll(p);
+      if (!control.seizeAll(p)) {
+        throw TraceeControl.processGone(pid);
+      }
       List<Integer> tids = new ArrayList<>(p.tracedThreads());
       for (int tid : tids) {
         states.put(tid, state(pid, tid));

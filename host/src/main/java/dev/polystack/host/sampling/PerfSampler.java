@@ -15,6 +15,7 @@ import dev.polystack.host.process.TargetProcess;
 import dev.polystack.host.sched.CpuPlacement;
 import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.SyscallException;
+import dev.polystack.host.unwind.UnwindError;
 import dev.polystack.plugin.api.Registers;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -333,7 +334,7 @@ final class PerfSampler implements NoStopSampler {
     }
     Registers regs = ApiRegisters.fromPerf(s.regs(), REGS);
     RawStack stack = walk(s, regs);
-    if (stack.errors().contains("no_module")) {
+    if (stack.endedWith(UnwindError.NO_MODULE)) {
       refreshRequest.run(); // also records the new modules for the Recording
       if (syncRefresh.now()) {
         // Unlike a ptrace stop, the sample outlives the moment: the copy is ours, so the same

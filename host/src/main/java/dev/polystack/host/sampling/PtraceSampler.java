@@ -8,12 +8,15 @@ import dev.polystack.host.process.TargetProcess;
 import dev.polystack.host.ptrace.HoldPriority;
 import dev.polystack.host.ptrace.Ptrace;
 import dev.polystack.host.ptrace.TraceEvent;
+import dev.polystack.host.ptrace.TraceeControl;
 import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.ptrace.TracerWakeup;
 import dev.polystack.host.ptrace.WaitStatus;
 import dev.polystack.host.sched.CpuPlacement;
+import dev.polystack.host.sys.DiagnosticSwitches;
 import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.SyscallException;
+import dev.polystack.host.unwind.UnwindError;
 import dev.polystack.plugin.api.Registers;
 import java.util.Optional;
 import java.util.concurrent.locks.LockSupport;
@@ -27,10 +30,64 @@ import java.util.function.BooleanSupplier;
  * control) so the target behaves as if untraced. On every way out it detaches all threads.
  */
 final class PtraceSampler {
-  static final int OPTIONS = TraceeControl.OPTIONS;
+  static final int OPTIONS = TraceeControl.options(false);
 
   /** A thread that does not stop within this time (uninterruptible sleep) is skipped. */
   static final long STOP_TIMEOUT_NANOS = 20_000_000;
+
+  static final long REFRESH_INTERVAL_NANOS = 100_000_000L;
+
+  /**
+   * Shortest wait until a tick that sleeps in waitpid: a timer that expired before the wait
+   * began would leave it to the next period, so waits shorter than this park instead.
+   */
+  static final long MIN_SLEEP_NANOS = 200_000;
+
+  /** Rounds of {@link #warmUp}: enough for C1 (at the launcher's thresholds) to compile. */
+  static final int WARM_UP_ROUNDS = 300;
+
+  /** Walks of the held program's entry stack in {@link #warmUp}. */
+  static final int WARM_UP_WALKS = 200;
+
+  private static final int NOT_ON_CPU = -2;
+  private static final int UNKNOWN_CPU = -1;
+
+  private static final int CPUS = Runtime.getRuntime().availableProcessors();
+
+  /**
+   * How long the wait for a stop polls before it sleeps: a running thread stops within some tens
+   * of microseconds of the interrupt, a few hundred when its CPU has to be woken first.
+   */
+  static final long STOP_SPIN_NANOS = 300_000;
+
+  /**
+   * Runtime walks of a session that run after the resume, to learn pages and warm up, instead of
+   * while the thread is held. The first runtime walks run cold (the plug-in's classes load and
+   * initialise, its code is interpreted), far too long to hold a thread for (measured in
+   * docs/benchmarks.md, "Figures behind the code's choices"). Their samples are dropped.
+   */
+  static final int LEARNING_WALKS = 8;
+
+  /**
+   * Whether the wait for a stop may block (see {@link Ptrace#awaitStopBlocking}); only for
+   * threads just seen on a CPU. A diagnostic switch for comparing with the polling wait.
+   */
+  static final boolean BLOCKING_WAIT = DiagnosticSwitches.CURRENT.blockingStopWait();
+
+  /**
+   * Whether runtime walks may run after the resume from pages copied while stopped (see {@link
+   * PagePrefetch}); a diagnostic switch for comparing with walks inside the stop.
+   */
+  static final boolean PREFETCH = DiagnosticSwitches.CURRENT.prefetchWalk();
+
+  /**
+   * Whether a walk from the copy may read objects that never change (prototypes, strings, trace
+   * metadata) live when the copy lacks their page, instead of dropping the sample; a diagnostic
+   * switch. Such misses fall on the phases the set has not learned, so dropping them hid short
+   * phases (a string.gsub callback between table.sort phases: 1-2% of the samples instead of
+   * 3-4%).
+   */
+  static final boolean STABLE_LIVE = DiagnosticSwitches.CURRENT.stableLiveReads();
 
   private final TargetProcess target;
   private final SamplingOptions options;
@@ -40,10 +97,25 @@ final class PtraceSampler {
   private final Runnable refreshRequest;
   private final TraceeControl control;
   private final StackCapture capture;
+  private final PauseBreakdown breakdown =
+      PauseBreakdown.of(DiagnosticSwitches.CURRENT.pauseBreakdown());
+  private final PagePrefetch prefetch = new PagePrefetch();
+  /** What the next samples carry of ticks not taken or not kept (see {@link CarriedPeriods}). */
+  private final CarriedPeriods carry;
+  /** Keeps polystack's own threads off the target's CPUs (see {@link CpuPlacement}). */
+  private final CpuPlacement placement = CpuPlacement.forThisProcess();
+  /** The CPUs the sampled threads ran on in this tick; reused. */
+  private final java.util.BitSet targetCpus = new java.util.BitSet();
+  /** Raises the tracer while it holds a thread (see {@link HoldPriority}); set on the tracer. */
+  private HoldPriority priority;
+  /** Ends a blocking wait for a stop with EINTR so its timeout holds; empty: poll instead. */
+  private Optional<TracerWakeup> wakeup = Optional.empty();
+  /** Threads found on a CPU in the previous tick (see {@link #tick}). */
+  private int onCpuLastTick;
+  /** Learning walks done so far (see {@link #LEARNING_WALKS}). */
+  private int learningWalks;
+  /** When the memory map was last re-read here (see {@link #refreshNow}). */
   private long lastRefresh = Long.MIN_VALUE / 2;
-  private final PauseBreakdown breakdown = PauseBreakdown.ENABLED ? new PauseBreakdown() : null;
-
-  static final long REFRESH_INTERVAL_NANOS = 100_000_000L;
 
   /**
    * @param refreshRequest asks another thread to re-read the target's memory map (after exec, or
@@ -58,7 +130,12 @@ final class PtraceSampler {
     this.sink = sink;
     this.proc = proc;
     this.refreshRequest = refreshRequest;
-    this.control = new TraceeControl(target.pid(), refreshRequest);
+    this.control = new TraceeControl(proc, target.pid(), OPTIONS, new TraceeControl.Hooks() {
+      @Override
+      public void execed(Ptrace p, int tid) {
+        refreshRequest.run(); // its modules changed
+      }
+    });
     this.capture = new StackCapture(target.hostMemory(), options.stackBytes());
   }
 
@@ -90,8 +167,8 @@ final class PtraceSampler {
       }
       if (heldAtExec) {
         control.resume(p, target.pid(), 0);
-      } else {
-        control.seizeAll(p);
+      } else if (!control.seizeAll(p)) {
+        throw TraceeControl.processGone(target.pid());
       }
       // The blocking wait for a stop is only safe while this timer can cut it short.
       wakeup = TracerWakeup.start();
@@ -147,21 +224,10 @@ final class PtraceSampler {
       for (int i = control.detachAll(p); i > 0; i--) {
         sink.lost("detach_failed");
       }
-      if (PauseBreakdown.ENABLED) {
-        System.err.println("polystack: " + breakdown.report());
-      }
+      breakdown.report().ifPresent(r -> System.err.println("polystack: " + r));
     }
     return new SamplerOutcome(control.exit(), byUser, control.exit() != null);
   }
-
-  /**
-   * Shortest wait until a tick that sleeps in waitpid: a timer that expired before the wait
-   * began would leave it to the next period, so waits shorter than this park instead.
-   */
-  static final long MIN_SLEEP_NANOS = 200_000;
-
-  /** Rounds of {@link #warmUp}: enough for C1 (at the launcher's thresholds) to compile. */
-  static final int WARM_UP_ROUNDS = 300;
 
   /**
    * Before the first tick, runs the calls of the stopped section (ptrace, waitpid, the stack
@@ -204,9 +270,6 @@ final class PtraceSampler {
     }
   }
 
-  /** Walks of the held program's entry stack in {@link #warmUp}. */
-  static final int WARM_UP_WALKS = 200;
-
   private void tick(Ptrace p) throws SyscallException {
     // More threads wanting a CPU than there are CPUs: an R thread is then likely runnable but
     // not running, and reaches its stop only when the scheduler gets to it; blocking for that
@@ -238,15 +301,6 @@ final class PtraceSampler {
     placement.targetRunsOn(targetCpus, System.nanoTime());
   }
 
-  /** Keeps polystack's own threads off the target's CPUs (see {@link CpuPlacement}). */
-  private final CpuPlacement placement = CpuPlacement.forThisProcess();
-
-  /** The CPUs the sampled threads ran on in this tick; reused. */
-  private final java.util.BitSet targetCpus = new java.util.BitSet();
-
-  private static final int NOT_ON_CPU = -2;
-  private static final int UNKNOWN_CPU = -1;
-
   /**
    * Thread state from /proc, read before stopping anything (a stopped thread looks idle): the
    * CPU it runs on, or {@link #NOT_ON_CPU}.
@@ -259,9 +313,6 @@ final class PtraceSampler {
       return NOT_ON_CPU;
     }
   }
-
-  /** Raises the tracer while it holds a thread (see {@link HoldPriority}); set on the tracer. */
-  private HoldPriority priority;
 
   /**
    * One sample with the tracer at real-time priority from before the interrupt until the
@@ -282,57 +333,13 @@ final class PtraceSampler {
   }
 
   /**
-   * Whether the wait for a stop may block (see {@link Ptrace#awaitStopBlocking}); only for
-   * threads just seen on a CPU. A diagnostic switch for comparing with the polling wait.
-   */
-  static final boolean BLOCKING_WAIT =
-      !"false".equals(System.getProperty("polystack.blockingStopWait"));
-
-  private static final int CPUS = Runtime.getRuntime().availableProcessors();
-
-  /** Ends a blocking wait for a stop with EINTR so its timeout holds; empty: poll instead. */
-  private Optional<TracerWakeup> wakeup = Optional.empty();
-
-  /**
-   * How long the wait for a stop polls before it sleeps: a running thread stops within some tens
-   * of microseconds of the interrupt, a few hundred when its CPU has to be woken first.
-   */
-  static final long STOP_SPIN_NANOS = 300_000;
-
-  /**
-   * Whether runtime walks may run after the resume from pages copied while stopped (see {@link
-   * PagePrefetch}); a diagnostic switch for comparing with walks inside the stop.
-   */
-  static final boolean PREFETCH = !"false".equals(System.getProperty("polystack.prefetchWalk"));
-
-  private final PagePrefetch prefetch = new PagePrefetch();
-
-  /** What the next samples carry of ticks not taken or not kept (see {@link CarriedPeriods}). */
-  private final CarriedPeriods carry;
-
-  /**
-   * Whether a walk from the copy may read objects that never change (prototypes, strings, trace
-   * metadata) live when the copy lacks their page, instead of dropping the sample; a diagnostic
-   * switch. Such misses fall on the phases the set has not learned, so dropping them hid short
-   * phases (a string.gsub callback between table.sort phases: 1-2% of the samples instead of
-   * 3-4%).
-   */
-  static final boolean STABLE_LIVE =
-      !"false".equals(System.getProperty("polystack.stableLiveReads"));
-
-  /** Threads found on a CPU in the previous tick (see {@link #tick}). */
-  private int onCpuLastTick;
-
-  /**
    * @param block wait for the stop in a blocking waitpid: the thread was just seen on a CPU and
    *     few enough threads want one that it is most likely running, so its stop is imminent
    */
   private void sampleOne(Ptrace p, int tid, boolean block, long spinNanos)
       throws SyscallException {
     long t0 = System.nanoTime();
-    if (PauseBreakdown.ENABLED) {
-      breakdown.start(t0);
-    }
+    breakdown.start(t0);
     try {
       p.interrupt(tid);
     } catch (SyscallException e) {
@@ -342,9 +349,7 @@ final class PtraceSampler {
       }
       throw e;
     }
-    if (PauseBreakdown.ENABLED) {
-      breakdown.mark(PauseBreakdown.INTERRUPT);
-    }
+    breakdown.mark(PauseBreakdown.INTERRUPT);
     WaitStatus stopped = block ? p.awaitStopBlocking(tid, STOP_TIMEOUT_NANOS, spinNanos)
         : p.awaitStop(tid, STOP_TIMEOUT_NANOS);
     if (stopped == null) {
@@ -353,9 +358,7 @@ final class PtraceSampler {
       return;
     }
     TraceEvent event = p.takeEvent(tid);
-    if (PauseBreakdown.ENABLED) {
-      breakdown.mark(PauseBreakdown.WAIT);
-    }
+    breakdown.mark(PauseBreakdown.WAIT);
     if (event == null || !isInterruptStop(event.status())) {
       // Something else happened first (a signal, a clone): pass it on; the interrupt's own stop
       // arrives later and is resumed by the event loop.
@@ -368,13 +371,10 @@ final class PtraceSampler {
     // One module table for the decision and the walk: a refresh meanwhile must not hand a
     // plug-in a thread that is already running again.
     ModuleTable table = target.table();
-    boolean runtime = !table.bindings().isEmpty();
-    // A runtime plug-in reads its own structures (Lua stack, prototypes, traces), which must be
-    // one consistent instant: either its walk stays inside the stop, or the pages it will read
-    // are copied with the stack while stopped and it walks that frozen copy afterwards.
-    boolean learning = runtime && PREFETCH && learningWalks < LEARNING_WALKS;
-    boolean walkStopped = runtime && !learning && (!PREFETCH || prefetch.walkStopped(tid));
-    boolean fromSnapshot = runtime && !walkStopped && !learning;
+    WalkPlan plan = planFor(tid, table);
+    boolean learning = plan == WalkPlan.LEARNING;
+    boolean walkStopped = plan == WalkPlan.RUNTIME_STOPPED;
+    boolean fromSnapshot = plan == WalkPlan.RUNTIME_FROM_COPY;
     Registers regs;
     RawStack stack = null;
     SampleMemory snapshot = null;
@@ -390,9 +390,7 @@ final class PtraceSampler {
         sink.lost("thread_gone");
         return;
       }
-      if (PauseBreakdown.ENABLED) {
-        breakdown.mark(PauseBreakdown.GETREGS);
-      }
+      breakdown.mark(PauseBreakdown.GETREGS);
       boolean copied = fromSnapshot ? capture.copyWithPages(regs.sp(), prefetch.pages(tid))
           : capture.copy(regs.sp());
       if (!copied) {
@@ -401,24 +399,18 @@ final class PtraceSampler {
       if (fromSnapshot) {
         snapshot = capture.snapshotMemory(STABLE_LIVE ? target.hostMemory() : null);
       }
-      if (PauseBreakdown.ENABLED) {
-        breakdown.mark(PauseBreakdown.READ);
-      }
+      breakdown.mark(PauseBreakdown.READ);
       if (walkStopped) {
         SampleMemory memory = capture.memory(target.hostMemory());
         stack = walker.walk(thread(tid, regs, memory), table);
         prefetch.learned(tid, memory.pagesRead());
-        if (PauseBreakdown.ENABLED) {
-          breakdown.count(PauseBreakdown.STOPPED_READS, memory.liveReads());
-          breakdown.mark(PauseBreakdown.WALK);
-        }
+        breakdown.count(PauseBreakdown.STOPPED_READS, memory.liveReads());
+        breakdown.mark(PauseBreakdown.WALK);
       }
     } finally {
       control.resume(p, tid, 0);
       t1 = System.nanoTime();
-      if (PauseBreakdown.ENABLED) {
-        breakdown.mark(PauseBreakdown.CONT);
-      }
+      breakdown.mark(PauseBreakdown.CONT);
       // What follows is the tracer's own work: no precedence over anyone. Dropping to normal
       // priority may let a waiting thread run first; the target already runs, so the pause
       // ends above, at the resume.
@@ -431,7 +423,7 @@ final class PtraceSampler {
     }
     if (snapshot != null) {
       stack = walker.walk(thread(tid, regs, snapshot), table);
-      if (stack.errors().contains("no_module") && refreshNow()) {
+      if (stack.endedWith(UnwindError.NO_MODULE) && refreshNow()) {
         // A library mapped since the table was read (libc, loaded after the exec the record
         // started at, met by the first sample): the copy is frozen, so the walk can be redone
         // against the fresh table as if it had been current at the stop.
@@ -439,9 +431,7 @@ final class PtraceSampler {
       }
       java.util.Set<Long> missed = snapshot.missedPages();
       prefetch.walked(tid, snapshot.pagesRead(), missed);
-      if (PauseBreakdown.ENABLED) {
-        breakdown.mark(PauseBreakdown.WALK_AFTER);
-      }
+      breakdown.mark(PauseBreakdown.WALK_AFTER);
       if (!missed.isEmpty()) {
         // The walk needed memory the copy lacks, which reading now would take from a thread that
         // has moved on: the sample is dropped (counted), the thread's next one walks stopped
@@ -452,27 +442,43 @@ final class PtraceSampler {
       }
     } else if (stack == null) {
       stack = walkCopy(tid, regs, table);
-      if (PauseBreakdown.ENABLED) {
-        breakdown.mark(PauseBreakdown.WALK_AFTER);
-      }
+      breakdown.mark(PauseBreakdown.WALK_AFTER);
     } else {
       refreshIfStale(stack);
     }
-    if (PauseBreakdown.ENABLED) {
-      breakdown.commit();
-    }
+    breakdown.commit();
     sink.accept(new ThreadSample(tid, epochNanos, stack, t1 - t0, carry.take(tid)));
   }
 
-  /**
-   * Runtime walks of a session that run after the resume, to learn pages and warm up, instead of
-   * while the thread is held. The first runtime walks run cold (the plug-in's classes load and
-   * initialise, its code is interpreted), far too long to hold a thread for (measured in
-   * docs/benchmarks.md, "Figures behind the code's choices"). Their samples are dropped.
-   */
-  static final int LEARNING_WALKS = 8;
+  /** How a sample's stack is walked; chosen per sample by {@link #planFor}. */
+  private enum WalkPlan {
+    /** Native code only: the stack copy is walked after the resume. */
+    NATIVE_AFTER_RESUME,
+    /** A runtime walk inside the stop, reading the live target. */
+    RUNTIME_STOPPED,
+    /** A runtime walk after the resume, from the stack and learned pages copied while stopped. */
+    RUNTIME_FROM_COPY,
+    /** A runtime walk after the resume that learns pages and warms up; its sample is dropped. */
+    LEARNING
+  }
 
-  private int learningWalks;
+  /**
+   * A runtime plug-in reads its own structures (Lua stack, prototypes, traces), which must be one
+   * consistent instant: either its walk stays inside the stop, or the pages it will read are
+   * copied with the stack while stopped and it walks that frozen copy afterwards.
+   */
+  private WalkPlan planFor(int tid, ModuleTable table) {
+    if (table.bindings().isEmpty()) {
+      return WalkPlan.NATIVE_AFTER_RESUME;
+    }
+    if (!PREFETCH) {
+      return WalkPlan.RUNTIME_STOPPED;
+    }
+    if (learningWalks < LEARNING_WALKS) {
+      return WalkPlan.LEARNING;
+    }
+    return prefetch.walkStopped(tid) ? WalkPlan.RUNTIME_STOPPED : WalkPlan.RUNTIME_FROM_COPY;
+  }
 
   /**
    * A learning walk: from the stack copy and the live target, which has moved on, so its frames
@@ -499,7 +505,7 @@ final class PtraceSampler {
     SampleMemory memory = capture.memory(target.hostMemory());
     RawStack stack = walker.walk(thread(tid, regs, memory), table);
     long lateReads = memory.liveReads();
-    if (stack.errors().contains("no_module") && refreshNow()) {
+    if (stack.endedWith(UnwindError.NO_MODULE) && refreshNow()) {
       ModuleTable fresh = target.table();
       if (fresh.bindings().isEmpty()) {
         memory = capture.memory(target.hostMemory());
@@ -521,7 +527,7 @@ final class PtraceSampler {
    * thread would do it too, but on a busy host it may not run for a long time. Rate-limited.
    */
   private void refreshIfStale(RawStack stack) {
-    if (stack.errors().contains("no_module")) {
+    if (stack.endedWith(UnwindError.NO_MODULE)) {
       refreshNow();
     }
   }
@@ -543,30 +549,6 @@ final class PtraceSampler {
       sink.lost("refresh_failed");
     }
     return false;
-  }
-
-  /** Reads registers and walks the stack of a thread that is in a ptrace-stop. */
-  static RawStack walkStopped(Ptrace p, int tid, TargetProcess target, StackWalker walker,
-      int stackBytes) throws SyscallException {
-    return walkStopped(p, tid, target, target.hostMemory(), walker, stackBytes,
-        DumpSession.Hook.NONE);
-  }
-
-  /**
-   * As above, reading through {@code live} and letting {@code hook} wrap the thread's memory
-   * (snapshots record what the walk reads). Everything happens while the thread is stopped: dump
-   * and snapshot stop all threads together and want one instant for all of them.
-   */
-  static RawStack walkStopped(Ptrace p, int tid, TargetProcess target,
-      dev.polystack.host.memory.RemoteMemory live, StackWalker walker, int stackBytes,
-      DumpSession.Hook hook) throws SyscallException {
-    var regs = ApiRegisters.of(p.getRegs(tid));
-    StackCapture copy = new StackCapture(live, stackBytes);
-    copy.copy(regs.sp());
-    SampleMemory memory = copy.memory(live);
-    CapturedThread thread = new CapturedThread(target.pid(), tid, regs,
-        hook.thread(tid, regs, memory), copy.start(), copy.length());
-    return walker.walk(thread, target.table());
   }
 
   private static boolean isInterruptStop(WaitStatus st) {

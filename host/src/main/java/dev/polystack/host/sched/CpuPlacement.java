@@ -1,5 +1,6 @@
 package dev.polystack.host.sched;
 
+import dev.polystack.host.sys.DiagnosticSwitches;
 import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.Native;
 import java.io.IOException;
@@ -55,7 +56,12 @@ public final class CpuPlacement implements AutoCloseable {
    * it off, to compare.
    */
   public static CpuPlacement forThisProcess() {
-    boolean wanted = !"false".equals(System.getProperty("polystack.cpuPlacement"));
+    return forThisProcess(DiagnosticSwitches.CURRENT);
+  }
+
+  /** For this process, as {@code switches} say. */
+  public static CpuPlacement forThisProcess(DiagnosticSwitches switches) {
+    boolean wanted = switches.cpuPlacement();
     BitSet own = ownAffinity();
     return new CpuPlacement(own == null ? new BitSet() : own, wanted && own != null);
   }

@@ -1,19 +1,19 @@
 package dev.polystack.host.unwind;
 
-/** CFI instructions or a DWARF expression could not be evaluated; the reason is a short token. */
+/** CFI instructions or a DWARF expression could not be evaluated. */
 final class CfiException extends Exception {
   private static final long serialVersionUID = 1L;
 
-  private final String reason;
+  private final UnwindError error;
 
-  CfiException(String reason, String detail) {
+  CfiException(UnwindError error, String detail) {
     // No stack trace: a reason for an error frame, thrown per frame where CFI is missing.
-    super(reason + ": " + detail, null, false, false);
-    this.reason = reason;
+    super(error.reason() + ": " + detail, null, false, false);
+    this.error = error;
   }
 
-  /** Short, stable token used as the error-frame name and counter key. */
-  String reason() {
-    return reason;
+  /** Why: the error frame's reason and counter key. */
+  UnwindError error() {
+    return error;
   }
 }

@@ -25,7 +25,7 @@ final class CfiInterpreter {
     State state = initial.copy();
     run(cie, new CfiReader(fde.instructions()), state, initial, pc, fde.pcBegin());
     if (state.cfa == null) {
-      throw new CfiException("cfi_no_cfa", "no CFA rule at 0x" + Long.toHexString(pc));
+      throw new CfiException(UnwindError.CFI_NO_CFA, "no CFA rule at 0x" + Long.toHexString(pc));
     }
     return new UnwindRow(state.cfa, state.rules, cie.signalFrame());
   }
@@ -52,7 +52,8 @@ final class CfiInterpreter {
     int steps = 0;
     while (in.hasMore()) {
       if (++steps > MAX_INSTRUCTIONS) {
-        throw new CfiException("cfi_too_long", "more than " + MAX_INSTRUCTIONS + " instructions");
+        throw new CfiException(UnwindError.CFI_TOO_LONG,
+            "more than " + MAX_INSTRUCTIONS + " instructions");
       }
       int op = in.u8();
       int high = op & 0xc0;
@@ -94,13 +95,15 @@ final class CfiInterpreter {
         case 0x09 -> set(state, reg(in.uleb()), new RegisterRule.InRegister(reg(in.uleb())));
         case 0x0a -> { // remember_state
           if (remembered.size() == MAX_STATE_DEPTH) {
-            throw new CfiException("cfi_state_overflow", "remember_state nested too deep");
+            throw new CfiException(UnwindError.CFI_STATE_OVERFLOW,
+                "remember_state nested too deep");
           }
           remembered.push(state.copy());
         }
         case 0x0b -> { // restore_state: the whole row, CFA included, returns to the saved one
           if (remembered.isEmpty()) {
-            throw new CfiException("cfi_state_underflow", "restore_state without remember_state");
+            throw new CfiException(UnwindError.CFI_STATE_UNDERFLOW,
+                "restore_state without remember_state");
           }
           State saved = remembered.pop();
           state.cfa = saved.cfa;
@@ -119,7 +122,7 @@ final class CfiInterpreter {
         case 0x16 -> set(state, reg(in.uleb()), new RegisterRule.ValExpression(in.block()));
         case 0x2e -> in.uleb(); // GNU_args_size: only matters for exception handling
         case 0x2f -> set(state, reg(in.uleb()), new RegisterRule.Offset(-in.uleb() * dataAlign));
-        default -> throw new CfiException("cfi_bad_opcode",
+        default -> throw new CfiException(UnwindError.CFI_BAD_OPCODE,
             "unknown DW_CFA opcode 0x" + Integer.toHexString(op));
       }
     }
@@ -141,7 +144,7 @@ final class CfiInterpreter {
 
   private static void restore(State state, State initial, int register) throws CfiException {
     if (initial == null) {
-      throw new CfiException("cfi_bad_restore", "DW_CFA_restore in a CIE");
+      throw new CfiException(UnwindError.CFI_BAD_RESTORE, "DW_CFA_restore in a CIE");
     }
     if (register >= 0) {
       state.rules[register] = initial.rules[register];
@@ -152,19 +155,19 @@ final class CfiInterpreter {
     if (state.cfa instanceof CfaRule.RegisterOffset r) {
       return r.offset();
     }
-    throw new CfiException("cfi_bad_cfa", "CFA register change without a register CFA");
+    throw new CfiException(UnwindError.CFI_BAD_CFA, "CFA register change without a register CFA");
   }
 
   private static int cfaRegister(State state) throws CfiException {
     if (state.cfa instanceof CfaRule.RegisterOffset r) {
       return r.register();
     }
-    throw new CfiException("cfi_bad_cfa", "CFA offset change without a register CFA");
+    throw new CfiException(UnwindError.CFI_BAD_CFA, "CFA offset change without a register CFA");
   }
 
   private static long readAddress(CfiReader in, int encoding) throws CfiException {
     if ((encoding & 0x70) != 0) {
-      throw new CfiException("cfi_bad_set_loc", "relative DW_CFA_set_loc encoding 0x"
+      throw new CfiException(UnwindError.CFI_BAD_SET_LOC, "relative DW_CFA_set_loc encoding 0x"
           + Integer.toHexString(encoding));
     }
     return switch (encoding & 0x0f) {
@@ -172,7 +175,7 @@ final class CfiInterpreter {
       case PointerEncoding.UDATA4 -> in.u32();
       case PointerEncoding.SDATA4 -> (int) in.u32();
       case PointerEncoding.UDATA2 -> in.u16();
-      default -> throw new CfiException("cfi_bad_set_loc",
+      default -> throw new CfiException(UnwindError.CFI_BAD_SET_LOC,
           "DW_CFA_set_loc encoding 0x" + Integer.toHexString(encoding));
     };
   }

@@ -28,7 +28,8 @@ final class CfiReader extends Leb128Reader<CfiException> {
 
   void seek(int newPosition) throws CfiException {
     if (newPosition < 0 || newPosition > end) {
-      throw new CfiException("cfi_out_of_bounds", "branch to " + newPosition + " of " + end);
+      throw new CfiException(UnwindError.CFI_OUT_OF_BOUNDS,
+          "branch to " + newPosition + " of " + end);
     }
     position = newPosition;
   }
@@ -72,14 +73,14 @@ final class CfiReader extends Leb128Reader<CfiException> {
 
   @Override
   protected CfiException tooLong() {
-    return new CfiException("cfi_bad_leb128", "unterminated LEB128 at " + position);
+    return new CfiException(UnwindError.CFI_BAD_LEB128, "unterminated LEB128 at " + position);
   }
 
   /** A length-prefixed block (expressions), copied out. */
   byte[] block() throws CfiException {
     long length = uleb();
     if (length < 0 || length > end - position) {
-      throw new CfiException("cfi_out_of_bounds", "block of " + length + " bytes");
+      throw new CfiException(UnwindError.CFI_OUT_OF_BOUNDS, "block of " + length + " bytes");
     }
     byte[] out = new byte[(int) length];
     System.arraycopy(bytes, position, out, 0, out.length);
@@ -89,7 +90,7 @@ final class CfiReader extends Leb128Reader<CfiException> {
 
   private void need(int n) throws CfiException {
     if (end - position < n) {
-      throw new CfiException("cfi_truncated", "need " + n + " bytes at " + position);
+      throw new CfiException(UnwindError.CFI_TRUNCATED, "need " + n + " bytes at " + position);
     }
   }
 }

@@ -33,7 +33,8 @@ final class DwarfExpression {
     int steps = 0;
     while (in.hasMore()) {
       if (++steps > MAX_STEPS) {
-        throw new CfiException("dwarf_expr_too_long", "more than " + MAX_STEPS + " steps");
+        throw new CfiException(UnwindError.DWARF_EXPR_TOO_LONG,
+            "more than " + MAX_STEPS + " steps");
       }
       int op = in.u8();
       if (op >= 0x30 && op <= 0x4f) { // DW_OP_lit0..31
@@ -100,12 +101,12 @@ final class DwarfExpression {
           sp = push(stack, sp, regs.get(reg) + in.sleb());
         }
         case 0x96 -> { } // nop
-        default -> throw new CfiException("dwarf_expr_unsupported",
+        default -> throw new CfiException(UnwindError.DWARF_EXPR_UNSUPPORTED,
             "DW_OP 0x" + Integer.toHexString(op));
       }
     }
     if (sp == 0) {
-      throw new CfiException("dwarf_expr_empty", "expression left no value");
+      throw new CfiException(UnwindError.DWARF_EXPR_EMPTY, "expression left no value");
     }
     return stack[sp - 1];
   }
@@ -115,14 +116,14 @@ final class DwarfExpression {
       case 0x1a -> a & b;
       case 0x1b -> {
         if (b == 0) {
-          throw new CfiException("dwarf_expr_div_zero", "division by zero");
+          throw new CfiException(UnwindError.DWARF_EXPR_DIV_ZERO, "division by zero");
         }
         yield a / b;
       }
       case 0x1c -> a - b;
       case 0x1d -> {
         if (b == 0) {
-          throw new CfiException("dwarf_expr_div_zero", "modulo by zero");
+          throw new CfiException(UnwindError.DWARF_EXPR_DIV_ZERO, "modulo by zero");
         }
         yield Long.remainderUnsigned(a, b);
       }
@@ -139,13 +140,13 @@ final class DwarfExpression {
       case 0x2c -> a <= b ? 1 : 0;
       case 0x2d -> a < b ? 1 : 0;
       case 0x2e -> a != b ? 1 : 0;
-      default -> throw new CfiException("dwarf_expr_unsupported", "binary op " + op);
+      default -> throw new CfiException(UnwindError.DWARF_EXPR_UNSUPPORTED, "binary op " + op);
     };
   }
 
   private static int push(long[] stack, int sp, long value) throws CfiException {
     if (sp == stack.length) {
-      throw new CfiException("dwarf_expr_overflow", "stack deeper than " + MAX_STACK);
+      throw new CfiException(UnwindError.DWARF_EXPR_OVERFLOW, "stack deeper than " + MAX_STACK);
     }
     stack[sp] = value;
     return sp + 1;
@@ -153,14 +154,14 @@ final class DwarfExpression {
 
   private static long peek(long[] stack, int sp, int depth) throws CfiException {
     if (depth < 0 || depth >= sp) {
-      throw new CfiException("dwarf_expr_underflow", "stack has " + sp + " values");
+      throw new CfiException(UnwindError.DWARF_EXPR_UNDERFLOW, "stack has " + sp + " values");
     }
     return stack[sp - 1 - depth];
   }
 
   private static int top(int sp) throws CfiException {
     if (sp == 0) {
-      throw new CfiException("dwarf_expr_underflow", "empty stack");
+      throw new CfiException(UnwindError.DWARF_EXPR_UNDERFLOW, "empty stack");
     }
     return sp - 1;
   }

@@ -56,7 +56,7 @@ public final class ElfUnwindModule implements UnwindModule {
       rows.put(linkTimePc, cached);
     }
     if (cached instanceof CfiException e) {
-      throw new CfiException(e.reason(), e.getMessage());
+      throw new CfiException(e.error(), e.getMessage());
     }
     return (UnwindRow) cached;
   }
@@ -65,11 +65,12 @@ public final class ElfUnwindModule implements UnwindModule {
     try {
       Optional<Fde> fde = elf.findFde(linkTimePc);
       if (fde.isEmpty()) {
-        return new CfiException("no_fde", name + " has no CFI for 0x" + Long.toHexString(linkTimePc));
+        return new CfiException(UnwindError.NO_FDE,
+            name + " has no CFI for 0x" + Long.toHexString(linkTimePc));
       }
       return CfiInterpreter.rowFor(fde.get(), linkTimePc);
     } catch (ElfParseException e) {
-      return new CfiException("bad_cfi", name + ": " + e.getMessage());
+      return new CfiException(UnwindError.BAD_CFI, name + ": " + e.getMessage());
     } catch (CfiException e) {
       return e;
     }

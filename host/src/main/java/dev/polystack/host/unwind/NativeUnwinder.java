@@ -75,17 +75,17 @@ public final class NativeUnwinder {
       long pc = regs[Register.RIP.ordinal()];
       frames.add(new NativeFrame(pc, Registers.of(regs), known, exact, viaFp));
       if (frames.size() >= maxDepth) {
-        return new UnwindResult(frames, "max_depth");
+        return new UnwindResult(frames, UnwindError.MAX_DEPTH);
       }
       UnwindModule module = modules.find(pc);
       long lookupPc = exact ? pc : pc - 1;
       UnwindRow row = null;
-      String cfiFailure = "no_module";
+      UnwindError cfiFailure = UnwindError.NO_MODULE;
       if (module != null) {
         try {
           row = module.row(lookupPc - module.bias());
         } catch (CfiException e) {
-          cfiFailure = e.reason();
+          cfiFailure = e.error();
         }
       }
       long sp = regs[Register.RSP.ordinal()];
@@ -104,7 +104,7 @@ public final class NativeUnwinder {
             return new UnwindResult(frames, null); // outermost frame: RA undefined
           }
           if (!step.signalFrame && Long.compareUnsigned(step.regs[Register.RSP.ordinal()], sp) <= 0) {
-            return new UnwindResult(frames, "stack_not_growing");
+            return new UnwindResult(frames, UnwindError.STACK_NOT_GROWING);
           }
           regs = step.regs;
           known = step.known;
@@ -121,7 +121,7 @@ public final class NativeUnwinder {
           viaFp = true;
         }
       } catch (CfiException e) {
-        return new UnwindResult(frames, e.reason());
+        return new UnwindResult(frames, e.error());
       }
       long next = regs[Register.RIP.ordinal()];
       if (next == 0) {
@@ -204,7 +204,8 @@ public final class NativeUnwinder {
       nextKnown |= targetBit;
     }
     if ((nextKnown & bit(Register.RIP)) == 0) {
-      throw new CfiException("cfi_no_return_address", "return address rule gives no value");
+      throw new CfiException(UnwindError.CFI_NO_RETURN_ADDRESS,
+          "return address rule gives no value");
     }
     return new Step(next, nextKnown, row.signalFrame());
   }
@@ -213,7 +214,8 @@ public final class NativeUnwinder {
   private static long registerValue(long[] regs, int known, int dwarf) throws CfiException {
     Register r = Register.fromDwarf(dwarf);
     if (r == null || (known & bit(r)) == 0) {
-      throw new CfiException("cfi_unknown_register", "DWARF register " + dwarf + " unknown");
+      throw new CfiException(UnwindError.CFI_UNKNOWN_REGISTER,
+          "DWARF register " + dwarf + " unknown");
     }
     return regs[r.ordinal()];
   }
@@ -257,7 +259,7 @@ public final class NativeUnwinder {
     try {
       return memory.readLong(address);
     } catch (MemoryReadException e) {
-      throw new CfiException("stack_read_failed", e.getMessage());
+      throw new CfiException(UnwindError.STACK_READ_FAILED, e.getMessage());
     }
   }
 

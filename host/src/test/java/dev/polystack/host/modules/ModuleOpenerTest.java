@@ -13,6 +13,7 @@ import dev.polystack.host.proc.MemoryMapping;
 import dev.polystack.host.proc.Permissions;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.testutil.BlockedWriter;
+import dev.polystack.host.testutil.SystemLibraries;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -41,16 +42,6 @@ class ModuleOpenerTest {
     return new ModuleOpener(dir.resolve("proc"));
   }
 
-  private static Path libc() {
-    for (String p : List.of("/lib/x86_64-linux-gnu/libc.so.6",
-        "/usr/lib/x86_64-linux-gnu/libc.so.6")) {
-      if (Files.isRegularFile(Path.of(p))) {
-        return Path.of(p);
-      }
-    }
-    throw new AssertionError("no libc.so.6 on this machine");
-  }
-
   /** A mapping of {@code path} (as the target names it) claiming {@code file}'s dev/inode. */
   private static MappedModule mappingOf(String path, Path file) throws Exception {
     return mappingOf(path, file, false);
@@ -70,7 +61,7 @@ class ModuleOpenerTest {
   @Test
   void aFileInsideTheRootWithTheMappedIdentityOpens() throws Exception {
     Path lib = Files.createDirectories(targetRoot().resolve("lib")).resolve("libc.so.6");
-    Files.copy(libc(), lib);
+    Files.copy(SystemLibraries.libc(), lib);
     ElfFile elf = opener().open(PID, mappingOf("/lib/libc.so.6", lib));
     assertTrue(elf.toString().contains("/lib/libc.so.6"), elf.toString());
   }
@@ -83,7 +74,7 @@ class ModuleOpenerTest {
   @Test
   void anAbsoluteSymlinkOutOfTheRootIsNotFollowedOut() throws Exception {
     Path outside = Files.createDirectories(dir.resolve("outside")).resolve("secret.so");
-    Files.copy(libc(), outside);
+    Files.copy(SystemLibraries.libc(), outside);
     Path lib = Files.createDirectories(targetRoot().resolve("lib"));
     Files.createSymbolicLink(lib.resolve("libevil.so"), outside.toAbsolutePath());
     ModuleOpenException e = assertThrows(ModuleOpenException.class,
@@ -95,7 +86,7 @@ class ModuleOpenerTest {
   @Test
   void aRelativeSymlinkClimbingOutOfTheRootIsNotFollowedOut() throws Exception {
     Path outside = Files.createDirectories(dir.resolve("outside")).resolve("secret.so");
-    Files.copy(libc(), outside);
+    Files.copy(SystemLibraries.libc(), outside);
     Path lib = Files.createDirectories(targetRoot().resolve("usr/lib"));
     Files.createSymbolicLink(lib.resolve("libevil.so"),
         Path.of("../../../../../outside/secret.so"));
@@ -109,7 +100,7 @@ class ModuleOpenerTest {
   void anAbsoluteSymlinkIsResolvedInsideTheRoot() throws Exception {
     Path root = targetRoot();
     Path real = Files.createDirectories(root.resolve("opt/lib")).resolve("libc.so.6");
-    Files.copy(libc(), real);
+    Files.copy(SystemLibraries.libc(), real);
     Files.createDirectories(root.resolve("lib"));
     Files.createSymbolicLink(root.resolve("lib/libc.so.6"), Path.of("/opt/lib/libc.so.6"));
     ElfFile elf = opener().open(PID, mappingOf("/lib/libc.so.6", real));
@@ -120,9 +111,9 @@ class ModuleOpenerTest {
   @Test
   void aFileWithAnotherIdentityIsRefused() throws Exception {
     Path lib = Files.createDirectories(targetRoot().resolve("lib")).resolve("libc.so.6");
-    Files.copy(libc(), lib);
+    Files.copy(SystemLibraries.libc(), lib);
     Path other = dir.resolve("other.so");
-    Files.copy(libc(), other);
+    Files.copy(SystemLibraries.libc(), other);
     ModuleOpenException e = assertThrows(ModuleOpenException.class,
         () -> opener().open(PID, mappingOf("/lib/libc.so.6", other)));
     assertEquals("replaced", e.reason(), e.getMessage());
@@ -177,7 +168,7 @@ class ModuleOpenerTest {
   @Test
   void aDeletedModuleNeverFallsBackToItsPath() throws Exception {
     Path lib = Files.createDirectories(targetRoot().resolve("lib")).resolve("libc.so.6");
-    Files.copy(libc(), lib);
+    Files.copy(SystemLibraries.libc(), lib);
     ModuleOpenException e = assertThrows(ModuleOpenException.class,
         () -> opener().open(PID, mappingOf("/lib/libc.so.6", lib, true)));
     assertEquals("deleted", e.reason(), e.getMessage());

@@ -38,26 +38,9 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class DebugFileSymbolsTest {
   private static final String BUILD_ID = "0123456789abcdef0123456789abcdef01234567";
-  private static final String LIB = """
-      #include <unistd.h>
-      static __attribute__((noinline)) int victim_wait(int fd) {
-        char c;
-        return (int) read(fd, &c, 1) + 1;
-      }
-      int victim_entry(int fd) { return victim_wait(fd) * 2; }
-      """;
-  private static final String MAIN = """
-      #include <dlfcn.h>
-      #include <stdio.h>
-      int main(int argc, char **argv) {
-        void *h = dlopen(argv[1], RTLD_NOW);
-        if (!h) { fprintf(stderr, "%s\\n", dlerror()); return 1; }
-        int (*entry)(int) = (int (*)(int)) dlsym(h, "victim_entry");
-        printf("ready\\n");
-        fflush(stdout);
-        return entry(0) == 4 ? 0 : 2;
-      }
-      """;
+  /** Sources in host/src/test/resources/native, see source(). */
+  private static final String LIB = "dlopen_victim.c";
+  private static final String MAIN = "dlopen_main.c";
 
   @TempDir Path dir;
   private Process target;
@@ -75,6 +58,16 @@ class DebugFileSymbolsTest {
     Path d = Files.createDirectories(dir.resolve("app"));
     Files.setPosixFilePermissions(d, PosixFilePermissions.fromString("rwxr-xr-x"));
     return d;
+  }
+
+  /**
+   * A C source of host/src/test/resources/native: dlopen_victim.c (a library blocking in
+   * victim_wait) and dlopen_main.c (which loads it), shared by DebugFileSymbolsTest and
+   * TargetFilesTest.
+   */
+  private static String source(String name) throws Exception {
+    return Files.readString(
+        Path.of(DebugFileSymbolsTest.class.getResource("/native/" + name).toURI()));
   }
 
   private Path compile(Path out, String source, String... flags) throws Exception {
@@ -101,7 +94,7 @@ class DebugFileSymbolsTest {
    */
   private Path buildLibrary(Path libDir, String buildId) throws Exception {
     String idFlag = buildId == null ? "-Wl,--build-id=none" : "-Wl,--build-id=0x" + buildId;
-    Path full = compile(libDir.resolve("full.so"), LIB, "-shared", "-fPIC", idFlag);
+    Path full = compile(libDir.resolve("full.so"), source(LIB), "-shared", "-fPIC", idFlag);
     run(List.of("objcopy", "--only-keep-debug", full.toString(),
         libDir.resolve("libvictim.debug").toString()));
     Path stripped = libDir.resolve("libvictim.so");
@@ -115,7 +108,7 @@ class DebugFileSymbolsTest {
   private Path rootOnlyElf(String buildId) throws Exception {
     Path secretDir = Files.createDirectories(dir.resolve("root-only"));
     Files.setPosixFilePermissions(secretDir, PosixFilePermissions.fromString("rwx------"));
-    Path secret = compile(secretDir.resolve("secret.so"), LIB, "-shared", "-fPIC",
+    Path secret = compile(secretDir.resolve("secret.so"), source(LIB), "-shared", "-fPIC",
         "-Dvictim_wait=root_only_secret_fn", "-Wl,--build-id=0x" + buildId);
     Files.setPosixFilePermissions(secret, PosixFilePermissions.fromString("rw-------"));
     return secret;
@@ -129,7 +122,7 @@ class DebugFileSymbolsTest {
 
   /** Starts a real process that loads {@code lib} and blocks inside victim_wait. */
   private int startTarget(Path lib) throws Exception {
-    Path main = compile(dir.resolve("main"), MAIN);
+    Path main = compile(dir.resolve("main"), source(MAIN));
     target = new ProcessBuilder(main.toString(), lib.toString()).start();
     byte[] line = new byte[6];
     int n = target.getInputStream().readNBytes(line, 0, 6);
@@ -193,7 +186,7 @@ class DebugFileSymbolsTest {
     assertEquals(Optional.of("victim_wait"), lookUp(pid, lib, address).name(),
         "the real debug file, matched by CRC32");
 
-    Path impostor = compile(dir.resolve("impostor.so"), LIB, "-shared", "-fPIC",
+    Path impostor = compile(dir.resolve("impostor.so"), source(LIB), "-shared", "-fPIC",
         "-Dvictim_wait=impostor_fn", "-Wl,--build-id=none");
     Files.copy(impostor, libDir.resolve("libvictim.debug"), StandardCopyOption.REPLACE_EXISTING);
     Lookup found = lookUp(pid, lib, address);

@@ -5,9 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.polystack.host.sys.DiagnosticSwitches;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -68,20 +70,12 @@ class HoldPriorityTest {
 
   @Test
   void canBeSwitchedOffForComparison() throws Exception {
-    String was = System.getProperty("polystack.holdPriority");
-    System.setProperty("polystack.holdPriority", "false");
-    try {
-      String trace = onNewThread(() -> {
-        HoldPriority h = HoldPriority.forCurrentThread();
-        return h.hold() + " " + policy();
-      });
-      assertEquals("false 0", trace);
-    } finally {
-      if (was == null) {
-        System.clearProperty("polystack.holdPriority");
-      } else {
-        System.setProperty("polystack.holdPriority", was);
-      }
-    }
+    Properties off = new Properties();
+    off.setProperty("polystack.holdPriority", "false");
+    String trace = onNewThread(() -> {
+      HoldPriority h = HoldPriority.forCurrentThread(DiagnosticSwitches.from(off));
+      return h.hold() + " " + policy();
+    });
+    assertEquals("false 0", trace);
   }
 }

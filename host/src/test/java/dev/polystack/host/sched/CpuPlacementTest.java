@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.polystack.host.sys.DiagnosticSwitches;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -12,6 +13,7 @@ import java.nio.file.Path;
 import java.util.BitSet;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -101,23 +103,15 @@ class CpuPlacementTest {
 
   @Test
   void canBeSwitchedOffForComparison() {
-    String was = System.getProperty("polystack.cpuPlacement");
-    System.setProperty("polystack.cpuPlacement", "false");
-    try {
-      CpuPlacement placement = CpuPlacement.forThisProcess();
-      assertFalse(placement.enabled());
-      BitSet target = new BitSet();
-      target.set(0);
-      placement.targetRunsOn(target, 1_000_000_000L);
-      assertEquals(0, placement.repins());
-      assertTrue(placement.current().get(0));
-    } finally {
-      if (was == null) {
-        System.clearProperty("polystack.cpuPlacement");
-      } else {
-        System.setProperty("polystack.cpuPlacement", was);
-      }
-    }
+    Properties off = new Properties();
+    off.setProperty("polystack.cpuPlacement", "false");
+    CpuPlacement placement = CpuPlacement.forThisProcess(DiagnosticSwitches.from(off));
+    assertFalse(placement.enabled());
+    BitSet target = new BitSet();
+    target.set(0);
+    placement.targetRunsOn(target, 1_000_000_000L);
+    assertEquals(0, placement.repins());
+    assertTrue(placement.current().get(0));
   }
 
   /** Whether a list such as "0-1,3" names {@code cpu}. */

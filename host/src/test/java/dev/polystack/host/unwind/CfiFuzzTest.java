@@ -180,7 +180,7 @@ class CfiFuzzTest {
     try {
       row = CfiInterpreter.rowFor(fde, pc);
     } catch (CfiException e) {
-      return "cfi:" + e.reason();
+      return "cfi:" + e.error().reason();
     }
     if (r.nextInt(4) != 0) {
       return "row";

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.polystack.host.elf.AddressRange;
 import dev.polystack.host.elf.ElfFile;
-import java.nio.file.Files;
+import dev.polystack.host.testutil.SystemLibraries;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,19 +19,9 @@ import org.junit.jupiter.api.Test;
  */
 class ElfUnwindModuleCacheTest {
 
-  private static Path libc() {
-    for (String p : List.of("/lib/x86_64-linux-gnu/libc.so.6",
-        "/usr/lib/x86_64-linux-gnu/libc.so.6")) {
-      if (Files.isRegularFile(Path.of(p))) {
-        return Path.of(p);
-      }
-    }
-    throw new AssertionError("no libc.so.6 on this machine");
-  }
-
   @Test
   void moreRowsThanCachedEvictTheLeastRecentlyUsed() throws Exception {
-    ElfUnwindModule module = new ElfUnwindModule(ElfFile.open(libc()), 0, "libc.so.6");
+    ElfUnwindModule module = new ElfUnwindModule(ElfFile.open(SystemLibraries.libc()), 0, "libc.so.6");
     List<Long> pcs = new ArrayList<>();
     List<UnwindRow> rows = new ArrayList<>();
     int wanted = ElfUnwindModule.MAX_CACHED_ROWS + 64;

@@ -3,6 +3,7 @@ package dev.polystack.otel.local;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.polystack.otel.model.Recording;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
@@ -84,30 +85,26 @@ class PprofWriterTest {
 
   @Test
   void samplesCountWhatWasTakenAndCpuTheTimeItStandsFor() throws Exception {
-    Path carrying = dir.resolve("carrying.pb.gz");
-    try (OutputStream out = Files.newOutputStream(carrying)) {
-      ProfileFormat.PPROF.writer().write(TestRecordings.carrying(4), out);
-    }
-    Proc samples = Proc.run(TIMEOUT, dir, go, "tool", "pprof", "-top", "-sample_index=samples",
-        carrying.toString()).assertSuccess();
-    assertTrue(samples.stdout().contains("Total samples = 2"), samples::toString);
-    Proc cpu = Proc.run(TIMEOUT, dir, go, "tool", "pprof", "-top", "-sample_index=cpu",
-        "-unit=ns", carrying.toString()).assertSuccess();
-    assertTrue(cpu.stdout().contains("Total samples = 50000000ns"), cpu::toString);
+    assertTotals(TestRecordings.carrying(4), "Total samples = 2", "Total samples = 50000000ns");
   }
 
   @Test
   void mergedSamplesCountEverySampleTheyStandFor() throws Exception {
-    Path merging = dir.resolve("merging.pb.gz");
-    try (OutputStream out = Files.newOutputStream(merging)) {
-      ProfileFormat.PPROF.writer().write(TestRecordings.merging(3, 5), out);
+    assertTotals(TestRecordings.merging(3, 5), "Total samples = 4", "Total samples = 60000000ns");
+  }
+
+  /** go tool pprof's totals of {@code r} as pprof, by samples and by cpu in nanoseconds. */
+  private static void assertTotals(Recording r, String samplesTotal, String cpuTotal) throws Exception {
+    Path file = dir.resolve("totals.pb.gz");
+    try (OutputStream out = Files.newOutputStream(file)) {
+      ProfileFormat.PPROF.writer().write(r, out);
     }
     Proc samples = Proc.run(TIMEOUT, dir, go, "tool", "pprof", "-top", "-sample_index=samples",
-        merging.toString()).assertSuccess();
-    assertTrue(samples.stdout().contains("Total samples = 4"), samples::toString);
+        file.toString()).assertSuccess();
+    assertTrue(samples.stdout().contains(samplesTotal), samples::toString);
     Proc cpu = Proc.run(TIMEOUT, dir, go, "tool", "pprof", "-top", "-sample_index=cpu",
-        "-unit=ns", merging.toString()).assertSuccess();
-    assertTrue(cpu.stdout().contains("Total samples = 60000000ns"), cpu::toString);
+        "-unit=ns", file.toString()).assertSuccess();
+    assertTrue(cpu.stdout().contains(cpuTotal), cpu::toString);
   }
 
   @Test
