@@ -16,9 +16,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.regex.Matcher;
@@ -58,7 +55,6 @@ class NginxLuaTest {
     Path handler = copyResource("handler.lua");
     Path conf = writeConfig(port);
     List<Process> started = new ArrayList<>();
-    ExecutorService pool = Executors.newFixedThreadPool(2);
     Process master = null;
     try {
       ProcessBuilder nginx = new ProcessBuilder("nginx", "-p", dir.toString(), "-c",
@@ -99,20 +95,39 @@ class NginxLuaTest {
       for (long worker : workers) { // the handler hot (and JIT-compiled) first
         Awaits.cpuTicks(worker, 30, 30_000);
       }
-      List<Future<Distribution.Result>> records = new ArrayList<>();
+      // Each record runs until its worker has used 2.5 s of CPU while sampled (~250 samples at
+      // 99 Hz), however little CPU a busy host gives the workers; then SIGINT ends it.
+      List<Distribution.Running> records = new ArrayList<>();
       List<Path> outputs = new ArrayList<>();
-      for (long worker : workers) {
-        Path folded = dir.resolve("worker-" + worker + ".folded");
-        outputs.add(folded);
-        records.add(pool.submit(() -> Distribution.run("record", "--pid", Long.toString(worker),
-            "--duration", "5s", "--format", "folded", "-o", folded.toString())));
-      }
       List<FoldedStacks> profiles = new ArrayList<>();
-      for (int i = 0; i < workers.size(); i++) {
-        Distribution.Result r = records.get(i).get(150, TimeUnit.SECONDS);
-        assertEquals(0, r.exitCode(), "worker " + workers.get(i) + ": " + r.stderr());
-        assertTrue(r.stderr().contains("target still running"), r.stderr()); // bpf: never attached
-        profiles.add(FoldedStacks.read(outputs.get(i)));
+      try {
+        for (long worker : workers) {
+          Path folded = dir.resolve("worker-" + worker + ".folded");
+          outputs.add(folded);
+          records.add(Distribution.start("record", "--pid", Long.toString(worker),
+              "--duration", "300s", "--format", "folded", "-o", folded.toString()));
+        }
+        for (int i = 0; i < workers.size(); i++) {
+          Distribution.Running record = records.get(i);
+          Awaits.until("record of worker " + workers.get(i) + " sampling", 120_000,
+              () -> Reliability.holdsPerfEvents(record.pid()));
+        }
+        for (long worker : workers) {
+          Awaits.cpuTicks(worker, 250, 120_000);
+        }
+        for (Distribution.Running record : records) {
+          record.signal("INT");
+        }
+        for (int i = 0; i < workers.size(); i++) {
+          Distribution.Result r = records.get(i).await(150);
+          assertEquals(0, r.exitCode(), "worker " + workers.get(i) + ": " + r.stderr());
+          assertTrue(r.stderr().contains("target still running"), r.stderr()); // never attached
+          profiles.add(FoldedStacks.read(outputs.get(i)));
+        }
+      } finally {
+        for (Distribution.Running record : records) {
+          record.close();
+        }
       }
       Process interrupt = new ProcessBuilder("kill", "-INT", Long.toString(wrk.pid())).start();
       assertEquals(0, interrupt.waitFor(), "kill -INT wrk");
@@ -144,7 +159,7 @@ class NginxLuaTest {
 
       FoldedStacks all = FoldedStacks.merge(profiles);
       long total = all.samples();
-      // 500-800 in a run; 150 keep render (6-11% of samples) from being missed by chance
+      // ~500 in a run; 150 keep render (6-11% of samples) from being missed by chance
       // (0.94^150 ~ 9e-5, within this class's budget; SamplingNoise).
       assertTrue(total >= 150, "too few samples: " + total + all.top(10));
       String chunk = handler.toString();
@@ -202,7 +217,6 @@ class NginxLuaTest {
               + " content_by_lua chunk, handle, then compute or render; first: "
               + misordered.get(0));
     } finally {
-      pool.shutdownNow();
       for (int i = started.size() - 1; i >= 0; i--) {
         stop(started.get(i));
       }

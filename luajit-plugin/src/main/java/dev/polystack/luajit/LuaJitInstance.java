@@ -81,8 +81,12 @@ final class LuaJitInstance implements RuntimeInstance {
   private CapturePlan plan = CapturePlan.NONE;
   private long planG;
 
-  private ThreadContext stateOwner;
-  private SampleState state;
+  /**
+   * The current sample's state, made anew by {@link #beginSample}, the API's per-sample boundary.
+   * Per calling thread: one sample runs on one thread from beginSample to its last walk, and
+   * samples of other threads (the conformance kit walks concurrently) must not share it.
+   */
+  private final ThreadLocal<SampleState> sample = ThreadLocal.withInitial(SampleState::new);
 
   /** One VM of the process and its trace snapshot. */
   private static final class Vm {
@@ -97,7 +101,11 @@ final class LuaJitInstance implements RuntimeInstance {
     }
   }
 
-  /** What one sample's walk remembers between the native frames it is asked about. */
+  /**
+   * What one sample's walk remembers between the native frames it is asked about. Segments are
+   * counted per lua_State here, not by {@link WalkRequest#segment()}: that count runs over all
+   * of this instance's interpreter frames, which interleave the C entries of several coroutines.
+   */
   private static final class SampleState {
     final Map<Long, LuaStack> stacks = new HashMap<>();
     final Map<Long, Integer> nextSegment = new HashMap<>();
@@ -117,8 +125,13 @@ final class LuaJitInstance implements RuntimeInstance {
   }
 
   @Override
+  public void beginSample(ThreadContext thread) {
+    sample.set(new SampleState());
+  }
+
+  @Override
   public synchronized WalkResult walk(WalkRequest request) {
-    SampleState st = stateFor(request.thread());
+    SampleState st = sample.get();
     TargetReader r = new TargetReader(request.thread().memory(), layout);
     Registers regs = request.frameRegisters();
     long pc = regs.pc();
@@ -179,7 +192,7 @@ final class LuaJitInstance implements RuntimeInstance {
     }
     Vm vm = vmWithTraceAt(frame.pc());
     if (vm == null) {
-      vm = discoverTraceAt(thread, frame, stateFor(thread));
+      vm = discoverTraceAt(thread, frame, sample.get());
       if (vm == null) {
         return null;
       }
@@ -188,7 +201,7 @@ final class LuaJitInstance implements RuntimeInstance {
     // A trace runs on the interpreter's C frame, below it by 16 (JLOOP) + spadjust bytes; the
     // interpreter's own CFI (CFA = rsp + 80) then leads on to its native callers.
     long cframe = frame.sp() + 16 + trace.spAdjust();
-    stateFor(thread).walkedCframes.add(cframe);
+    sample.get().walkedCframes.add(cframe);
     return frame.with(Register.RSP, cframe).with(Register.RIP, interpreter.start() + 1);
   }
 
@@ -210,7 +223,7 @@ final class LuaJitInstance implements RuntimeInstance {
       long L = r.u64(cframe + Layout.CF_SAVE_L, "cframe");
       for (Vm vm : vms.values()) {
         if (isThreadOf(r, L, vm.g, false)) {
-          stateFor(thread).walkedCframes.add(cframe);
+          sample.get().walkedCframes.add(cframe);
           return frame.with(Register.RSP, cframe).with(Register.RIP, ra);
         }
       }
@@ -301,16 +314,7 @@ final class LuaJitInstance implements RuntimeInstance {
     vms.clear();
     plan = CapturePlan.NONE;
     planG = 0;
-    state = null;
-    stateOwner = null;
-  }
-
-  private SampleState stateFor(ThreadContext thread) {
-    if (thread != stateOwner) {
-      stateOwner = thread;
-      state = new SampleState();
-    }
-    return state;
+    sample.remove(); // other threads' states go with this instance
   }
 
   private Vm vmWithTraceAt(long pc) {

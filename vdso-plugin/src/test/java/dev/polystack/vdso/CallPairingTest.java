@@ -56,11 +56,11 @@ class CallPairingTest {
     assertEquals(2, out.size());
     CallRecord inner = out.get(0);
     assertEquals("0x7", inner.arguments().get("arg0"));
-    assertEquals("EINVAL", inner.errno());
+    assertEquals("EINVAL", inner.errorName());
     assertEquals(20, inner.durationNanos());
     CallRecord outer = out.get(1);
     assertEquals("0x1", outer.arguments().get("arg0"));
-    assertNull(outer.errno());
+    assertNull(outer.errorName());
     assertNull(outer.outputs(), "an export without a known prototype has no decoded outputs");
     assertEquals(200, outer.durationNanos());
     assertEquals(List.of("arg0", "arg1", "arg2", "arg3", "arg4", "arg5"),

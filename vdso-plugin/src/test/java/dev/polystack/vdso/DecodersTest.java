@@ -82,7 +82,7 @@ class DecodersTest {
     assertEquals(Map.of("tp", Map.of("tv_sec", 1_700_000_000L, "tv_nsec", 123_456_789L)),
         r.outputs());
     assertEquals(0, r.result());
-    assertNull(r.errno());
+    assertNull(r.errorName());
     assertEquals(500, r.durationNanos());
   }
 
@@ -100,8 +100,8 @@ class DecodersTest {
   void anIntResultIgnoresTheUpperHalfOfRaxAndFailuresWriteNothing() {
     CallRecord r = call("clock_gettime", 0x12345678ffffffeaL, new byte[0], null, 12345, 0x600000);
     assertEquals(-22, r.result());
-    assertEquals("EINVAL", r.errno());
-    assertEquals(0x12345678ffffffeaL, r.rax());
+    assertEquals("EINVAL", r.errorName());
+    assertEquals(0x12345678ffffffeaL, r.returnRegister());
     assertEquals(Map.of(), r.outputs());
     assertEquals("CLOCK_12345", r.arguments().get("clock"));
   }
@@ -134,7 +134,7 @@ class DecodersTest {
     CallRecord time = call("time", 1_700_000_001L, stack, null, RETURN_RSP + 32);
     assertEquals(1_700_000_001L, time.result());
     assertEquals(Map.of("tloc", 1_700_000_001L), time.outputs());
-    assertNull(time.errno());
+    assertNull(time.errorName());
     assertEquals(Map.of(), call("time", 5, stack, null, 0).outputs());
 
     CallRecord cpu = call("getcpu", 0, stack, null, RETURN_RSP + 24, RETURN_RSP + 28, 0);
@@ -160,7 +160,7 @@ class DecodersTest {
     assertEquals(Map.of(), bytes.outputs());
 
     CallRecord bad = call("getrandom", -22, stack, null, 0x600000, 16, 0x40, 0, 0);
-    assertEquals("EINVAL", bad.errno());
+    assertEquals("EINVAL", bad.errorName());
     assertEquals("0x40", bad.arguments().get("flags"));
   }
 }

@@ -75,14 +75,14 @@ final class CallFormat implements TraceSession.Sink {
         .append(",\"version\":").append(Json.quote(r.version()))
         .append(",\"args\":");
     value(sb, r.arguments());
-    sb.append(",\"rax\":").append(Json.quote(hex(r.rax())))
+    sb.append(",\"rax\":").append(Json.quote(hex(r.returnRegister())))
         .append(",\"result\":").append(r.result())
         .append(",\"errno\":");
-    value(sb, r.errno());
+    value(sb, r.errorName());
     sb.append(",\"outputs\":");
     value(sb, r.outputs());
     sb.append(",\"return_address\":").append(Json.quote(hex(r.returnAddress())))
-        .append(",\"entry_rsp\":").append(Json.quote(hex(r.entryRsp())))
+        .append(",\"entry_rsp\":").append(Json.quote(hex(r.entryStackPointer())))
         .append(",\"duration_ns\":").append(r.durationNanos())
         .append(",\"realtime_ns\":").append(realtimeNanos)
         .append('}');
@@ -100,8 +100,8 @@ final class CallFormat implements TraceSession.Sink {
       }
     }
     sb.append(") = ").append(r.result());
-    if (r.errno() != null) {
-      sb.append(' ').append(r.errno());
+    if (r.errorName() != null) {
+      sb.append(' ').append(r.errorName());
     }
     if (r.outputs() == null) {
       sb.append(" {not captured}");

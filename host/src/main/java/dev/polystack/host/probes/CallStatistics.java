@@ -24,10 +24,10 @@ public final class CallStatistics {
 
   void add(CallRecord r) {
     long d = r.durationNanos();
-    session.add(d, r.errno());
+    session.add(d, r.errorName());
     threads.computeIfAbsent(new ThreadKey(r.pid(), r.tid()), k -> new LatencyStats())
-        .add(d, r.errno());
-    functions.computeIfAbsent(r.function(), k -> new LatencyStats()).add(d, r.errno());
+        .add(d, r.errorName());
+    functions.computeIfAbsent(r.function(), k -> new LatencyStats()).add(d, r.errorName());
   }
 
   void emitted(CallRecord r) {

@@ -372,7 +372,7 @@ public final class TraceSession {
 
   private boolean selected(CallRecord r) {
     return (options.tids().isEmpty() || options.tids().contains(r.tid()))
-        && (!options.errorsOnly() || r.errno() != null)
+        && (!options.errorsOnly() || r.errorName() != null)
         && r.durationNanos() >= options.minDurationNanos();
   }
 

@@ -35,6 +35,13 @@ final class StackWalker {
   }
 
   RawStack walk(CapturedThread thread, ModuleTable table) {
+    // The API's per-sample boundary: what an instance learns from here on is about this sample.
+    for (RuntimeBinding b : table.bindings()) {
+      guard.call(b.plugin(), "beginSample", () -> {
+        b.instance().beginSample(thread);
+        return null;
+      });
+    }
     // Code outside every module (JIT output) is offered to the plug-in that owns it, or, when
     // none claims it yet (a trace born since the last refresh), to each in turn; whoever
     // unwinds it also walks it.

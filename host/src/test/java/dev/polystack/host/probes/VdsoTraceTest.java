@@ -103,8 +103,8 @@ class VdsoTraceTest {
 
     List<CallRecord> calls = sink.records;
     assertEquals(320, calls.size(), "every call recorded; counters " + result.counters());
-    assertEquals(160, calls.stream().filter(r -> "EINVAL".equals(r.errno())).count());
-    assertEquals(160, calls.stream().filter(r -> r.errno() == null && r.result() == 0).count());
+    assertEquals(160, calls.stream().filter(r -> "EINVAL".equals(r.errorName())).count());
+    assertEquals(160, calls.stream().filter(r -> r.errorName() == null && r.result() == 0).count());
     Map<Integer, Long> perTid = calls.stream()
         .collect(Collectors.groupingBy(CallRecord::tid, Collectors.counting()));
     Map<Integer, Long> seenPerTid = seen.stream()
@@ -114,7 +114,7 @@ class VdsoTraceTest {
     // Every timespec the workload observed was decoded, on the thread that observed it.
     Set<List<Long>> decoded = new HashSet<>();
     for (CallRecord r : calls) {
-      if (r.errno() == null) {
+      if (r.errorName() == null) {
         assertNotNull(r.outputs(), "ptrace reads outputs from the stopped thread");
         Map<?, ?> tp = (Map<?, ?>) r.outputs().get("tp");
         decoded.add(List.of((long) r.tid(), (Long) tp.get("tv_sec"), (Long) tp.get("tv_nsec")));
@@ -141,7 +141,7 @@ class VdsoTraceTest {
     TraceSession.Result result = new TraceSession(ProcFs.system(), plugin(),
         options(true, true), sink).launch(viaShell(out, "20"), () -> false);
     assertEquals(160, sink.records.size());
-    assertTrue(sink.records.stream().allMatch(r -> "EINVAL".equals(r.errno())));
+    assertTrue(sink.records.stream().allMatch(r -> "EINVAL".equals(r.errorName())));
     assertEquals(320, result.stats().session().calls());
     assertEquals(160, result.stats().session().emittedCount());
     // Sequence numbers come from the full population: the emitted ones have gaps.
@@ -214,8 +214,8 @@ class VdsoTraceTest {
     assertTrue(sink.records.size() * 2 >= seen.size(), "recorded " + counts);
     for (CallRecord r : sink.records) {
       assertTrue(tids.contains(r.tid()));
-      if (r.errno() != null) {
-        assertEquals("EINVAL", r.errno());
+      if (r.errorName() != null) {
+        assertEquals("EINVAL", r.errorName());
         continue;
       }
       if (r.outputs() != null) {

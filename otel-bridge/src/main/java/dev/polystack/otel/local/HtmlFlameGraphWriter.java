@@ -81,7 +81,9 @@ final class HtmlFlameGraphWriter implements ProfileWriter {
     Duration length = Duration.between(start, end);
     fact(sb, "time", start + " to " + end + String.format(Locale.ROOT, " (%.3f s)",
         length.toNanos() / 1e9));
-    fact(sb, "samples", Sample.count(r.samples()) + " from " + Stacks.threadNames(r).size() + " threads");
+    int threads = Stacks.threadNames(r).size();
+    fact(sb, "samples", Sample.count(r.samples()) + " from " + threads
+        + (threads == 1 ? " thread" : " threads"));
     fact(sb, "rate", String.format(Locale.ROOT, "%.1f Hz per thread (every %.3f ms)",
         1e9 / r.periodNanos(), r.periodNanos() / 1e6));
     fact(sb, "mode", r.mode());

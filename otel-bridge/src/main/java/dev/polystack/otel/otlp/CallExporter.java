@@ -149,8 +149,8 @@ public final class CallExporter implements AutoCloseable {
         .setStartTimestamp(call.entryNanos() + offsetNanos, TimeUnit.NANOSECONDS)
         .setAllAttributes(attributes(call))
         .startSpan();
-    if (call.errno() != null) {
-      span.setStatus(StatusCode.ERROR, call.errno());
+    if (call.errorName() != null) {
+      span.setStatus(StatusCode.ERROR, call.errorName());
     }
     if (resourcePid == null || resourcePid != call.pid()) {
       span.setAttribute(PID, call.pid());
@@ -165,8 +165,8 @@ public final class CallExporter implements AutoCloseable {
    */
   public void count(CallRecord call) {
     AttributesBuilder metricAttributes = Attributes.builder().put(FUNCTION, call.function());
-    if (call.errno() != null) {
-      metricAttributes.put(ERROR_TYPE, call.errno());
+    if (call.errorName() != null) {
+      metricAttributes.put(ERROR_TYPE, call.errorName());
     }
     calls.add(1, metricAttributes.build());
     duration.record(call.durationNanos() / 1e9, Attributes.of(FUNCTION, call.function()));
@@ -188,12 +188,12 @@ public final class CallExporter implements AutoCloseable {
         .put("thread.id", call.tid())
         .put("vdso.return_value", call.result())
         .put("vdso.return_address", "0x" + Long.toHexString(call.returnAddress()))
-        .put("vdso.entry_rsp", "0x" + Long.toHexString(call.entryRsp()));
+        .put("vdso.entry_rsp", "0x" + Long.toHexString(call.entryStackPointer()));
     if (!call.version().isEmpty()) {
       b.put("vdso.symbol.version", call.version());
     }
-    if (call.errno() != null) {
-      b.put(ERROR_TYPE, call.errno());
+    if (call.errorName() != null) {
+      b.put(ERROR_TYPE, call.errorName());
     }
     put(b, "vdso.arg.", call.arguments());
     if (call.outputs() != null) {

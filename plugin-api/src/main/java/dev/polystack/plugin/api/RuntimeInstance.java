@@ -13,6 +13,20 @@ import java.util.Map;
  */
 public interface RuntimeInstance {
 
+  /**
+   * One sample begins (since API 1.4): the {@link #unwindCaller} and {@link #walk} calls that
+   * the calling thread makes next, up to its next {@code beginSample}, all belong to this sample
+   * of {@code thread}. The host calls it on every instance of the sampled process before it
+   * unwinds the sample's stack, and unwinds and walks that sample on the same thread. Keep
+   * per-sample state (what one walk remembers between native frames) from here to the next
+   * call, per calling thread: a test harness such as the conformance kit walks samples of one
+   * instance concurrently. A plug-in built against 1.3 or older may still tell samples apart by
+   * the {@link ThreadContext} object, which the host still makes anew for each sample.
+   *
+   * @since 1.4
+   */
+  default void beginSample(ThreadContext thread) {}
+
   /** Walks the runtime frames behind one native frame; never throws for bad target data. */
   default WalkResult walk(WalkRequest request) {
     return WalkResult.notMine();

@@ -3,7 +3,9 @@ package dev.polystack.plugin.api;
 /**
  * What the host captured of one thread for one sample: registers, the top of its stack, and
  * access to the rest of its memory. Live, memory reads happen while the thread is stopped (ptrace
- * mode) or afterwards (perf mode); replayed, they come from a snapshot.
+ * mode) or after the tick, with the thread running (perf and bpf modes, and ptrace mode when it
+ * walks its copy after the resume); replayed, they come from a snapshot. The host makes one
+ * per sample; {@link RuntimeInstance#beginSample} marks where a sample begins.
  *
  * @since 1.0
  */

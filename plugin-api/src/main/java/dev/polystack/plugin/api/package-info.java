@@ -10,9 +10,11 @@
  * dev.polystack.plugin.api.ApiVersion#CURRENT}); every public type says with {@code @since} the
  * version that added it. A host loads a plug-in built against the same major version and a minor
  * version no newer than its own ({@link dev.polystack.plugin.api.ApiVersion#canLoad}). Minor
- * versions only add types, default methods and constructors that keep the old ones, so a plug-in
- * built for 1.0 loads unchanged on every 1.x host; a major version may change or remove them.
- * docs/plugin-authoring.md describes the contract and what each minor version added.
+ * versions only add types, default methods and constructors that keep the old ones (a renamed
+ * accessor keeps its old name, {@code @Deprecated}), so a plug-in built for 1.0 loads unchanged on
+ * every 1.x host; a major version may change or remove them. The build checks this against the
+ * last released API with japicmp. docs/plugin-authoring.md describes the contract, the check and
+ * what each minor version added.
  *
  * @since 1.0
  */

@@ -402,6 +402,10 @@ public final class Conformance {
       // A throwaway memory: this only asks who claims the frame; walkOnce asks again, counted.
       ThreadContext probe = new KitThread(c.pid(), t.tid(), t.registers(),
           new ReplayedMemory(t.memory(), null, Long.MAX_VALUE, Long.MAX_VALUE));
+      guard(c, "thread " + t.tid(), "beginSample", () -> {
+        b.instance().beginSample(probe);
+        return null;
+      });
       Registers caller = guard(c, "thread " + t.tid(), "unwindCaller",
           () -> b.instance().unwindCaller(probe, t.registers()));
       if (caller != null) {
@@ -489,6 +493,10 @@ public final class Conformance {
         bounds.maxBytes());
     ThreadContext thread = new KitThread(c.pid(), t.tid(), t.registers(), memory);
     String where = "thread " + t.tid() + (fault == null ? "" : " with " + fault);
+    guard(c, where, "beginSample", () -> {
+      b.instance().beginSample(thread);
+      return null;
+    });
     guard(c, where, "unwindCaller", () -> b.instance().unwindCaller(thread, t.registers()));
     WalkResult result = guard(c, where, "walk",
         () -> b.instance().walk(new WalkRequest(thread, t.registers(), true, 0)));
