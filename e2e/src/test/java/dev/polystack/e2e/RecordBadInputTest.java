@@ -25,9 +25,11 @@ class RecordBadInputTest {
   @ParameterizedTest(name = "[{index}] {0}")
   @CsvSource(delimiter = '|', value = {
     "record -o {out}"
-        + "|2|give either --pid PID or a command after --, not both or neither",
+        + "|2|give either --pid PID (or --comm, --match) or a command after --,"
+        + " not both or neither",
     "record --pid {pid} -o {out} -- {cmd}"
-        + "|2|give either --pid PID or a command after --, not both or neither",
+        + "|2|give either --pid PID (or --comm, --match) or a command after --,"
+        + " not both or neither",
     "record --pid {pid} --rate 0 -o {out}|2|--rate must be 1..10000 Hz, got 0",
     "record --rate 0 -o {out} -- {cmd}|2|--rate must be 1..10000 Hz, got 0",
     "record --pid {pid} --rate abc -o {out}|2|Invalid value for option '--rate': 'abc' is not an int",
@@ -51,7 +53,7 @@ class RecordBadInputTest {
     "record --pid {pid} --rate 10001 -o {out}|2|--rate must be 1..10000 Hz, got 10001",
     "record --pid {pid} --max-depth 0 -o {out}|2|--max-depth must be 1..65536, got 0",
     "record --pid 0 -o {out}|2|--pid 0: a process id is a positive number",
-    "record --pid abc -o {out}|2|Invalid value for option '--pid': 'abc' is not an int",
+    "record --pid abc -o {out}|2|Invalid value for option '--pid' (PID): 'abc' is not an int",
     "record --pid {pid} --threads abc -o {out}|2|'abc' is not an int",
     "record --pid {pid} --tid 1 -o {out}|2|--tid 1: not a thread of process",
     // The filter's old name still works, as scripts use it.
@@ -65,7 +67,8 @@ class RecordBadInputTest {
         + " (its file system does not create files there); choose another --output",
     "record -o /proc/p.html -- {cmd}|1|cannot write /proc/p.html: No such file or directory",
     "record --pid {pid} -o {out} --stats-json /proc/s.json|1|cannot write /proc/s.json:",
-    "dump|2|Missing required option: '--pid=PID'",
+    "dump|2|give one of --pid PID, --comm NAME or --match REGEX",
+    "dump --pid {pid} --comm x|2|give one of --pid PID, --comm NAME or --match REGEX",
     "dump --pid 0|2|--pid 0: a process id is a positive number",
   })
   void failsWithOneLineAndLeavesTheTargetAlone(String args, int exitCode, String expected)

@@ -40,7 +40,7 @@ final class DumpCommand implements Runnable {
   @Override
   public void run() {
     target.validate();
-    int pid = target.pid;
+    int pid = target.resolve(ProcFs.system(), console);
     var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
     DumpSession.Dump dump;
     try {

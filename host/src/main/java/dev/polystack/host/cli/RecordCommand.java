@@ -8,6 +8,7 @@ import dev.polystack.host.output.OutputFile;
 import dev.polystack.host.output.Outputs;
 import dev.polystack.host.plugins.PluginLoader;
 import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.sampling.MultiRecord;
 import dev.polystack.host.sampling.RecordSession;
 import dev.polystack.host.sampling.SamplingException;
 import dev.polystack.host.sampling.SamplingOptions;
@@ -32,10 +33,13 @@ import picocli.CommandLine.ParentCommand;
 @Command(
     name = "record",
     mixinStandardHelpOptions = true,
-    description = "Sample a running process (--pid) or a command (after --) and write a profile.")
+    description = "Sample running processes (--pid, --comm, --match) or a command (after --) and"
+        + " write a profile.")
 final class RecordCommand implements Runnable {
 
   @Mixin TargetOptions target = new TargetOptions();
+
+  @Mixin TargetSelection select = new TargetSelection();
 
   @Option(names = "--per-thread",
       description = "Folded output: start each stack with its thread, 'name (tid N)', as the"
@@ -94,7 +98,11 @@ final class RecordCommand implements Runnable {
     SamplingOptions options = target.options(maxDepth);
     OtlpConfig otlpConfig = otlpConfig(System.getenv());
     boolean local = otlpConfig == null || format != null || output != null;
-    RecordSession.Backend backend = target.check();
+    RecordSession.Backend backend = target.selectingWith(select).check();
+    if (otlpConfig != null && target.several()) {
+      throw new UsageException("streaming to an OTLP endpoint records one process: give a single"
+          + " --pid, or write a local file (--output) for several");
+    }
     Credentials as = target.launchCredentials(console);
     OtlpOptions.warnIfInClear(otlpConfig, console::warn);
     // The files are created (under hidden names) before anything is attached or launched: a
@@ -109,6 +117,7 @@ final class RecordCommand implements Runnable {
       if (statsJson != null) {
         statsFile = outputs.replaceAtEnd(statsJson, "--stats-json");
       }
+      target.resolve(console);
       record(otlpConfig, backend, options, profileFormat, profileFile, statsFile, as);
     } catch (OutputException e) {
       throw OutputErrors.toCli(e);
@@ -137,8 +146,9 @@ final class RecordCommand implements Runnable {
     StatusLine status = new StatusLine(console);
     RecordSession.Result result;
     try (StopSignals signals = new StopSignals(console)) {
-      result = target.sample(session, backend, options, signals::stopRequested,
-          status::update);
+      result = target.sample(session,
+          new MultiRecord(ProcFs.system(), registry, guard, console::warn, as), backend,
+          options, signals::stopRequested, status::update);
     } catch (SamplingException e) {
       if (export != null) {
         export.finish(FINISH_TIMEOUT);
@@ -162,7 +172,7 @@ final class RecordCommand implements Runnable {
     }
     OtlpExport.Report report = export == null ? null : export.finish(FINISH_TIMEOUT);
     if (statsFile != null) {
-      writeStats(result.summary(), statsFile);
+      writeStats(result, statsFile);
     }
     Summaries.print(console, result, out, verbose, target.idle);
     if (writeFailure != null) {
@@ -253,9 +263,10 @@ final class RecordCommand implements Runnable {
     return safe + "-" + pid + "-" + time + "." + format.extension();
   }
 
-  private static void writeStats(RecordSession.Summary summary, OutputFile file) {
+  private static void writeStats(RecordSession.Result result, OutputFile file) {
     try {
-      file.stream().write(Summaries.statsJson(summary).getBytes(StandardCharsets.UTF_8));
+      file.stream().write(Summaries.statsJson(result.summary(), result.processes())
+          .getBytes(StandardCharsets.UTF_8));
       file.commit();
     } catch (IOException e) {
       throw new CommandFailedException("cannot write " + file.path() + ": "

@@ -85,7 +85,7 @@ final class SnapshotCommand implements Runnable {
 
   private void snapshot(SnapshotSession.Embed mode, OutputFile file, Path store)
       throws OutputException {
-    int pid = target.pid;
+    int pid = target.resolve(ProcFs.system(), console);
     var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
     SnapshotSession.Result result;
     try {

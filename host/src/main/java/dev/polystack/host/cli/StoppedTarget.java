@@ -1,27 +1,77 @@
 package dev.polystack.host.cli;
 
+import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.proc.ProcessList;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
 import picocli.CommandLine.Option;
 
 /**
  * The options of the commands that stop every thread of a process once (dump, snapshot): which
- * process and how deep to walk, validated the same way for both.
+ * process (by pid, or by a name that must select exactly one) and how deep to walk, validated
+ * the same way for both.
  */
 final class StoppedTarget {
 
-  @Option(names = {"--pid", "-p"}, paramLabel = "PID", required = true, description = "The process.")
-  int pid;
+  @Option(names = {"--pid", "-p"}, paramLabel = "PID", description = "The process.")
+  Integer pid;
+
+  @Option(names = "--comm", paramLabel = "NAME",
+      description = "The one process whose name (/proc/PID/comm) is exactly NAME.")
+  String comm;
+
+  @Option(names = "--match", paramLabel = "REGEX",
+      description = "The one process whose command line contains a match of REGEX (pgrep -f).")
+  String match;
 
   @Option(names = "--max-depth", paramLabel = "N", defaultValue = "512",
       description = "Frames per stack (default: ${DEFAULT-VALUE}).")
   int maxDepth;
 
-  /** Rejects a pid or depth that cannot be right, as a usage error. */
+  /** Rejects a selection or depth that cannot be right, as a usage error. */
   void validate() {
-    if (pid <= 0) {
+    int given = (pid != null ? 1 : 0) + (comm != null ? 1 : 0) + (match != null ? 1 : 0);
+    if (given != 1) {
+      throw new UsageException("give one of --pid PID, --comm NAME or --match REGEX");
+    }
+    if (pid != null && pid <= 0) {
       throw new UsageException("--pid " + pid + ": a process id is a positive number");
+    }
+    if (match != null) {
+      try {
+        Pattern.compile(match);
+      } catch (PatternSyntaxException e) {
+        throw new UsageException("--match " + match + ": not a regular expression ("
+            + e.getDescription() + ")");
+      }
     }
     if (maxDepth < 1 || maxDepth > 65_536) {
       throw new UsageException("--max-depth must be 1..65536, got " + maxDepth);
     }
+  }
+
+  /**
+   * The process: --pid, or the one a name selects (said in one line). Nothing selected is a
+   * failure (exit 1); several is the command line's mistake (exit 2): these commands stop one
+   * process at a time.
+   */
+  int resolve(ProcFs proc, Console console) {
+    if (pid != null) {
+      return pid;
+    }
+    List<String> comms = comm == null ? List.of() : List.of(comm);
+    Map<Integer, String> chosen = TargetSelection.byName(ProcessList.read(proc), comms, match);
+    if (chosen.isEmpty()) {
+      throw TargetSelection.noMatch(comms, match);
+    }
+    if (chosen.size() > 1) {
+      throw new UsageException(TargetSelection.asked(comms, match) + " selects "
+          + chosen.size() + " processes (" + TargetSelection.describe(chosen) + "); this"
+          + " command takes one: give --pid");
+    }
+    console.note("selected process " + TargetSelection.describe(chosen));
+    return chosen.keySet().iterator().next();
   }
 }

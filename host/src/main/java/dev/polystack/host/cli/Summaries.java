@@ -54,6 +54,13 @@ final class Summaries {
     if (verbose && !capture.isEmpty()) {
       err.println("polystack: tick capture: " + join(capture));
     }
+    for (RecordSession.ProcessPart p : result.processes()) {
+      long lostHere = LossGroups.samplesLost(withoutCapture(p.losses())).values().stream()
+          .mapToLong(Long::longValue).sum();
+      err.println("polystack: process " + p.pid() + " (" + p.name() + "): "
+          + plural(p.samples(), "sample") + (lostHere > 0 ? ", " + lostHere + " lost" : "")
+          + (p.exited() ? "; exited during the run" : ""));
+    }
     err.println("polystack: " + describeExit(result));
     if (output != null) {
       err.println("polystack: wrote " + output);
@@ -101,6 +108,20 @@ final class Summaries {
    * peak RSS.
    */
   static String statsJson(RecordSession.Summary s) {
+    return statsJson(s, java.util.List.of());
+  }
+
+  /** With a record of several processes, a {@code processes} array: each one's samples, losses. */
+  static String statsJson(RecordSession.Summary s,
+      java.util.List<RecordSession.ProcessPart> processes) {
+    StringBuilder parts = new StringBuilder();
+    for (RecordSession.ProcessPart p : processes) {
+      parts.append(parts.length() == 0 ? "" : ", ").append("{\"pid\": ").append(p.pid())
+          .append(", \"name\": \"").append(jsonText(p.name())).append('"')
+          .append(", \"samples\": ").append(p.samples())
+          .append(", \"exited\": ").append(p.exited())
+          .append(", \"losses\": ").append(jsonCounts(withoutCapture(p.losses()))).append('}');
+    }
     return "{\"samples\": " + s.samples()
         + ", \"periods\": " + s.periods()
         + ", \"threads\": " + s.threads()
@@ -113,6 +134,7 @@ final class Summaries {
         + ", \"errors\": " + jsonCounts(s.errors())
         + ", \"losses\": " + jsonCounts(withoutCapture(s.losses()))
         + ", \"capture\": " + jsonCounts(capture(s.losses()))
+        + (processes.isEmpty() ? "" : ", \"processes\": [" + parts + "]")
         + ", \"host\": {\"cpu_ns\": " + ownCpuNanos()
         + ", \"peak_rss_kib\": " + peakRssKib() + "}}\n";
   }
@@ -241,5 +263,21 @@ final class Summaries {
   private static String join(Map<String, Long> counts) {
     return counts.entrySet().stream().map(e -> e.getKey() + " " + e.getValue())
         .collect(Collectors.joining(", "));
+  }
+
+  /** {@code text} as the inside of a JSON string (a process name is the target's to choose). */
+  private static String jsonText(String text) {
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (c == '"' || c == '\\') {
+        sb.append('\\').append(c);
+      } else if (c < 0x20) {
+        sb.append(String.format("\\u%04x", (int) c));
+      } else {
+        sb.append(c);
+      }
+    }
+    return sb.toString();
   }
 }

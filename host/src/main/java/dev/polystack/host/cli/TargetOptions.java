@@ -2,6 +2,8 @@ package dev.polystack.host.cli;
 
 import dev.polystack.host.launch.Accounts;
 import dev.polystack.host.launch.Credentials;
+import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.sampling.MultiRecord;
 import dev.polystack.host.sampling.RecordSession;
 import dev.polystack.host.sampling.SamplingException;
 import dev.polystack.host.sampling.SamplingOptions;
@@ -23,9 +25,15 @@ import picocli.CommandLine.Parameters;
  */
 final class TargetOptions {
 
-  @Option(names = {"--pid", "-p"}, paramLabel = "PID",
-      description = "Attach to this running process.")
-  Integer pid;
+  @Option(names = {"--pid", "-p"}, paramLabel = "PID", split = ",",
+      description = "Attach to this running process (record: several, comma-separated or"
+          + " repeated).")
+  List<Integer> pids = new ArrayList<>();
+
+  /** Selection by name and --subprocesses, for the commands that offer them (record). */
+  private TargetSelection selection;
+  /** The processes to attach to, once {@link #resolve} ran. */
+  private List<Integer> resolved;
 
   @Parameters(paramLabel = "COMMAND", arity = "0..*",
       description = "Launch this command under the profiler (write it after --).")
@@ -70,19 +78,30 @@ final class TargetOptions {
    * @return the backend to sample with
    */
   RecordSession.Backend check() {
-    if ((pid == null) == command.isEmpty()) {
-      throw new UsageException("give either --pid PID or a command after --, not both or neither");
+    boolean attaching = !pids.isEmpty() || (selection != null && selection.byName());
+    if (attaching == !command.isEmpty()) {
+      throw new UsageException("give either --pid PID" + (selection != null
+          ? " (or --comm, --match)" : "") + " or a command after --, not both or neither");
+    }
+    if (selection == null && pids.size() > 1) {
+      throw new UsageException("--pid: this command samples one process; record takes several");
     }
     RecordSession.Backend backend = backend();
+    if (selection != null) {
+      selection.check(backend.mode(), attaching, pids.size(), threads);
+    }
     if (backend.mode() != RecordSession.Mode.PTRACE && idle) {
       throw new UsageException("--idle cannot be used with --mode " + backend.mode().id() + ": "
           + backend.mode().id() + " samples come from a CPU clock that only ticks while a thread"
           + " runs; use --mode ptrace --idle to sample sleeping threads too");
     }
-    if (pid != null && pid <= 0) {
-      throw new UsageException("--pid " + pid + ": a process id is a positive number");
+    for (int p : pids) {
+      if (p <= 0) {
+        throw new UsageException("--pid " + p + ": a process id is a positive number");
+      }
     }
     launchAs.checkLaunching(!command.isEmpty());
+    Integer pid = pids.size() == 1 ? pids.get(0) : null;
     if (pid != null && !threads.isEmpty() && Files.isDirectory(Path.of("/proc", pid.toString()))) {
       // A TID that is not a thread of the target would record nothing and still "succeed".
       for (int tid : threads) {
@@ -104,12 +123,49 @@ final class TargetOptions {
         : launchAs.resolve(System.getenv(), Accounts.effectiveUid(), console::note);
   }
 
+  /** Offers --comm, --match and --subprocesses (and several --pid) through {@code s}. */
+  TargetOptions selectingWith(TargetSelection s) {
+    this.selection = s;
+    return this;
+  }
+
+  /** Whether the run may record several processes (known before names are resolved). */
+  boolean several() {
+    return pids.size() > 1
+        || (selection != null && (selection.byName() || selection.subprocesses()));
+  }
+
+  /**
+   * Resolves --comm and --match to the processes to attach to, saying what was selected (or
+   * failing in one line when nothing was); call after {@link #check}, before attaching.
+   */
+  void resolve(Console console) {
+    resolved = selection == null || pids.isEmpty() && !selection.byName() ? List.copyOf(pids)
+        : selection.resolve(ProcFs.system(), pids, console);
+  }
+
   /** Attaches to --pid or launches the command, and samples until the run ends. */
   RecordSession.Result sample(RecordSession session, RecordSession.Backend backend,
       SamplingOptions options, BooleanSupplier stop, RecordSession.Progress progress)
       throws SamplingException {
-    return pid != null
-        ? session.attach(pid, backend, options, stop, progress)
+    return sample(session, null, backend, options, stop, progress);
+  }
+
+  /**
+   * Attaches to the targets or launches the command, and samples until the run ends; several
+   * processes (or --subprocesses) are recorded by {@code multi}.
+   */
+  RecordSession.Result sample(RecordSession session, MultiRecord multi,
+      RecordSession.Backend backend, SamplingOptions options, BooleanSupplier stop,
+      RecordSession.Progress progress) throws SamplingException {
+    List<Integer> targets = resolved != null ? resolved : List.copyOf(pids);
+    boolean subprocesses = selection != null && selection.subprocesses();
+    if (multi != null && (targets.size() > 1 || subprocesses)) {
+      return multi.run(new MultiRecord.Targets(targets, command, subprocesses), backend,
+          options, stop, progress);
+    }
+    return !targets.isEmpty()
+        ? session.attach(targets.get(0), backend, options, stop, progress)
         : session.launch(command, backend, options, stop, progress);
   }
 

@@ -2,7 +2,6 @@ package dev.polystack.host.sampling;
 
 import dev.polystack.host.bpf.CaptureRecord;
 import dev.polystack.host.bpf.PlanEncoder;
-import dev.polystack.host.bpf.TickCapture;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.sys.SyscallException;
 import dev.polystack.host.process.RuntimeBinding;
@@ -13,7 +12,6 @@ import dev.polystack.host.unwind.UnwindError;
 import dev.polystack.plugin.api.CapturePlan;
 import dev.polystack.plugin.api.Capability;
 import dev.polystack.plugin.api.Registers;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -49,7 +47,7 @@ final class BpfSampler implements NoStopSampler {
   private final SampleSink sink;
   private final Runnable refreshRequest;
   private final PluginGuard guard;
-  private final TickCapture capture;
+  private final CaptureSource capture;
   private final long epochOffset = PerfSampler.monotonicToEpochOffset();
   private final CpuPlacement placement = CpuPlacement.forThisProcess();
   /** Where the target ran lately, for the placement. */
@@ -77,7 +75,7 @@ final class BpfSampler implements NoStopSampler {
   private long countersRead = System.nanoTime();
 
   BpfSampler(TargetProcess target, SamplingOptions options, StackWalker walker, SampleSink sink,
-      Runnable refreshRequest, PluginGuard guard, TickCapture capture) {
+      Runnable refreshRequest, PluginGuard guard, CaptureSource capture) {
     this.target = target;
     this.options = options;
     this.walker = walker;
@@ -147,7 +145,7 @@ final class BpfSampler implements NoStopSampler {
   /** Copies the ready records out of the ring first, so the kernel gets the space back early. */
   private void drain(int timeoutMillis) {
     batch.clear();
-    capture.poll(timeoutMillis, this::parse);
+    capture.poll(timeoutMillis, batch::add, () -> sink.lost("malformed_record"));
     for (CaptureRecord r : batch) {
       sample(r);
     }
@@ -155,15 +153,6 @@ final class BpfSampler implements NoStopSampler {
       updatePlans(); // the first plan as soon as a walk found what it needs
     }
     batch.clear();
-  }
-
-  /** Copies one record out of the ring (parsing is that copy). */
-  private void parse(ByteBuffer bytes) {
-    try {
-      batch.add(CaptureRecord.parse(bytes));
-    } catch (IllegalArgumentException e) {
-      sink.lost("malformed_record");
-    }
   }
 
   private void sample(CaptureRecord r) {
@@ -343,6 +332,20 @@ final class BpfSampler implements NoStopSampler {
     if (!plans.isEmpty()) {
       out.put("capture_plans", (long) plans.size());
     }
+    return out;
+  }
+
+  /**
+   * A shared capture's kernel counters as a run's losses and figures: the losses by their
+   * summary names, the rest as capture_* (as one sampler reports its own capture's).
+   */
+  static Map<String, Long> kernelFigures(Map<String, Long> counters) {
+    Map<String, Long> out = new java.util.TreeMap<>();
+    counters.forEach((k, v) -> {
+      if (v > 0) {
+        out.put(KERNEL_LOSSES.getOrDefault(k, "capture_" + k), v);
+      }
+    });
     return out;
   }
 

@@ -51,18 +51,26 @@ final class NoStopSession {
   }
 
   RecordSession.Result attach(int pid, RecordSession.Backend backend, SamplingOptions options,
-      BooleanSupplier stop, RecordSession.Progress progress) throws SamplingException {
+      BooleanSupplier stop, RecordSession.Progress progress, CaptureSource shared)
+      throws SamplingException {
     checkAlive(pid);
+    if (shared != null) {
+      return sample(pid, shared, options, stop, progress, () -> {}, TargetExit.ofProc(proc, pid));
+    }
     try (TickCapture capture = openCapture(backend, options)) {
-      return sample(pid, capture, options, stop, progress, () -> {}, TargetExit.ofProc(proc, pid));
+      return sample(pid, capture == null ? null : CaptureSource.of(capture), options, stop,
+          progress, () -> {}, TargetExit.ofProc(proc, pid));
     }
   }
 
   RecordSession.Result launch(List<String> command, Credentials as,
       RecordSession.Backend backend, SamplingOptions options, BooleanSupplier stop,
-      RecordSession.Progress progress, IntConsumer started) throws SamplingException {
+      RecordSession.Progress progress, IntConsumer started, CaptureSource shared)
+      throws SamplingException {
     // Loaded before the program starts: a refusal falls back before anything ran.
-    try (TickCapture capture = openCapture(backend, options)) {
+    try (TickCapture own = shared != null ? null : openCapture(backend, options)) {
+      CaptureSource capture = shared != null ? shared
+          : own == null ? null : CaptureSource.of(own);
       ChildProcess child = RecordSession.startStopped(command, as);
       try (child; Tracer tracer = Tracer.start(child.pid())) {
         RecordSession.runToExec(child, tracer, command);
@@ -100,7 +108,7 @@ final class NoStopSession {
     return null;
   }
 
-  private RecordSession.Result sample(int pid, TickCapture capture, SamplingOptions options,
+  private RecordSession.Result sample(int pid, CaptureSource capture, SamplingOptions options,
       BooleanSupplier stop, RecordSession.Progress progress, Release release, TargetExit exit)
       throws SamplingException {
     RecordSession.Mode mode = capture != null ? RecordSession.Mode.BPF : RecordSession.Mode.PERF;

@@ -83,12 +83,36 @@ public final class RecordSession {
    *     process attached in perf mode is neither our child nor our tracee)
    * @param killedAtEnd a launched target was still running when the run ended, and polystack
    *     killed it (SIGKILL): a launched program does not outlive its recording
+   * @param processes each process of a record of several, in the order they were found; empty
+   *     for a record of one
    */
   public record Result(Recording recording, Summary summary, WaitStatus targetExit,
-      boolean stoppedByUser, boolean targetGone, boolean killedAtEnd) {
+      boolean stoppedByUser, boolean targetGone, boolean killedAtEnd,
+      List<ProcessPart> processes) {
+    public Result {
+      processes = List.copyOf(processes);
+    }
+
+    public Result(Recording recording, Summary summary, WaitStatus targetExit,
+        boolean stoppedByUser, boolean targetGone, boolean killedAtEnd) {
+      this(recording, summary, targetExit, stoppedByUser, targetGone, killedAtEnd, List.of());
+    }
+
     public Result(Recording recording, Summary summary, WaitStatus targetExit,
         boolean stoppedByUser, boolean targetGone) {
       this(recording, summary, targetExit, stoppedByUser, targetGone, false);
+    }
+  }
+
+  /**
+   * One process of a record of several ({@link MultiRecord}): its samples and its own losses.
+   *
+   * @param exited it exited during the run
+   */
+  public record ProcessPart(int pid, String name, long samples, Map<String, Long> losses,
+      boolean exited) {
+    public ProcessPart {
+      losses = Map.copyOf(losses);
     }
   }
 
@@ -110,6 +134,7 @@ public final class RecordSession {
   private final SamplingRun run;
   private final NoStopSession noStop;
   private Credentials launchAs;
+  private CaptureSource sharedCapture;
 
   public RecordSession(ProcFs proc, PluginRegistry plugins, PluginGuard guard,
       Consumer<String> warn) {
@@ -137,6 +162,12 @@ public final class RecordSession {
    */
   public RecordSession launchAs(Credentials as) {
     this.launchAs = as;
+    return this;
+  }
+
+  /** In bpf mode, takes the ticks from {@code source} (a share of one capture) instead of its own. */
+  RecordSession sharing(CaptureSource source) {
+    this.sharedCapture = source;
     return this;
   }
 
@@ -174,7 +205,7 @@ public final class RecordSession {
   public Result attach(int pid, Backend backend, SamplingOptions options, BooleanSupplier stop,
       Progress progress) throws SamplingException {
     if (backend.mode() != Mode.PTRACE) {
-      return noStop.attach(pid, backend, options, stop, progress);
+      return noStop.attach(pid, backend, options, stop, progress, sharedCapture);
     }
     checkAttachable(pid);
     try (Tracer tracer = Tracer.start(pid)) {
@@ -207,7 +238,8 @@ public final class RecordSession {
   public Result launch(List<String> command, Backend backend, SamplingOptions options,
       BooleanSupplier stop, Progress progress, IntConsumer started) throws SamplingException {
     if (backend.mode() != Mode.PTRACE) {
-      return noStop.launch(command, launchAs, backend, options, stop, progress, started);
+      return noStop.launch(command, launchAs, backend, options, stop, progress, started,
+          sharedCapture);
     }
     return launch(command, options, stop, progress, started);
   }

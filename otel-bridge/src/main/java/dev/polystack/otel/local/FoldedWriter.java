@@ -16,7 +16,9 @@ import java.util.TreeMap;
 /**
  * Collapsed stacks ({@code root;caller;leaf COUNT} per line), the input of flamegraph.pl.
  * Threads are merged unless asked for: the format has no place for them, and a per-thread root
- * frame changes the root of every consumer's graph.
+ * frame changes the root of every consumer's graph. A recording of several processes (its samples
+ * carry {@code process.pid}) starts
+ * each stack with its process, {@code process PID (NAME)}, as py-spy and perf script users know.
  */
 final class FoldedWriter implements ProfileWriter {
   private final boolean threadRoots;
@@ -32,23 +34,25 @@ final class FoldedWriter implements ProfileWriter {
     // Sorted by the line text, so equal recordings give byte-equal files. Distinct stacks are
     // few next to samples, so lines are built once per stack, not once per sample.
     Map<String, Long> counts = new TreeMap<>();
-    if (threadRoots) {
-      Map<Integer, List<Sample>> byThread = new TreeMap<>();
-      for (Sample sample : recording.samples()) {
-        byThread.computeIfAbsent(sample.tid(), t -> new ArrayList<>()).add(sample);
+    boolean processRoots = Stacks.namesProcesses(recording);
+    Map<String, List<Sample>> byRoot = new TreeMap<>();
+    Map<Integer, String> names = threadRoots ? Stacks.threadNames(recording) : Map.of();
+    for (Sample sample : recording.samples()) {
+      StringBuilder root = new StringBuilder();
+      if (processRoots) {
+        root.append(clean(Stacks.processLabel(sample))).append(';');
       }
-      Map<Integer, String> names = Stacks.threadNames(recording);
-      byThread.forEach((tid, samples) -> {
-        String root = clean(Stacks.threadLabel(tid, names.getOrDefault(tid, ""))) + ";";
-        for (Stacks.Counted c : Stacks.countByStack(samples)) {
-          counts.merge(root + line(stacks.rootFirstLabels(c.stack())), c.count(), Long::sum);
-        }
-      });
-    } else {
-      for (Stacks.Counted c : Stacks.countByStack(recording.samples())) {
-        counts.merge(line(stacks.rootFirstLabels(c.stack())), c.count(), Long::sum);
+      if (threadRoots) {
+        root.append(clean(Stacks.threadLabel(sample.tid(),
+            names.getOrDefault(sample.tid(), "")))).append(';');
       }
+      byRoot.computeIfAbsent(root.toString(), r -> new ArrayList<>()).add(sample);
     }
+    byRoot.forEach((root, samples) -> {
+      for (Stacks.Counted c : Stacks.countByStack(samples)) {
+        counts.merge(root + line(stacks.rootFirstLabels(c.stack())), c.count(), Long::sum);
+      }
+    });
     Writer w = new BufferedWriter(new OutputStreamWriter(out, StandardCharsets.UTF_8));
     for (Map.Entry<String, Long> e : counts.entrySet()) {
       w.write(e.getKey());

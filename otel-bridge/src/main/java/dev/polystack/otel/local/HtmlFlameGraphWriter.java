@@ -144,19 +144,32 @@ final class HtmlFlameGraphWriter implements ProfileWriter {
     }
   }
 
-  /** Process, thread, then the frames of each sample root first, with inclusive counts. */
+  /**
+   * Process, thread, then the frames of each sample root first, with inclusive counts. A
+   * recording of several processes has them under one root, each with its threads.
+   */
   private static Node tree(Recording recording) {
     Stacks stacks = new Stacks(recording);
     Map<Integer, List<Sample>> byThread = new TreeMap<>();
+    Map<Integer, String> processOf = new TreeMap<>();
     for (Sample sample : recording.samples()) {
       byThread.computeIfAbsent(sample.tid(), t -> new ArrayList<>()).add(sample);
+      processOf.put(sample.tid(), Stacks.processLabel(sample));
     }
     Map<Integer, String> threadNames = Stacks.threadNames(recording);
-    Node root = new Node(recording.target().executableName() + " (pid "
-        + recording.target().pid() + ")", "root");
+    boolean several = Stacks.namesProcesses(recording);
+    Node root = several
+        ? new Node(new java.util.HashSet<>(processOf.values()).size() + " processes", "root")
+        : new Node(recording.target().executableName() + " (pid " + recording.target().pid()
+            + ")", "root");
     root.value = Stacks.periods(recording.samples());
     byThread.forEach((tid, samples) -> {
-      Node thread = root.child(Stacks.threadLabel(tid, threadNames.get(tid)), "thread");
+      Node parent = root;
+      if (several) {
+        parent = root.child(processOf.get(tid), "process");
+        parent.value += Stacks.periods(samples);
+      }
+      Node thread = parent.child(Stacks.threadLabel(tid, threadNames.get(tid)), "thread");
       thread.value = Stacks.periods(samples);
       // Walk each distinct stack once with its count rather than once per sample.
       for (Stacks.Counted c : Stacks.countByStack(samples)) {

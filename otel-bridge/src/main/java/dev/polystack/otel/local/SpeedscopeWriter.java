@@ -61,11 +61,14 @@ final class SpeedscopeWriter implements ProfileWriter {
     }
     w.write("]},\n\"profiles\":[");
     long period = recording.periodNanos();
+    boolean several = Stacks.namesProcesses(recording);
     first = true;
     for (Map.Entry<Integer, String> thread : Stacks.threadNames(recording).entrySet()) {
       List<Sample> samples = samplesByThread.get(thread.getKey());
       w.write(first ? "\n{\"type\":\"sampled\",\"name\":" : ",\n{\"type\":\"sampled\",\"name\":");
-      w.write(Json.string(Stacks.threadLabel(thread.getKey(), thread.getValue())));
+      String label = Stacks.threadLabel(thread.getKey(), thread.getValue());
+      // Several processes: each thread's profile says whose it is.
+      w.write(Json.string(several ? Stacks.processLabel(samples.get(0)) + ": " + label : label));
       // A sample weighs the periods it stands for, so the thread's span is their sum.
       w.write(",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":"
           + Stacks.periods(samples) * period + ",\n\"samples\":[");

@@ -89,4 +89,29 @@ final class Stacks {
     String version = Stacks.class.getPackage().getImplementationVersion();
     return "polystack " + (version == null ? "development build" : version);
   }
+
+  /** The sample attribute a recording of several processes names each sample's process by. */
+  static final String PROCESS_PID = "process.pid";
+  /** The sample attribute naming the executable of that process. */
+  static final String PROCESS_NAME = "process.executable.name";
+
+  /**
+   * Whether the samples say their process: a recording of several processes (several pids,
+   * or a process and what it started) names it on every sample, one of a single process never.
+   */
+  static boolean namesProcesses(Recording recording) {
+    for (Sample sample : recording.samples()) {
+      if (sample.attributes().containsKey(PROCESS_PID)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** How outputs name a sample's process: {@code process PID (NAME)}. */
+  static String processLabel(Sample sample) {
+    String pid = sample.attributes().getOrDefault(PROCESS_PID, "?");
+    String name = sample.attributes().getOrDefault(PROCESS_NAME, "");
+    return "process " + pid + (name.isEmpty() ? "" : " (" + name + ")");
+  }
 }

@@ -47,6 +47,25 @@ class FoldedWriterTest {
   }
 
   @Test
+  void samplesThatNameTheirProcessStartUnderItBeforeTheirThread() throws IOException {
+    Frame main = new Frame(Frame.NATIVE, 0x1000, "main", "", 0, 0, "", Map.of());
+    StackTrace stack = new StackTrace(List.of(main));
+    Recording r = new Recording(new TargetInfo(10, "/bin/a", List.of("/bin/a")), 0, 1, 1,
+        "bpf", List.of(), List.of(
+            new Sample(10, "a", 0, stack, Map.of("process.pid", "10",
+                "process.executable.name", "a")),
+            new Sample(20, "b", 0, stack, Map.of("process.pid", "20",
+                "process.executable.name", "b;x")),
+            new Sample(20, "b", 1, stack, Map.of("process.pid", "20",
+                "process.executable.name", "b;x"))), Map.of());
+    assertEquals("process 10 (a);main 1\nprocess 20 (b:x);main 2\n", folded(r));
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ProfileFormat.FOLDED.writer(true).write(r, out);
+    assertEquals("process 10 (a);a (tid 10);main 1\nprocess 20 (b:x);b (tid 20);main 2\n",
+        out.toString(StandardCharsets.UTF_8));
+  }
+
+  @Test
   void threadRootsKeepThreadsApartUnderTheirNames() throws IOException {
     String expected = String.join("\n",
         "app-server (tid 4242);" + CODEC_LINE + " 3",

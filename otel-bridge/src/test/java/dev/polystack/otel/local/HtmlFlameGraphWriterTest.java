@@ -62,6 +62,33 @@ class HtmlFlameGraphWriterTest {
   }
 
   @Test
+  void severalProcessesEachHoldTheirThreads() throws IOException {
+    dev.polystack.plugin.api.Frame main = new dev.polystack.plugin.api.Frame(
+        dev.polystack.plugin.api.Frame.NATIVE, 0x1000, "main", "", 0, 0, "", Map.of());
+    var stack = new dev.polystack.otel.model.StackTrace(List.of(main));
+    var r = new dev.polystack.otel.model.Recording(
+        new dev.polystack.otel.model.TargetInfo(10, "/bin/a", List.of("/bin/a")), 0, 1, 1, "bpf",
+        List.of(), List.of(
+            new dev.polystack.otel.model.Sample(10, "a", 0, stack,
+                Map.of("process.pid", "10", "process.executable.name", "a")),
+            new dev.polystack.otel.model.Sample(20, "b", 0, stack,
+                Map.of("process.pid", "20", "process.executable.name", "b"), 2)),
+        Map.of());
+    Matcher m = DATA.matcher(html(r));
+    assertTrue(m.find());
+    @SuppressWarnings("unchecked")
+    Map<String, Object> root = (Map<String, Object>) MiniJson.parse(m.group(1));
+    assertEquals("2 processes", root.get("n"));
+    assertEquals(3L, root.get("v"));
+    Map<String, Object> b = child(root, "process 20 (b)");
+    assertEquals("process", b.get("t"));
+    assertEquals(2L, b.get("v"));
+    assertEquals(2L, child(child(b, "b (tid 20)"), "main").get("v"));
+    assertEquals(1L, child(child(child(root, "process 10 (a)"), "a (tid 10)"), "main").get("v"));
+    assertChildrenFitInParents(root);
+  }
+
+  @Test
   void pageIsSelfContainedWithTheRecordingFacts() throws IOException {
     String page = html(TestRecordings.service());
     // Nothing to fetch: no external scripts, styles or other resources.

@@ -100,6 +100,21 @@ class SpeedscopeWriterTest {
     assertEquals(5 * TestRecordings.PERIOD, p.get("endValue"));
   }
 
+  @Test
+  void threadsOfSeveralProcessesSayTheirProcess() throws IOException {
+    Frame main = new Frame(Frame.NATIVE, 0x1000, "main", "", 0, 0, "", Map.of());
+    StackTrace stack = new StackTrace(List.of(main));
+    Recording r = new Recording(new TargetInfo(10, "/bin/a", List.of("/bin/a")), 0, 1, 1, "bpf",
+        List.of(), List.of(
+            new Sample(10, "a", 0, stack, Map.of("process.pid", "10",
+                "process.executable.name", "a")),
+            new Sample(20, "b", 0, stack, Map.of("process.pid", "20",
+                "process.executable.name", "b"))), Map.of());
+    List<Map<String, Object>> profiles = list(write(r).get("profiles"));
+    assertEquals(List.of("process 10 (a): a (tid 10)", "process 20 (b): b (tid 20)"),
+        profiles.stream().map(p -> p.get("name")).toList());
+  }
+
   private static Map<String, Object> write(Recording r) throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ProfileFormat.SPEEDSCOPE.writer().write(r, out);
