@@ -66,6 +66,8 @@ log "building the baseline in $baseline (first use or sources changed)"
 "$baseline/polystack" --help >/dev/null
 declare -A launcher=([current]="$root/polystack" [baseline]="$baseline/polystack")
 
+commit_current="$(git -C "$root" log -1 --format='%h %s' | cut -c1-90)"
+commit_baseline="$(git -C "$baseline" log -1 --format='%h %s' | cut -c1-90)"
 load_start="$(cut -d' ' -f1-3 /proc/loadavg)"
 started=$(date +%s)
 for w in $workloads; do
@@ -103,8 +105,8 @@ mkdir -p "$(dirname "$out")"
   echo "## Host cost per sample, paired ($(date -u +%Y-%m-%dT%H:%MZ))"
   echo
   echo "Machine: $(machine_info). Load average at start: $load_start; at end: $load_end. Took $(($(date +%s) - started)) s."
-  echo "Build current: $(git -C "$root" log -1 --format='%h %s' | cut -c1-90)."
-  echo "Build baseline: $(git -C "$baseline" log -1 --format='%h %s' | cut -c1-90)."
+  echo "Build current: $commit_current."
+  echo "Build baseline: $commit_baseline."
   echo "Both builds record one running target (--pid) at once, ${long} s then ${short} s, at $rate Hz; $rounds rounds."
   echo
   python3 - "$work" "$long" "$short" "$rounds" "$modes" "$workloads" <<'PY'
