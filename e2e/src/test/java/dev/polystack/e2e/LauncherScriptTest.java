@@ -12,6 +12,7 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.GroupPrincipal;
 import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.attribute.UserPrincipalLookupService;
 import java.time.Instant;
 import java.util.List;
@@ -64,6 +65,39 @@ class LauncherScriptTest {
     assertTrue(settings.contains("polystack.probe = *\n"), "not the literal *: " + settings);
     assertTrue(settings.contains("polystack.other = 2\n"), "options split on blanks: "
         + settings);
+  }
+
+  @Test
+  void theOwnerGetsAClassDataArchiveUsedOnlyWhileNoOneElseCanWriteIt() throws Exception {
+    Path tree = built("cds");
+    Path jsa = tree.resolve("host/target/polystack.jsa");
+
+    Output first = launch(tree, dir, Map.of(), "--version");
+
+    assertEquals(0, first.exitCode(), first.stderr());
+    assertEquals("", first.stderr(), "the training record says nothing");
+    assertTrue(Files.isRegularFile(jsa), "made on the first run of a build without one");
+    assertEquals("r--r--r--", PosixFilePermissions.toString(Files.getPosixFilePermissions(jsa)));
+    try (Stream<Path> left = Files.list(jsa.getParent())) {
+      assertEquals(List.of(), left.map(p -> p.getFileName().toString())
+          .filter(n -> n.startsWith(".cds-training") || n.contains(".jsa.tmp")).toList(),
+          "no training directory or temporary archive left");
+    }
+    // Root runs a tree another user built: their archive is as trusted as their jar.
+    chownToNobody(tree);
+    Map<String, String> classLog = Map.of("POLYSTACK_JAVA_OPTS", "-Xlog:class+load=info");
+    Output used = launch(tree, dir, classLog, "--version");
+    assertEquals(0, used.exitCode(), used.stderr());
+    assertTrue(used.stdout().contains("source: shared objects file (top)"),
+        "classes come from the archive");
+
+    Files.setPosixFilePermissions(jsa, PosixFilePermissions.fromString("rw-rw-r--"));
+    Output refused = launch(tree, dir, classLog, "--version");
+    assertEquals(0, refused.exitCode(), refused.stderr());
+    assertFalse(refused.stdout().contains("shared objects file (top)"),
+        "an archive others could have written is not used");
+    assertEquals("rw-rw-r--", PosixFilePermissions.toString(Files.getPosixFilePermissions(jsa)),
+        "nor replaced by root in a tree root does not own");
   }
 
   /** A directory holding a copy of the launcher script, as a checkout would. */

@@ -71,6 +71,9 @@ final class LuaJitInstance implements RuntimeInstance {
   }
 
   private static final String NO_NAME = "";
+  /** Trace numbers are 16-bit; this bounds the map should a target report garbage. */
+  private static final int MAX_CACHED_ATTRIBUTES = 1 << 16;
+  private final Map<Integer, Map<String, String>> attributesByVmstate = new HashMap<>();
   private final FastFunctions fastFunctions;
   private final Map<String, Long> counters = new TreeMap<>();
   /** Validated global_State addresses, most recently used last. */
@@ -542,8 +545,12 @@ final class LuaJitInstance implements RuntimeInstance {
       int pos = position(r, proto, pc, exact);
       PosKey key = new PosKey(proto, pos, -1);
       Integer cached = lines.get(key);
-      line = cached != null ? cached : Protos.line(r, proto, pos);
-      lines.put(key, line);
+      if (cached != null) {
+        line = cached;
+      } else {
+        line = Protos.line(r, proto, pos);
+        lines.put(key, line);
+      }
     }
     if (line <= 0) {
       // No position (entering or leaving through the VM's call and return paths, or a trace
@@ -629,7 +636,26 @@ final class LuaJitInstance implements RuntimeInstance {
     return name.isEmpty() ? null : name;
   }
 
-  private static Map<String, String> vmstateAttributes(int vmstate, String inlineUnknown) {
+  /**
+   * The leaf frame's attributes, one immutable map per vmstate (a trace number or a state):
+   * every sample's leaf frame carries one, and Frame keeps an immutable map as it is.
+   */
+  private Map<String, String> vmstateAttributes(int vmstate, String inlineUnknown) {
+    if (inlineUnknown != null) {
+      return newVmstateAttributes(vmstate, inlineUnknown);
+    }
+    Map<String, String> a = attributesByVmstate.get(vmstate);
+    if (a == null) {
+      a = newVmstateAttributes(vmstate, null);
+      if (attributesByVmstate.size() >= MAX_CACHED_ATTRIBUTES) {
+        attributesByVmstate.clear();
+      }
+      attributesByVmstate.put(vmstate, a);
+    }
+    return a;
+  }
+
+  private static Map<String, String> newVmstateAttributes(int vmstate, String inlineUnknown) {
     Map<String, String> a = new HashMap<>();
     if (inlineUnknown != null) {
       a.put(INLINE_UNKNOWN_ATTRIBUTE, inlineUnknown);
@@ -645,7 +671,7 @@ final class LuaJitInstance implements RuntimeInstance {
         default -> "J";
       });
     }
-    return a;
+    return Map.copyOf(a);
   }
 
   private void refreshTraces(TargetReader r, Vm vm) {

@@ -15,20 +15,6 @@ final class TargetReader {
 
   static final int MAX_STRING = 512;
 
-  /**
-   * What a walk reads that never changes while it lives and lives as long as the code it
-   * describes: prototypes with their bytecode, constants and debug info, their strings, traces
-   * with the closures they hold as constants.
-   * The host may serve these live after the thread resumed. The Lua stack, lua_State, global
-   * state, C frames and the trace array change as the program runs, and closures (GCfunc) die
-   * young: one on the stack at the stop can be freed and its memory reused before the walk
-   * (bench/lua/cpu.lua: 4% of the samples ended in bad_function when closures were read live),
-   * so all of these must come from the stop.
-   */
-  private static final java.util.Set<String> STABLE = java.util.Set.of("bytecode", "constant",
-      "lineinfo", "proto", "string", "trace", "trace_ir", "trace_snapshot", "trace_mcode",
-      "trace_function", "debuginfo");
-
   private final RemoteMemory memory;
   private final RemoteMemory stable;
   private final Layout layout;
@@ -39,11 +25,39 @@ final class TargetReader {
     this.layout = layout;
   }
 
+  /**
+   * What a walk reads that never changes while it lives and lives as long as the code it
+   * describes: prototypes with their bytecode, constants and debug info, their strings, traces
+   * with the closures they hold as constants.
+   * The host may serve these live after the thread resumed. The Lua stack, lua_State, global
+   * state, C frames and the trace array change as the program runs, and closures (GCfunc) die
+   * young: one on the stack at the stop can be freed and its memory reused before the walk
+   * (bench/lua/cpu.lua: 4% of the samples ended in bad_function when closures were read live),
+   * so all of these must come from the stop.
+   *
+   * <p>A switch, not a set: asked on every read, and a set probe costs a hash and a call the
+   * host's C1 does not inline (a String caches its hash; equals of the same literal is ==).
+   */
   private RemoteMemory memoryFor(String what) {
-    return STABLE.contains(what) ? stable : memory;
+    switch (what) {
+      case "bytecode":
+      case "constant":
+      case "lineinfo":
+      case "proto":
+      case "string":
+      case "trace":
+      case "trace_ir":
+      case "trace_snapshot":
+      case "trace_mcode":
+      case "trace_function":
+      case "debuginfo":
+        return stable;
+      default:
+        return memory;
+    }
   }
 
-  /** Memory for reads of objects that never change while reachable (see {@link #STABLE}). */
+  /** Memory for reads of objects that never change while reachable (see {@link #memoryFor}). */
   RemoteMemory stableMemory() {
     return stable;
   }

@@ -65,7 +65,19 @@ final class TraceSnapshots {
   private static final Table REJECTED = new Table(0, 0, 0, 0, 0, new long[0], new int[0],
       new int[0], new int[0]);
 
-  private record PositionKey(Traces.Trace trace, int snapshot, long baseProto) {}
+  /** Written out, as {@link Traces.Trace} is: hashed on every sample on a trace. */
+  private record PositionKey(Traces.Trace trace, int snapshot, long baseProto) {
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof PositionKey k && k.snapshot == snapshot && k.baseProto == baseProto
+          && k.trace.equals(trace);
+    }
+
+    @Override
+    public int hashCode() {
+      return (trace.hashCode() * 31 + snapshot) * 31 + Long.hashCode(baseProto);
+    }
+  }
 
   /** A trace's machine code and its calls, read when a sample first returns into its loop. */
   private record Calls(byte[] code, TraceCalls calls) {}

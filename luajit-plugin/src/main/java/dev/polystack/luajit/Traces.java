@@ -25,6 +25,23 @@ final class Traces {
     boolean contains(long pc) {
       return Long.compareUnsigned(pc - mcode, size) < 0;
     }
+
+    // Written out: TraceSnapshots' caches hash a Trace on every sample on a trace, and a
+    // record's generated methods run through method handles the host's C1 does not inline.
+    @Override
+    public boolean equals(Object o) {
+      if (o == this) {
+        return true;
+      }
+      return o instanceof Trace t && t.number == number && t.address == address
+          && t.mcode == mcode && t.size == size && t.startPc == startPc
+          && t.startProto == startProto && t.spAdjust == spAdjust;
+    }
+
+    @Override
+    public int hashCode() {
+      return Long.hashCode(mcode) * 31 + number;
+    }
   }
 
   /**

@@ -68,7 +68,8 @@ public final class ModuleTable implements NativeUnwinder.ModuleLookup {
 
   /** The binding whose code contains {@code pc}, or null. */
   public RuntimeBinding bindingAt(long pc) {
-    for (RuntimeBinding b : bindings) {
+    for (int i = 0; i < bindings.size(); i++) { // indexed: per frame, no iterator
+      RuntimeBinding b = bindings.get(i);
       if (b.owns(pc)) {
         return b;
       }

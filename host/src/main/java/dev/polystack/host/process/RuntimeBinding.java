@@ -19,9 +19,10 @@ public record RuntimeBinding(
     ranges = List.copyOf(ranges);
   }
 
+  /** Indexed: asked for every native frame of every sample, and an iterator is an allocation. */
   public boolean owns(long pc) {
-    for (CodeRange r : ranges) {
-      if (r.contains(pc)) {
+    for (int i = 0; i < ranges.size(); i++) {
+      if (ranges.get(i).contains(pc)) {
         return true;
       }
     }

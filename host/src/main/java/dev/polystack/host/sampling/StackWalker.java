@@ -74,7 +74,8 @@ final class StackWalker {
     List<NativeFrame> natives = unwound.frames();
     for (int i = 0; i < natives.size() && frames.size() < maxDepth; i++) {
       NativeFrame nf = natives.get(i);
-      RuntimeBinding binding = claimed.getOrDefault(nf.pc(), table.bindingAt(nf.lookupPc()));
+      RuntimeBinding claimer = claimed.isEmpty() ? null : claimed.get(nf.pc());
+      RuntimeBinding binding = claimer != null ? claimer : table.bindingAt(nf.lookupPc());
       if (binding == null) {
         frames.add(new RawFrame.Native(nf.pc(), nf.exactPc()));
         continue;

@@ -17,7 +17,7 @@ final class TickMemory implements RemoteMemory {
   private final long[] starts;
   private final byte[][] contents;
   private final SampleMemory live;
-  private final RemoteMemory stableView = this::readStable;
+  private final RemoteMemory stableView = new StableView();
   private int uncapturedReads;
   /** Pages of those reads, for {@link LearnedPages}; bounded. */
   private final java.util.Set<Long> uncapturedPages = new java.util.LinkedHashSet<>();
@@ -58,24 +58,16 @@ final class TickMemory implements RemoteMemory {
 
   @Override
   public long readLong(long address) throws MemoryReadException {
-    for (int i = 0; i < starts.length; i++) {
-      long index = address - starts[i];
-      if (index >= 0 && index <= contents[i].length - 8L) {
-        return Bytes.getLong(contents[i], (int) index);
-      }
-    }
-    return RemoteMemory.super.readLong(address);
+    int i = capturedIndex(address, 8);
+    return i >= 0 ? Bytes.getLong(contents[i], (int) (address - starts[i]))
+        : RemoteMemory.super.readLong(address);
   }
 
   @Override
   public int readInt(long address) throws MemoryReadException {
-    for (int i = 0; i < starts.length; i++) {
-      long index = address - starts[i];
-      if (index >= 0 && index <= contents[i].length - 4L) {
-        return Bytes.getInt(contents[i], (int) index);
-      }
-    }
-    return RemoteMemory.super.readInt(address);
+    int i = capturedIndex(address, 4);
+    return i >= 0 ? Bytes.getInt(contents[i], (int) (address - starts[i]))
+        : RemoteMemory.super.readInt(address);
   }
 
   @Override
@@ -83,9 +75,58 @@ final class TickMemory implements RemoteMemory {
     return read(address, dst, offset, length, false);
   }
 
-  private int readStable(long address, byte[] dst, int offset, int length)
-      throws MemoryReadException {
-    return read(address, dst, offset, length, true);
+  /**
+   * Reads of stable objects: words without the array the default methods allocate, since a
+   * runtime's walk reads its prototypes' headers on every sample and they are rarely captured.
+   */
+  private final class StableView implements RemoteMemory {
+    @Override
+    public int read(long address, byte[] dst, int offset, int length)
+        throws MemoryReadException {
+      return TickMemory.this.read(address, dst, offset, length, true);
+    }
+
+    @Override
+    public long readLong(long address) throws MemoryReadException {
+      int i = capturedIndex(address, 8);
+      if (i >= 0) {
+        return Bytes.getLong(contents[i], (int) (address - starts[i]));
+      }
+      return overlapsCapture(address, 8) ? RemoteMemory.super.readLong(address)
+          : live.readLong(address);
+    }
+
+    @Override
+    public int readInt(long address) throws MemoryReadException {
+      int i = capturedIndex(address, 4);
+      if (i >= 0) {
+        return Bytes.getInt(contents[i], (int) (address - starts[i]));
+      }
+      return overlapsCapture(address, 4) ? RemoteMemory.super.readInt(address)
+          : live.readInt(address);
+    }
+  }
+
+  /** The captured range holding all of [address, address + length), or -1. */
+  private int capturedIndex(long address, int length) {
+    for (int i = 0; i < starts.length; i++) {
+      long index = address - starts[i];
+      if (index >= 0 && index <= contents[i].length - (long) length) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /** Whether any captured range holds part of [address, address + length). */
+  private boolean overlapsCapture(long address, int length) {
+    for (int i = 0; i < starts.length; i++) {
+      if (contents[i].length > 0 && starts[i] < address + length
+          && address < starts[i] + contents[i].length) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private int read(long address, byte[] dst, int offset, int length, boolean stable)

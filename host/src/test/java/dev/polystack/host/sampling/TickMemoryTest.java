@@ -46,6 +46,34 @@ class TickMemoryTest {
   }
 
   @Test
+  void stableWordsComeFromTheCaptureThenLiveAndAcrossItsEdge() throws Exception {
+    Pointer live = Native.allocate(64);
+    for (int i = 0; i < 64; i++) {
+      live.putByte(i, (byte) i);
+    }
+    long base = live.address();
+    byte[] atTick = new byte[16];
+    java.util.Arrays.fill(atTick, (byte) 0x55);
+    CaptureRecord r = CaptureRecord.parse(ByteBuffer.wrap(new RecordBytes()
+        .region(base + 16, atTick, 0, 3)
+        .build()));
+    TickMemory m = new TickMemory(r, RemoteMemory.of((int) ProcessHandle.current().pid()));
+    dev.polystack.plugin.api.RemoteMemory stable = m.stable();
+
+    assertEquals(0x5555555555555555L, stable.readLong(base + 16), "captured: the tick's bytes");
+    assertEquals(0x55555555, stable.readInt(base + 28));
+    assertEquals(0x0f0e0d0c0b0a0908L, stable.readLong(base + 8), "outside: live");
+    assertEquals(0x2b2a2928, stable.readInt(base + 40));
+    assertEquals(0x555555550f0e0d0cL, stable.readLong(base + 12),
+        "across the region's start: live bytes, then captured ones");
+    assertEquals(0x2120555555555555L, stable.readLong(base + 26), "across its end");
+    assertEquals(0, m.uncapturedReads(), "stable reads are not counted");
+    assertThrows(MemoryReadException.class, () -> stable.readLong(8));
+    assertThrows(MemoryReadException.class, () -> stable.readInt(8));
+    java.lang.ref.Reference.reachabilityFence(live);
+  }
+
+  @Test
   void unreadableMemoryFailsAsTheApiSays() {
     CaptureRecord r = CaptureRecord.parse(ByteBuffer.wrap(new RecordBytes().build()));
     TickMemory m = new TickMemory(r, RemoteMemory.of((int) ProcessHandle.current().pid()));
