@@ -5,13 +5,13 @@ import dev.polystack.host.elf.ElfFile;
 import dev.polystack.host.elf.ElfParseException;
 import dev.polystack.host.inspect.Inspector;
 import dev.polystack.host.inspect.ModuleReport;
-import dev.polystack.host.memory.RemoteMemory;
+import dev.polystack.host.memory.ProcessMemory;
 import dev.polystack.host.modules.ElfModuleImage;
 import dev.polystack.host.modules.ModuleOpenException;
 import dev.polystack.host.modules.ModuleOpener;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginLoader;
-import dev.polystack.host.proc.MappedModule;
+import dev.polystack.host.proc.MappedFile;
 import dev.polystack.host.proc.MappingKind;
 import dev.polystack.host.proc.MemoryMapping;
 import dev.polystack.host.proc.ProcFs;
@@ -124,7 +124,7 @@ final class InspectCommand implements Runnable {
     }
     ModuleOpener opener = new ModuleOpener();
     List<ModuleReport> reports = new ArrayList<>();
-    for (MappedModule m : maps.modules()) {
+    for (MappedFile m : maps.modules()) {
       if (m.executableMappings().isEmpty()) {
         continue;
       }
@@ -141,7 +141,7 @@ final class InspectCommand implements Runnable {
     Optional<MemoryMapping> vdso = maps.first(MappingKind.VDSO);
     if (vdso.isPresent()) {
       try {
-        ElfFile elf = opener.openVdso(vdso.get(), RemoteMemory.of(pid));
+        ElfFile elf = opener.openVdso(vdso.get(), ProcessMemory.of(pid));
         reports.add(inspector.inspect(new ElfModuleImage(elf, "[vdso]"),
             vdso.get().start() - elf.imageStartAddress()));
       } catch (ModuleOpenException e) {
@@ -187,7 +187,7 @@ final class InspectCommand implements Runnable {
    * Runtime minus link-time address: the first mapping's start minus the link-time address of
    * the file offset it maps.
    */
-  static long bias(MappedModule m, ElfFile elf) {
+  static long bias(MappedFile m, ElfFile elf) {
     MemoryMapping first = m.mappings().get(0);
     return elf.offsetToVirtualAddress(first.offset())
         .stream().map(vaddr -> first.start() - vaddr).findFirst()

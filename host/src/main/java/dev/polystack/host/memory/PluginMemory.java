@@ -4,9 +4,9 @@ import dev.polystack.plugin.api.MemoryReadException;
 
 /** The host's remote memory as plug-ins see it (plugin-api contract: fail if nothing is read). */
 public final class PluginMemory implements dev.polystack.plugin.api.RemoteMemory {
-  private final RemoteMemory memory;
+  private final ProcessMemory memory;
 
-  public PluginMemory(RemoteMemory memory) {
+  public PluginMemory(ProcessMemory memory) {
     this.memory = java.util.Objects.requireNonNull(memory, "memory");
   }
 

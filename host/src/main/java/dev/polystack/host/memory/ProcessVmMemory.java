@@ -12,7 +12,7 @@ import java.util.Objects;
 import jnr.ffi.Pointer;
 
 /** process_vm_readv reader with an optional PTRACE_PEEKDATA fallback. */
-final class ProcessVmMemory implements RemoteMemory {
+final class ProcessVmMemory implements ProcessMemory {
   // Native staging buffer per call is bounded by this, whatever the request size.
   private static final int CHUNK = 256 << 10;
 
@@ -112,7 +112,7 @@ final class ProcessVmMemory implements RemoteMemory {
       total += checkLength(0, d.length);
     }
     if (total > CHUNK) {
-      return RemoteMemory.super.readScattered(addresses, dst);
+      return ProcessMemory.super.readScattered(addresses, dst);
     }
     int[] got = new int[count];
     Pointer buf = STAGING.get()[0];

@@ -3,10 +3,10 @@ package dev.polystack.host.modules;
 import dev.polystack.host.elf.ElfFile;
 import dev.polystack.host.elf.ElfParseException;
 import dev.polystack.host.elf.ElfSource;
-import dev.polystack.host.memory.RemoteMemory;
+import dev.polystack.host.memory.ProcessMemory;
 import dev.polystack.host.memory.RemoteReadException;
 import dev.polystack.host.proc.DeviceNumber;
-import dev.polystack.host.proc.MappedModule;
+import dev.polystack.host.proc.MappedFile;
 import dev.polystack.host.proc.MemoryMapping;
 import dev.polystack.host.sys.SyscallException;
 import java.io.IOException;
@@ -49,7 +49,7 @@ public final class ModuleOpener implements ModuleSource {
 
   /** Opens a mapped file of process {@code pid}. */
   @Override
-  public synchronized ElfFile open(int pid, MappedModule module) throws ModuleOpenException {
+  public synchronized ElfFile open(int pid, MappedFile module) throws ModuleOpenException {
     Identity id = new Identity(module.device(), module.inode(), module.path());
     ElfFile cached = cache.get(id);
     if (cached != null) {
@@ -98,7 +98,7 @@ public final class ModuleOpener implements ModuleSource {
    * through a reopen of that same descriptor: a file swapped in after the check is never read,
    * and nothing that is not the mapped regular file is ever opened for reading.
    */
-  private static ElfFile parse(Opener opener, String where, MappedModule module)
+  private static ElfFile parse(Opener opener, String where, MappedFile module)
       throws ModuleOpenException {
     try (OpenedFile file = opener.open()) {
       verifyIdentity(file, where, module);
@@ -119,12 +119,12 @@ public final class ModuleOpener implements ModuleSource {
 
   /** Reads and parses the vDSO of {@code pid} from its memory (it has no file). */
   @Override
-  public ElfFile openVdso(MemoryMapping vdso, RemoteMemory memory) throws ModuleOpenException {
+  public ElfFile openVdso(MemoryMapping vdso, ProcessMemory memory) throws ModuleOpenException {
     return vdso(vdso, memory);
   }
 
   /** The vDSO image read from {@code memory}; shared with snapshot replay. */
-  public static ElfFile vdso(MemoryMapping vdso, RemoteMemory memory)
+  public static ElfFile vdso(MemoryMapping vdso, ProcessMemory memory)
       throws ModuleOpenException {
     long size = vdso.end() - vdso.start();
     if (size <= 0 || size > MAX_VDSO_SIZE) {
@@ -143,7 +143,7 @@ public final class ModuleOpener implements ModuleSource {
     }
   }
 
-  private static void verifyIdentity(OpenedFile file, String where, MappedModule module)
+  private static void verifyIdentity(OpenedFile file, String where, MappedFile module)
       throws ModuleOpenException {
     OpenedFile.Identity id;
     try {

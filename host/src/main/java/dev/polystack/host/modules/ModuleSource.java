@@ -1,8 +1,8 @@
 package dev.polystack.host.modules;
 
 import dev.polystack.host.elf.ElfFile;
-import dev.polystack.host.memory.RemoteMemory;
-import dev.polystack.host.proc.MappedModule;
+import dev.polystack.host.memory.ProcessMemory;
+import dev.polystack.host.proc.MappedFile;
 import dev.polystack.host.proc.MemoryMapping;
 
 /**
@@ -12,7 +12,7 @@ import dev.polystack.host.proc.MemoryMapping;
 public interface ModuleSource {
 
   /** Opens the file behind the mappings of {@code module} in process {@code pid}. */
-  ElfFile open(int pid, MappedModule module) throws ModuleOpenException;
+  ElfFile open(int pid, MappedFile module) throws ModuleOpenException;
 
   /**
    * Where separate debug files of process {@code pid}'s modules are looked up: inside the
@@ -21,5 +21,5 @@ public interface ModuleSource {
   DebugFiles debugFiles(int pid);
 
   /** Reads and parses the vDSO from the target's memory (it has no file). */
-  ElfFile openVdso(MemoryMapping vdso, RemoteMemory memory) throws ModuleOpenException;
+  ElfFile openVdso(MemoryMapping vdso, ProcessMemory memory) throws ModuleOpenException;
 }

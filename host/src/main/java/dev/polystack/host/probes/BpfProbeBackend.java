@@ -239,7 +239,7 @@ public final class BpfProbeBackend implements ProbeBackend {
    */
   private void rescan() throws ProbeException {
     OptionalLong base = resolver.base(plan.pid());
-    if (base.isPresent() && base.getAsLong() != plan.base()) {
+    if (base.isPresent() && base.getAsLong() != plan.vdsoBase()) {
       reResolve();
       return;
     }

@@ -9,7 +9,7 @@ import dev.polystack.host.perf.PerfPoll;
 import dev.polystack.host.perf.PerfRecord;
 import dev.polystack.host.perf.PerfSample;
 import dev.polystack.host.perf.SampleParser;
-import dev.polystack.host.sampling.ApiRegisters;
+import dev.polystack.host.sampling.RegisterConversion;
 import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.SyscallException;
 import dev.polystack.plugin.api.Bytes;
@@ -152,7 +152,7 @@ public final class PerfProbeBackend implements ProbeBackend {
   /** Follows new threads, lets go of exited ones, and re-plans after an exec. */
   private void rescan() throws ProbeException {
     OptionalLong base = resolver.base(plan.pid());
-    if (base.isPresent() && base.getAsLong() != plan.base()) {
+    if (base.isPresent() && base.getAsLong() != plan.vdsoBase()) {
       reResolve();
       return;
     }
@@ -254,7 +254,7 @@ public final class PerfProbeBackend implements ProbeBackend {
       listener.count("no_user_regs", 1);
       return;
     }
-    Registers regs = ApiRegisters.fromPerf(s.regs(), REGS);
+    Registers regs = RegisterConversion.fromPerf(s.regs(), REGS);
     byte[] stack = Arrays.copyOf(s.stack(), (int) s.stackDynSize());
     ProbeSite entry = b.entryAt(regs.pc());
     ProbeSite site = entry != null ? entry

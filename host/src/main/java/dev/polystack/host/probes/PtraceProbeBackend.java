@@ -1,7 +1,7 @@
 package dev.polystack.host.probes;
 
 import dev.polystack.host.memory.PluginMemory;
-import dev.polystack.host.memory.RemoteMemory;
+import dev.polystack.host.memory.ProcessMemory;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcReadException;
 import dev.polystack.host.ptrace.Ptrace;
@@ -12,7 +12,7 @@ import dev.polystack.host.ptrace.TraceeControl;
 import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.ptrace.TracerWakeup;
 import dev.polystack.host.ptrace.WaitStatus;
-import dev.polystack.host.sampling.ApiRegisters;
+import dev.polystack.host.sampling.RegisterConversion;
 import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.SyscallException;
 import dev.polystack.host.sys.Syscalls;
@@ -256,7 +256,7 @@ public final class PtraceProbeBackend implements ProbeBackend {
   private void inherit(int process, int parent) {
     ResolvedPlan pp = plans.get(parent);
     if (pp != null) {
-      plans.put(process, new ResolvedPlan(process, pp.base(), pp.bias(), pp.plan(),
+      plans.put(process, new ResolvedPlan(process, pp.vdsoBase(), pp.bias(), pp.plan(),
           pp.entries()));
     }
   }
@@ -313,10 +313,10 @@ public final class PtraceProbeBackend implements ProbeBackend {
    */
   private ProbeHit hit(Ptrace p, int tid) throws SyscallException {
     long now = System.nanoTime();
-    Registers regs = ApiRegisters.of(p.getRegs(tid));
+    Registers regs = RegisterConversion.of(p.getRegs(tid));
     int process = processOf.getOrDefault(tid, pid);
     PluginMemory memory = memories.computeIfAbsent(process,
-        k -> new PluginMemory(RemoteMemory.of(k)));
+        k -> new PluginMemory(ProcessMemory.of(k)));
     Breakpoints b = threads.get(tid);
     ProbeSite entry = b == null ? null : b.entryAt(regs.pc());
     byte[] stack = new byte[0];

@@ -9,12 +9,12 @@ import java.util.Map;
  * address. Re-made after every exec, which maps a new vDSO at a new address.
  *
  * @param pid the process
- * @param base where the vDSO is mapped (AT_SYSINFO_EHDR)
+ * @param vdsoBase where the vDSO is mapped (AT_SYSINFO_EHDR)
  * @param bias runtime address minus module virtual address
  * @param plan what the plug-in planned (sites as module virtual addresses)
  * @param entries absolute address to entry site
  */
-public record ResolvedPlan(int pid, long base, long bias, ProbePlan plan, Map<Long, ProbeSite> entries) {
+public record ResolvedPlan(int pid, long vdsoBase, long bias, ProbePlan plan, Map<Long, ProbeSite> entries) {
   public ResolvedPlan {
     entries = Map.copyOf(entries);
   }

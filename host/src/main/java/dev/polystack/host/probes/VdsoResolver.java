@@ -1,6 +1,6 @@
 package dev.polystack.host.probes;
 
-import dev.polystack.host.memory.RemoteMemory;
+import dev.polystack.host.memory.ProcessMemory;
 import dev.polystack.host.modules.ElfModuleImage;
 import dev.polystack.host.modules.ModuleOpenException;
 import dev.polystack.host.modules.ModuleOpener;
@@ -65,7 +65,7 @@ public final class VdsoResolver {
     ElfModuleImage image;
     long imageStart;
     try {
-      var elf = opener.openVdso(vdso, RemoteMemory.of(pid));
+      var elf = opener.openVdso(vdso, ProcessMemory.of(pid));
       image = new ElfModuleImage(elf, "[vdso]");
       imageStart = elf.imageStartAddress();
     } catch (ModuleOpenException e) {

@@ -14,8 +14,8 @@ public final class ProcessMaps {
   // Start addresses in a primitive array so lookups do not box on the sampling hot path.
   private final long[] starts;
   // Grouped once: snapshots are immutable and module lookups are frequent during symbolization.
-  private final Map<ModuleKey, MappedModule> modulesByKey;
-  private final List<MappedModule> modules;
+  private final Map<ModuleKey, MappedFile> modulesByKey;
+  private final List<MappedFile> modules;
 
   private ProcessMaps(List<MemoryMapping> mappings) {
     this.mappings = List.copyOf(mappings);
@@ -82,18 +82,18 @@ public final class ProcessMaps {
   }
 
   /** File-backed mappings grouped by file, ordered by each file's lowest address. */
-  public List<MappedModule> modules() {
+  public List<MappedFile> modules() {
     return modules;
   }
 
   /** The module whose mappings include {@code address}, if that address is file-backed. */
-  public Optional<MappedModule> findModule(long address) {
+  public Optional<MappedFile> findModule(long address) {
     return find(address)
         .filter(MemoryMapping::isFileBacked)
         .map(m -> modulesByKey.get(new ModuleKey(m.path(), m.device(), m.inode())));
   }
 
-  private static Map<ModuleKey, MappedModule> groupModules(List<MemoryMapping> mappings) {
+  private static Map<ModuleKey, MappedFile> groupModules(List<MemoryMapping> mappings) {
     Map<ModuleKey, List<MemoryMapping>> groups = new LinkedHashMap<>();
     for (MemoryMapping m : mappings) {
       if (m.isFileBacked()) {
@@ -102,12 +102,12 @@ public final class ProcessMaps {
             .add(m);
       }
     }
-    Map<ModuleKey, MappedModule> modules = new LinkedHashMap<>();
+    Map<ModuleKey, MappedFile> modules = new LinkedHashMap<>();
     groups.forEach(
         (key, list) ->
             modules.put(
                 key,
-                new MappedModule(
+                new MappedFile(
                     key.path(), key.device(), key.inode(), list.get(0).deleted(), list)));
     return Collections.unmodifiableMap(modules);
   }

@@ -2,14 +2,14 @@ package dev.polystack.host.process;
 
 import dev.polystack.host.elf.ElfFile;
 import dev.polystack.host.memory.PluginMemory;
-import dev.polystack.host.memory.RemoteMemory;
+import dev.polystack.host.memory.ProcessMemory;
 import dev.polystack.host.modules.ElfModuleImage;
 import dev.polystack.host.modules.ModuleOpenException;
 import dev.polystack.host.modules.ModuleSource;
 import dev.polystack.host.plugins.LoadedPlugin;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginRegistry;
-import dev.polystack.host.proc.MappedModule;
+import dev.polystack.host.proc.MappedFile;
 import dev.polystack.host.proc.MappingKind;
 import dev.polystack.host.proc.MemoryMapping;
 import dev.polystack.host.proc.ProcFs;
@@ -57,7 +57,7 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
   private final int maxModules;
   private final MapsSource mapsSource;
   private final ModuleSource opener;
-  private final RemoteMemory memory;
+  private final ProcessMemory memory;
   private final PluginMemory pluginMemory;
   private final PluginRegistry plugins;
   private final PluginGuard guard;
@@ -77,18 +77,18 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
   private volatile List<Mapping> mappings = List.of();
   private volatile ProcessMaps maps = ProcessMaps.of(List.of());
 
-  public TargetProcess(int pid, ProcFs proc, ModuleSource opener, RemoteMemory memory,
+  public TargetProcess(int pid, ProcFs proc, ModuleSource opener, ProcessMemory memory,
       PluginRegistry plugins, PluginGuard guard, Consumer<String> warn) {
     this(pid, () -> proc.forPid(pid).maps(), opener, memory, plugins, guard, warn);
   }
 
-  public TargetProcess(int pid, MapsSource mapsSource, ModuleSource opener, RemoteMemory memory,
+  public TargetProcess(int pid, MapsSource mapsSource, ModuleSource opener, ProcessMemory memory,
       PluginRegistry plugins, PluginGuard guard, Consumer<String> warn) {
     this(pid, mapsSource, opener, memory, plugins, guard, warn, MAX_MODULES);
   }
 
   /** @param maxModules most modules open at once (see {@link #MAX_MODULES}) */
-  TargetProcess(int pid, MapsSource mapsSource, ModuleSource opener, RemoteMemory memory,
+  TargetProcess(int pid, MapsSource mapsSource, ModuleSource opener, ProcessMemory memory,
       PluginRegistry plugins, PluginGuard guard, Consumer<String> warn, int maxModules) {
     if (maxModules < 1) {
       throw new IllegalArgumentException("module cap must be positive: " + maxModules);
@@ -119,7 +119,7 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
     return pluginMemory;
   }
 
-  public RemoteMemory hostMemory() {
+  public ProcessMemory hostMemory() {
     return memory;
   }
 
@@ -143,8 +143,8 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
     mappings = maps.mappings().stream().map(TargetProcess::toMapping).toList();
     Map<Identity, LoadedModule> seen = new HashMap<>();
     java.util.Set<Identity> mapped = new java.util.HashSet<>();
-    Map<Identity, MappedModule> fresh = new java.util.LinkedHashMap<>();
-    for (MappedModule m : maps.modules()) {
+    Map<Identity, MappedFile> fresh = new java.util.LinkedHashMap<>();
+    for (MappedFile m : maps.modules()) {
       if (m.executableMappings().isEmpty()) {
         continue;
       }
@@ -158,7 +158,7 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
       }
     }
     // Modules already open stay; new ones fill what the cap leaves.
-    for (Map.Entry<Identity, MappedModule> e : fresh.entrySet()) {
+    for (Map.Entry<Identity, MappedFile> e : fresh.entrySet()) {
       Identity id = e.getKey();
       if (seen.size() >= maxModules) {
         overCap(id, e.getValue());
@@ -237,7 +237,7 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
     return out;
   }
 
-  private LoadedModule open(MappedModule m) {
+  private LoadedModule open(MappedFile m) {
     try {
       ElfFile elf = opener.open(pid, m);
       MemoryMapping first = m.mappings().get(0);
@@ -253,7 +253,7 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
   }
 
   /** A module over the cap: counted once, and one warning for the first. */
-  private void overCap(Identity id, MappedModule m) {
+  private void overCap(Identity id, MappedFile m) {
     boolean first = overCap.isEmpty();
     if (overCap.add(id)) {
       count("module_over_cap");

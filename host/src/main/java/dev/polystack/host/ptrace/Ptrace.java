@@ -33,7 +33,7 @@ public final class Ptrace {
   private final Thread owner;
   private final int pid;
   private final LibC libc = Native.libc();
-  private final Pointer scratch = Native.allocate(Registers.SIZE);
+  private final Pointer scratch = Native.allocate(UserRegs.SIZE);
   private final Map<Integer, State> threads = new HashMap<>();
   private final Map<Integer, WaitStatus> lastStop = new HashMap<>();
   private final Map<Integer, ArrayDeque<WaitStatus>> pending = new HashMap<>();
@@ -106,10 +106,10 @@ public final class Ptrace {
     forget(tid);
   }
 
-  public Registers getRegs(int tid) throws SyscallException {
+  public UserRegs getRegs(int tid) throws SyscallException {
     checkThread();
     call(PtraceConstants.GETREGS, "GETREGS", tid, 0, scratch.address());
-    return Registers.read(scratch);
+    return UserRegs.read(scratch);
   }
 
   public long peekUser(int tid, long offset) throws SyscallException {
@@ -427,7 +427,7 @@ public final class Ptrace {
     checkThread();
     for (int i = 0; i < rounds; i++) {
       if (libc.ptrace(PtraceConstants.GETREGS, tid, 0, scratch.address()) != -1) {
-        Registers.read(scratch);
+        UserRegs.read(scratch);
       }
       reap(tid);
     }

@@ -202,7 +202,7 @@ public final class Tracer implements AutoCloseable {
     return call(p -> p.detachSafely(tid, DETACH_TIMEOUT_NANOS));
   }
 
-  public Registers getRegs(int tid) throws SyscallException {
+  public UserRegs getRegs(int tid) throws SyscallException {
     return call(p -> p.getRegs(tid));
   }
 

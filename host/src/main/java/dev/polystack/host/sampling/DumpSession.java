@@ -1,6 +1,6 @@
 package dev.polystack.host.sampling;
 
-import dev.polystack.host.memory.RemoteMemory;
+import dev.polystack.host.memory.ProcessMemory;
 import dev.polystack.host.modules.ModuleOpener;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginRegistry;
@@ -62,7 +62,7 @@ public final class DumpSession {
   public Map<String, List<DiscoveredOffset>> validateOffsets(int pid, int snapshots)
       throws SamplingException {
     new RecordSession(proc, plugins, guard, warn).checkAttachable(pid);
-    TargetProcess target = new TargetProcess(pid, proc, new ModuleOpener(), RemoteMemory.of(pid),
+    TargetProcess target = new TargetProcess(pid, proc, new ModuleOpener(), ProcessMemory.of(pid),
         plugins, guard, warn);
     try {
       target.refresh();
@@ -114,7 +114,7 @@ public final class DumpSession {
   interface Hook {
     Hook NONE = new Hook() {};
 
-    default RemoteMemory process(RemoteMemory live) {
+    default ProcessMemory process(ProcessMemory live) {
       return live;
     }
 
@@ -133,7 +133,7 @@ public final class DumpSession {
 
   Dump dump(int pid, int maxDepth, Hook hook) throws SamplingException {
     new RecordSession(proc, plugins, guard, warn).checkAttachable(pid);
-    RemoteMemory live = RemoteMemory.of(pid);
+    ProcessMemory live = ProcessMemory.of(pid);
     TargetProcess target = new TargetProcess(pid, proc, new ModuleOpener(), hook.process(live),
         plugins, guard, warn);
     try {
@@ -190,9 +190,9 @@ public final class DumpSession {
    * walk reads). Everything happens while the thread is stopped: dump and snapshot stop all
    * threads together and want one instant for all of them.
    */
-  private static RawStack walkStopped(Ptrace p, int tid, TargetProcess target, RemoteMemory live,
+  private static RawStack walkStopped(Ptrace p, int tid, TargetProcess target, ProcessMemory live,
       StackWalker walker, int stackBytes, Hook hook) throws SyscallException {
-    var regs = ApiRegisters.of(p.getRegs(tid));
+    var regs = RegisterConversion.of(p.getRegs(tid));
     StackCapture copy = new StackCapture(live, stackBytes);
     copy.copy(regs.sp());
     SampleMemory memory = copy.memory(live);

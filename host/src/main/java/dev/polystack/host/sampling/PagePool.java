@@ -1,6 +1,6 @@
 package dev.polystack.host.sampling;
 
-import dev.polystack.host.memory.RemoteMemory;
+import dev.polystack.host.memory.ProcessMemory;
 import dev.polystack.host.memory.RemoteReadException;
 import java.util.Map;
 
@@ -22,7 +22,7 @@ final class PagePool {
    * @return the bytes read into {@code lead} (0 without one)
    * @throws RemoteReadException when the process cannot be read at all
    */
-  int read(RemoteMemory live, long leadAddress, byte[] lead, long[] pageAddresses,
+  int read(ProcessMemory live, long leadAddress, byte[] lead, long[] pageAddresses,
       Map<Long, byte[]> out) throws RemoteReadException {
     int n = Math.min(pageAddresses.length, PagePrefetch.MAX_PAGES);
     int first = lead == null ? 0 : 1;

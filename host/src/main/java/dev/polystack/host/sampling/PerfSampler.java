@@ -332,7 +332,7 @@ final class PerfSampler implements NoStopSampler {
     if (s.cpu() >= 0) {
       targetCpus.set(s.cpu());
     }
-    Registers regs = ApiRegisters.fromPerf(s.regs(), REGS);
+    Registers regs = RegisterConversion.fromPerf(s.regs(), REGS);
     RawStack stack = walk(s, regs);
     if (stack.endedWith(UnwindError.NO_MODULE)) {
       refreshRequest.run(); // also records the new modules for the Recording

@@ -262,7 +262,7 @@ final class PtraceSampler {
       // The launched program sits at its first instruction with a real, one-frame stack: walking
       // it compiles the unwinder and loads the executable's and the loader's unwind tables
       // before any of the program runs. Nothing of it becomes a sample.
-      Registers regs = ApiRegisters.of(p.getRegs(pid));
+      Registers regs = RegisterConversion.of(p.getRegs(pid));
       for (int i = 0; i < WARM_UP_WALKS; i++) {
         capture.copy(regs.sp());
         walker.walk(thread(pid, regs, capture.memory(target.hostMemory())), target.table());
@@ -381,7 +381,7 @@ final class PtraceSampler {
     long t1;
     try {
       try {
-        regs = ApiRegisters.of(p.getRegs(tid));
+        regs = RegisterConversion.of(p.getRegs(tid));
       } catch (SyscallException e) {
         // ESRCH: killed in its stop (another thread's exit_group or exec), its exit follows.
         if (e.errno() != Errno.ESRCH) {

@@ -1,6 +1,6 @@
 package dev.polystack.host.sampling;
 
-import dev.polystack.host.memory.RemoteMemory;
+import dev.polystack.host.memory.ProcessMemory;
 import dev.polystack.host.memory.RemoteReadException;
 import dev.polystack.plugin.api.Bytes;
 import dev.polystack.plugin.api.MemoryReadException;
@@ -24,7 +24,7 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
 
   private static final byte[] UNREADABLE = new byte[0];
 
-  private final RemoteMemory live;
+  private final ProcessMemory live;
   private final long copyStart;
   private final byte[] copy;
   private final int copyLength;
@@ -38,7 +38,7 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
    * In snapshot mode, where {@link #stable()} reads may go when the snapshot lacks their page:
    * the live process, or null.
    */
-  private RemoteMemory stableSource;
+  private ProcessMemory stableSource;
   /** Pages read live for {@link #stable()}; kept apart so no other read ever sees them. */
   private Map<Long, byte[]> stablePages;
   private int stableLiveReads;
@@ -50,7 +50,7 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
   private Set<Long> used;
 
   /** @param live the target's memory, or null when nothing but the copy may be read */
-  SampleMemory(RemoteMemory live, long copyStart, byte[] copy, int copyLength) {
+  SampleMemory(ProcessMemory live, long copyStart, byte[] copy, int copyLength) {
     this.live = live;
     this.copyStart = copyStart;
     this.copy = copy;
@@ -67,7 +67,7 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
    *     process), or null to treat them like any other read
    */
   static SampleMemory snapshot(long copyStart, byte[] copy, int copyLength,
-      Map<Long, byte[]> pages, RemoteMemory stableSource) {
+      Map<Long, byte[]> pages, ProcessMemory stableSource) {
     SampleMemory m = new SampleMemory(null, copyStart, copy, copyLength);
     m.stableSource = stableSource;
     m.stablePages = new HashMap<>();
@@ -87,7 +87,7 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
    *
    * @param pages page address to contents (a page that could not be read maps to an empty array)
    */
-  static SampleMemory prefetched(RemoteMemory live, long copyStart, byte[] copy, int copyLength,
+  static SampleMemory prefetched(ProcessMemory live, long copyStart, byte[] copy, int copyLength,
       Map<Long, byte[]> pages) {
     SampleMemory m = new SampleMemory(live, copyStart, copy, copyLength);
     pages.forEach((page, bytes) -> m.pages.put(page, bytes.length == PAGE ? bytes : UNREADABLE));
@@ -217,7 +217,7 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
   }
 
   /** One whole page, or UNREADABLE: pages are mapped whole, so a short read means it is not. */
-  private static byte[] readPage(RemoteMemory source, long page) {
+  private static byte[] readPage(ProcessMemory source, long page) {
     byte[] bytes = new byte[PAGE];
     try {
       return source.read(page, bytes, 0, PAGE) == PAGE ? bytes : UNREADABLE;
@@ -244,7 +244,7 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
    * Reads a page into {@code cache} and returns it (UNREADABLE included), or null when the cache
    * already holds as many pages as one sample may pull.
    */
-  private static byte[] readInto(Map<Long, byte[]> cache, RemoteMemory source, long page) {
+  private static byte[] readInto(Map<Long, byte[]> cache, ProcessMemory source, long page) {
     if (cache.size() >= MAX_PAGES) {
       return null;
     }

@@ -1,6 +1,6 @@
 package dev.polystack.host.sampling;
 
-import dev.polystack.host.memory.RemoteMemory;
+import dev.polystack.host.memory.ProcessMemory;
 import dev.polystack.host.modules.ModuleOpener;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginRegistry;
@@ -81,7 +81,7 @@ final class SamplingRun {
 
   RecordSession.Result run(int pid, String mode, SamplingOptions options,
       RecordSession.Progress progress, Loop loop) throws SamplingException {
-    TargetProcess target = new TargetProcess(pid, proc, new ModuleOpener(), RemoteMemory.of(pid),
+    TargetProcess target = new TargetProcess(pid, proc, new ModuleOpener(), ProcessMemory.of(pid),
         plugins, guard, warn);
     TargetInfo info = TargetDescriber.describe(proc, pid);
     Map<String, ModuleInfo> modules = new LinkedHashMap<>();

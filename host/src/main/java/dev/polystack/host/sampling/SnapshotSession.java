@@ -1,7 +1,7 @@
 package dev.polystack.host.sampling;
 
 import dev.polystack.host.elf.ElfParseException;
-import dev.polystack.host.memory.RemoteMemory;
+import dev.polystack.host.memory.ProcessMemory;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginRegistry;
 import dev.polystack.host.proc.ProcFs;
@@ -105,7 +105,7 @@ public final class SnapshotSession {
     Map<String, Long> losses = Map.of();
 
     @Override
-    public RemoteMemory process(RemoteMemory live) {
+    public ProcessMemory process(ProcessMemory live) {
       return RecordingMemory.ofHost(live, process);
     }
 

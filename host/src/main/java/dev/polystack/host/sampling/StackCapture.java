@@ -1,6 +1,6 @@
 package dev.polystack.host.sampling;
 
-import dev.polystack.host.memory.RemoteMemory;
+import dev.polystack.host.memory.ProcessMemory;
 import dev.polystack.host.memory.RemoteReadException;
 
 /**
@@ -20,7 +20,7 @@ final class StackCapture {
   /** The x86-64 System V red zone, which also covers an epilogue's popped registers. */
   static final int BELOW_SP = 128;
 
-  private final RemoteMemory live;
+  private final ProcessMemory live;
   private final byte[] buffer;
   private long start;
   private int length;
@@ -29,7 +29,7 @@ final class StackCapture {
    * @param bytes how much stack to copy per sample from the stack pointer up (bounded by the
    *     sampling options); 0 copies nothing
    */
-  StackCapture(RemoteMemory live, int bytes) {
+  StackCapture(ProcessMemory live, int bytes) {
     this.live = live;
     this.buffer = new byte[bytes == 0 ? 0 : bytes + BELOW_SP];
   }
@@ -96,7 +96,7 @@ final class StackCapture {
    * stable reads (see {@link dev.polystack.plugin.api.RemoteMemory#stable}) from {@code
    * stableSource} when it is not null.
    */
-  SampleMemory snapshotMemory(RemoteMemory stableSource) {
+  SampleMemory snapshotMemory(ProcessMemory stableSource) {
     return SampleMemory.snapshot(start, buffer, length, pages, stableSource);
   }
 
@@ -112,7 +112,7 @@ final class StackCapture {
    * The thread's memory for one walk: the copy first, {@code fallback} (page by page, bounded)
    * for anything outside it, or nothing else when {@code fallback} is null.
    */
-  SampleMemory memory(RemoteMemory fallback) {
+  SampleMemory memory(ProcessMemory fallback) {
     return new SampleMemory(fallback, start, buffer, length);
   }
 }

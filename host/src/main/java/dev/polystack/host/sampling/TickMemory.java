@@ -23,7 +23,7 @@ final class TickMemory implements RemoteMemory {
   private final java.util.Set<Long> uncapturedPages = new java.util.LinkedHashSet<>();
 
   /** @param live the process's memory, read after the tick for anything not captured */
-  TickMemory(CaptureRecord record, dev.polystack.host.memory.RemoteMemory live) {
+  TickMemory(CaptureRecord record, dev.polystack.host.memory.ProcessMemory live) {
     List<CaptureRecord.Region> regions = record.regions();
     starts = new long[regions.size() + 1];
     contents = new byte[regions.size() + 1][];

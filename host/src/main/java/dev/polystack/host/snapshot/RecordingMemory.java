@@ -31,9 +31,9 @@ public final class RecordingMemory {
   }
 
   /** The host view of process memory (vDSO image, plug-in reads outside a walk). */
-  public static dev.polystack.host.memory.RemoteMemory ofHost(
-      dev.polystack.host.memory.RemoteMemory live, MemoryImage.Recorder recorder) {
-    return new dev.polystack.host.memory.RemoteMemory() {
+  public static dev.polystack.host.memory.ProcessMemory ofHost(
+      dev.polystack.host.memory.ProcessMemory live, MemoryImage.Recorder recorder) {
+    return new dev.polystack.host.memory.ProcessMemory() {
       @Override
       public int read(long address, byte[] dst, int off, int len) throws RemoteReadException {
         int n;

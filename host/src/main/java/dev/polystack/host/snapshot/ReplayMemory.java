@@ -66,8 +66,8 @@ public final class ReplayMemory implements RemoteMemory {
   }
 
   /** The host's view of the same memory (0 bytes for unreadable, as process_vm_readv). */
-  public dev.polystack.host.memory.RemoteMemory asHost() {
-    return new dev.polystack.host.memory.RemoteMemory() {
+  public dev.polystack.host.memory.ProcessMemory asHost() {
+    return new dev.polystack.host.memory.ProcessMemory() {
       @Override
       public int read(long address, byte[] dst, int off, int len) throws RemoteReadException {
         checkLength(address, len);

@@ -3,12 +3,12 @@ package dev.polystack.host.snapshot;
 import dev.polystack.host.elf.ElfFile;
 import dev.polystack.host.elf.ElfParseException;
 import dev.polystack.host.elf.ElfSource;
-import dev.polystack.host.memory.RemoteMemory;
+import dev.polystack.host.memory.ProcessMemory;
 import dev.polystack.host.modules.DebugFiles;
 import dev.polystack.host.modules.ModuleOpenException;
 import dev.polystack.host.modules.ModuleOpener;
 import dev.polystack.host.modules.ModuleSource;
-import dev.polystack.host.proc.MappedModule;
+import dev.polystack.host.proc.MappedFile;
 import dev.polystack.host.proc.MemoryMapping;
 import java.io.IOException;
 import java.io.InputStream;
@@ -126,7 +126,7 @@ public final class SnapshotModules implements ModuleSource {
   }
 
   @Override
-  public ElfFile open(int pid, MappedModule module) throws ModuleOpenException {
+  public ElfFile open(int pid, MappedFile module) throws ModuleOpenException {
     ElfFile elf = byPath.get(module.path());
     if (elf != null) {
       return elf;
@@ -146,7 +146,7 @@ public final class SnapshotModules implements ModuleSource {
   }
 
   @Override
-  public ElfFile openVdso(MemoryMapping vdso, RemoteMemory memory) throws ModuleOpenException {
+  public ElfFile openVdso(MemoryMapping vdso, ProcessMemory memory) throws ModuleOpenException {
     return ModuleOpener.vdso(vdso, memory);
   }
 }

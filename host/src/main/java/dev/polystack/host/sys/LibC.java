@@ -6,7 +6,7 @@ import jnr.ffi.annotations.SaveError;
 
 /**
  * Raw jnr-ffi binding to the glibc entry points polystack needs. Internal: callers outside
- * {@code dev.polystack.host} should use the typed wrappers ({@code Tracer}, {@code RemoteMemory},
+ * {@code dev.polystack.host} should use the typed wrappers ({@code Tracer}, {@code ProcessMemory},
  * {@code PerfEvent}, {@code Launcher}). Public only because jnr generates the implementation in its
  * own class loader and the other host packages bind through it.
  *

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.polystack.host.ptrace.PtraceConstants;
-import dev.polystack.host.ptrace.Registers;
+import dev.polystack.host.ptrace.UserRegs;
 import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.ptrace.WaitStatus;
 import dev.polystack.host.sys.Errno;
@@ -62,7 +62,7 @@ class LauncherTest {
       try (Tracer tracer = Tracer.start(p.pid())) {
         p.seizeAndRunToExec(tracer, PtraceConstants.DEFAULT_OPTIONS, Duration.ofSeconds(5));
         assertEquals(exe, Files.readSymbolicLink(Path.of("/proc/" + p.pid() + "/exe")).toString());
-        Registers r = tracer.getRegs(p.pid());
+        UserRegs r = tracer.getRegs(p.pid());
         assertTrue(r.rip() != 0);
         // Nothing of the program has run yet.
         assertTrue(!Files.exists(out) || Files.size(out) == 0);

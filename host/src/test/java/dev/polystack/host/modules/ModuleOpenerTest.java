@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.polystack.host.elf.ElfFile;
 import dev.polystack.host.proc.DeviceNumber;
-import dev.polystack.host.proc.MappedModule;
+import dev.polystack.host.proc.MappedFile;
 import dev.polystack.host.proc.MemoryMapping;
 import dev.polystack.host.proc.Permissions;
 import dev.polystack.host.proc.ProcFs;
@@ -43,11 +43,11 @@ class ModuleOpenerTest {
   }
 
   /** A mapping of {@code path} (as the target names it) claiming {@code file}'s dev/inode. */
-  private static MappedModule mappingOf(String path, Path file) throws Exception {
+  private static MappedFile mappingOf(String path, Path file) throws Exception {
     return mappingOf(path, file, false);
   }
 
-  private static MappedModule mappingOf(String path, Path file, boolean deleted)
+  private static MappedFile mappingOf(String path, Path file, boolean deleted)
       throws Exception {
     Map<String, Object> a = Files.readAttributes(file, "unix:dev,ino");
     long dev = (Long) a.get("dev");
@@ -55,7 +55,7 @@ class ModuleOpenerTest {
     long inode = (Long) a.get("ino");
     MemoryMapping m = new MemoryMapping(0x7f0000000000L, 0x7f0000001000L,
         new Permissions("r-xp", true, false, true, false), 0, device, inode, path, deleted);
-    return new MappedModule(path, device, inode, deleted, List.of(m));
+    return new MappedFile(path, device, inode, deleted, List.of(m));
   }
 
   @Test
@@ -203,9 +203,9 @@ class ModuleOpenerTest {
     Process sleeper = new ProcessBuilder(copy.toString(), "30").start();
     try {
       int pid = (int) sleeper.pid();
-      MappedModule module = awaitModule(pid, copy.toString());
+      MappedFile module = awaitModule(pid, copy.toString());
       Files.delete(copy);
-      MappedModule deleted = awaitModule(pid, copy.toString());
+      MappedFile deleted = awaitModule(pid, copy.toString());
       assertTrue(deleted.deleted(), deleted.toString());
       ElfFile elf = new ModuleOpener().open(pid, deleted);
       assertTrue(elf.executableRanges().size() > 0, elf.toString());
@@ -216,10 +216,10 @@ class ModuleOpenerTest {
     }
   }
 
-  private static MappedModule awaitModule(int pid, String path) throws Exception {
+  private static MappedFile awaitModule(int pid, String path) throws Exception {
     long deadline = System.nanoTime() + 10_000_000_000L;
     while (true) {
-      for (MappedModule m : ProcFs.system().forPid(pid).maps().modules()) {
+      for (MappedFile m : ProcFs.system().forPid(pid).maps().modules()) {
         if (m.path().equals(path) && !m.executableMappings().isEmpty()) {
           return m;
         }

@@ -34,7 +34,7 @@ class LiveProcessTest {
       String exe = view.exe();
       assertEquals(probeBinary.toString(), exe);
 
-      MappedModule main =
+      MappedFile main =
           maps.modules().stream().filter(m -> m.path().equals(exe)).findFirst().orElseThrow();
       assertFalse(main.executableMappings().isEmpty(), "executable mapping of " + exe);
       assertFalse(main.deleted());
@@ -155,7 +155,7 @@ class LiveProcessTest {
       assertTrue(m.isExecutable());
       assertTrue(m.isFileBacked());
       assertEquals(binaryCopy + " (deleted)", view.exe());
-      MappedModule mod =
+      MappedFile mod =
           view.maps().modules().stream()
               .filter(x -> x.path().equals(binaryCopy.toString()))
               .findFirst()

@@ -94,7 +94,7 @@ class PreparedFilesTest {
     assertEquals(first, maps.find(0x00400000L).orElseThrow());
     assertTrue(maps.find(0xffffffffffffffffL).isEmpty());
 
-    List<MappedModule> modules = maps.modules();
+    List<MappedFile> modules = maps.modules();
     assertEquals(2, modules.size());
     assertEquals(2, modules.get(0).mappings().size());
     assertEquals(0x00400000L, modules.get(0).loadBase());

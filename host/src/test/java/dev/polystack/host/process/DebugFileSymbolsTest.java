@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.polystack.host.elf.ElfFile;
-import dev.polystack.host.memory.RemoteMemory;
+import dev.polystack.host.memory.ProcessMemory;
 import dev.polystack.host.modules.DebugFiles;
 import dev.polystack.host.modules.ModuleOpener;
 import dev.polystack.host.plugins.PluginGuard;
@@ -136,7 +136,7 @@ class DebugFileSymbolsTest {
   private Lookup lookUp(int pid, Path lib, long address) throws Exception {
     List<String> warnings = new ArrayList<>();
     try (TargetProcess process = new TargetProcess(pid, ProcFs.system(), new ModuleOpener(),
-        RemoteMemory.of(pid), new PluginRegistry(List.of(), List.of()),
+        ProcessMemory.of(pid), new PluginRegistry(List.of(), List.of()),
         new PluginGuard(warnings::add), warnings::add)) {
       process.refresh();
       LoadedModule module = process.table().modules().stream()

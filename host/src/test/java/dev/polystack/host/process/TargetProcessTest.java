@@ -3,7 +3,7 @@ package dev.polystack.host.process;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.polystack.host.memory.RemoteMemory;
+import dev.polystack.host.memory.ProcessMemory;
 import dev.polystack.host.modules.ModuleOpener;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginLoader;
@@ -117,7 +117,7 @@ class TargetProcessTest {
     int pid = (int) process.pid();
     ProcFs proc = ProcFs.system();
     return new TargetProcess(pid, () -> proc.forPid(pid).maps(), new ModuleOpener(),
-        RemoteMemory.of(pid), new PluginLoader().load(List.of()),
+        ProcessMemory.of(pid), new PluginLoader().load(List.of()),
         new PluginGuard(warnings::add), warnings::add, maxModules);
   }
 

@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.polystack.host.proc.ProcFs;
-import dev.polystack.host.memory.RemoteMemory;
+import dev.polystack.host.memory.ProcessMemory;
 import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.SyscallException;
 import dev.polystack.host.testutil.TestTarget;
@@ -36,7 +36,7 @@ class TracerTest {
         assertEquals(PtraceConstants.EVENT_STOP, ev.status().ptraceEvent());
         assertFalse(ev.status().groupStop());
 
-        Registers regs = tracer.getRegs(pid);
+        UserRegs regs = tracer.getRegs(pid);
         assertTrue(TestTarget.inStack(pid, regs.rsp()), "rsp in [stack]");
         // The child may be caught inside the vDSO clock read; retry until in the executable.
         for (int i = 0; i < 20 && !TestTarget.inExecutableOf(pid, regs.rip()); i++) {
@@ -47,7 +47,7 @@ class TracerTest {
         }
         assertTrue(TestTarget.inExecutableOf(pid, regs.rip()), "rip in executable mapping");
 
-        byte[] viaVm = RemoteMemory.of(pid).readBytes(pattern, 32);
+        byte[] viaVm = ProcessMemory.of(pid).readBytes(pattern, 32);
         byte[] viaPeek = new byte[32];
         for (int i = 0; i < 4; i++) {
           long w = tracer.peekData(pid, pattern + 8L * i);
@@ -56,8 +56,8 @@ class TracerTest {
           }
         }
         assertArrayEquals(viaVm, viaPeek);
-        assertEquals(0x1122334455667788L, RemoteMemory.of(pid).readLong(pattern));
-        assertEquals(0xdeadbeefcafebabeL, RemoteMemory.of(pid).readLong(pattern + 8));
+        assertEquals(0x1122334455667788L, ProcessMemory.of(pid).readLong(pattern));
+        assertEquals(0xdeadbeefcafebabeL, ProcessMemory.of(pid).readLong(pattern + 8));
 
         // Debug registers are readable through PEEKUSER at the u_debugreg offset.
         long dr7 = tracer.peekUser(pid, PtraceConstants.debugRegisterOffset(7));
@@ -97,7 +97,7 @@ class TracerTest {
         for (int tid : tids) {
           WaitStatus st = tracer.awaitEvent(tid, STOP_TIMEOUT).status();
           assertTrue(st.stopped(), tid + ": " + st);
-          Registers r = tracer.getRegs(tid);
+          UserRegs r = tracer.getRegs(tid);
           assertNotEquals(0, r.rip());
           assertNotEquals(0, r.rsp());
         }

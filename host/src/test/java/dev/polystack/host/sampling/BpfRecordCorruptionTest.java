@@ -7,7 +7,7 @@ import dev.polystack.host.bpf.BpfSupport;
 import dev.polystack.host.bpf.CaptureRecord;
 import dev.polystack.host.bpf.PlanEncoder;
 import dev.polystack.host.bpf.TickCapture;
-import dev.polystack.host.memory.RemoteMemory;
+import dev.polystack.host.memory.ProcessMemory;
 import dev.polystack.host.modules.ModuleOpener;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginLoader;
@@ -58,7 +58,7 @@ class BpfRecordCorruptionTest {
     int pid = (int) luajit.pid();
     try (TickCapture capture = TickCapture.open(499, 4 << 20);
         TargetProcess target = new TargetProcess(pid, ProcFs.system(), new ModuleOpener(),
-            RemoteMemory.of(pid), new PluginLoader().load(List.of()), guard, warnings::add)) {
+            ProcessMemory.of(pid), new PluginLoader().load(List.of()), guard, warnings::add)) {
       Thread.sleep(300); // past the dynamic loader: luajit's modules are mapped
       target.refresh();
       StackWalker walker = new StackWalker(512, guard);

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
-import dev.polystack.host.memory.RemoteMemory;
+import dev.polystack.host.memory.ProcessMemory;
 import dev.polystack.host.modules.ModuleOpener;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginLoader;
@@ -29,7 +29,7 @@ class FrameNamerTest {
     ModuleTable table;
     // A process never refreshed has the empty table: every PC is outside any module.
     try (TargetProcess target = new TargetProcess(1, ProcFs.system(), new ModuleOpener(),
-        RemoteMemory.of(1), new PluginLoader().load(List.of()), new PluginGuard(w -> { }),
+        ProcessMemory.of(1), new PluginLoader().load(List.of()), new PluginGuard(w -> { }),
         w -> { })) {
       table = target.table();
     }

@@ -3,7 +3,7 @@ package dev.polystack.host.sampling;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
-import dev.polystack.host.memory.RemoteMemory;
+import dev.polystack.host.memory.ProcessMemory;
 import dev.polystack.host.testutil.TestTarget;
 import java.util.HashMap;
 import java.util.Map;
@@ -17,7 +17,7 @@ class PagePoolTest {
     try (TestTarget t = TestTarget.start("loop")) {
       Map<String, String> ready = t.awaitLine("ready", 5000);
       long pages = TestTarget.hex(ready.get("pages")); // page 1 readable, page 2 PROT_NONE
-      RemoteMemory mem = RemoteMemory.of(t.pid());
+      ProcessMemory mem = ProcessMemory.of(t.pid());
       PagePool pool = new PagePool();
 
       byte[] lead = new byte[100];

@@ -123,7 +123,7 @@ class PagePrefetchTest {
     byte[] frozen = new byte[PAGE];
     frozen[16] = 7;
     // The live process after the resume: page 0x5000 exists there, page 0x1000 has changed.
-    dev.polystack.host.memory.RemoteMemory live =
+    dev.polystack.host.memory.ProcessMemory live =
         fakeLive(Map.of(0x5000L, livePage, 0x1000L, new byte[PAGE]), new int[1]);
     SampleMemory m = SampleMemory.snapshot(0x7000_0000L, new byte[64], 64,
         Map.of(0x1000L, frozen), live);
@@ -145,7 +145,7 @@ class PagePrefetchTest {
     livePage[8] = 9;
     livePage[16] = 5; // page 0x1000 has changed since the prefetch: the prefetch must win
     int[] liveCalls = {0};
-    dev.polystack.host.memory.RemoteMemory live =
+    dev.polystack.host.memory.ProcessMemory live =
         fakeLive(Map.of(0x5000L, livePage, 0x1000L, livePage), liveCalls);
     SampleMemory m = SampleMemory.prefetched(live, 0x7000_0000L, new byte[64], 64,
         Map.of(0x1000L, prefetched, 0x3000L, new byte[0]));
@@ -161,9 +161,9 @@ class PagePrefetchTest {
   }
 
   /** A process whose memory is {@code pages} (whole pages), counting its reads in calls[0]. */
-  private static dev.polystack.host.memory.RemoteMemory fakeLive(Map<Long, byte[]> pages,
+  private static dev.polystack.host.memory.ProcessMemory fakeLive(Map<Long, byte[]> pages,
       int[] calls) {
-    return new dev.polystack.host.memory.RemoteMemory() {
+    return new dev.polystack.host.memory.ProcessMemory() {
       @Override
       public int read(long address, byte[] dst, int off, int len) {
         calls[0]++;

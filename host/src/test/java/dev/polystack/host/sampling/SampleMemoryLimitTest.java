@@ -3,7 +3,7 @@ package dev.polystack.host.sampling;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import dev.polystack.host.memory.RemoteMemory;
+import dev.polystack.host.memory.ProcessMemory;
 import dev.polystack.host.sys.Native;
 import dev.polystack.plugin.api.MemoryReadException;
 import jnr.ffi.Pointer;
@@ -24,7 +24,7 @@ class SampleMemoryLimitTest {
     for (int i = 0; i < pages; i++) {
       block.putByte(base - block.address() + (long) i * PAGE, (byte) (i + 1));
     }
-    SampleMemory memory = new SampleMemory(RemoteMemory.of((int) ProcessHandle.current().pid()),
+    SampleMemory memory = new SampleMemory(ProcessMemory.of((int) ProcessHandle.current().pid()),
         0, new byte[0], 0);
     for (int i = 0; i < SampleMemory.MAX_PAGES; i++) {
       assertEquals((byte) (i + 1), memory.readFully(base + (long) i * PAGE, 1)[0], "page " + i);

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.polystack.host.memory.RemoteMemory;
+import dev.polystack.host.memory.ProcessMemory;
 import dev.polystack.host.testutil.TestTarget;
 import dev.polystack.plugin.api.MemoryReadException;
 import org.junit.jupiter.api.Test;
@@ -29,7 +29,7 @@ class StackCaptureTest {
   private static void withGuardedPage(Check check) throws Exception {
     try (TestTarget t = TestTarget.start("loop")) {
       long page = TestTarget.hex(t.awaitLine("ready", 5000).get("guarded"));
-      check.run(new StackCapture(RemoteMemory.of(t.pid()), 16384), page);
+      check.run(new StackCapture(ProcessMemory.of(t.pid()), 16384), page);
     }
   }
 

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.polystack.host.bpf.CaptureRecord;
 import dev.polystack.host.bpf.RecordBytes;
-import dev.polystack.host.memory.RemoteMemory;
+import dev.polystack.host.memory.ProcessMemory;
 import dev.polystack.host.sys.Native;
 import dev.polystack.plugin.api.MemoryReadException;
 import java.nio.ByteBuffer;
@@ -29,7 +29,7 @@ class TickMemoryTest {
         .stack(base + 48, new byte[] {(byte) 0xaa, (byte) 0xbb})
         .region(base + 16, atTick, 0, 3)
         .build()));
-    TickMemory m = new TickMemory(r, RemoteMemory.of((int) ProcessHandle.current().pid()));
+    TickMemory m = new TickMemory(r, ProcessMemory.of((int) ProcessHandle.current().pid()));
 
     assertEquals(0x5555555555555555L, m.readLong(base + 16), "the tick's bytes, not today's");
     assertEquals(0, m.uncapturedReads());
@@ -57,7 +57,7 @@ class TickMemoryTest {
     CaptureRecord r = CaptureRecord.parse(ByteBuffer.wrap(new RecordBytes()
         .region(base + 16, atTick, 0, 3)
         .build()));
-    TickMemory m = new TickMemory(r, RemoteMemory.of((int) ProcessHandle.current().pid()));
+    TickMemory m = new TickMemory(r, ProcessMemory.of((int) ProcessHandle.current().pid()));
     dev.polystack.plugin.api.RemoteMemory stable = m.stable();
 
     assertEquals(0x5555555555555555L, stable.readLong(base + 16), "captured: the tick's bytes");
@@ -76,7 +76,7 @@ class TickMemoryTest {
   @Test
   void unreadableMemoryFailsAsTheApiSays() {
     CaptureRecord r = CaptureRecord.parse(ByteBuffer.wrap(new RecordBytes().build()));
-    TickMemory m = new TickMemory(r, RemoteMemory.of((int) ProcessHandle.current().pid()));
+    TickMemory m = new TickMemory(r, ProcessMemory.of((int) ProcessHandle.current().pid()));
     assertThrows(MemoryReadException.class, () -> m.readLong(8));
   }
 }

@@ -7,7 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 
 /** Reads the memory of another process. Implementations are thread-safe. */
-public interface RemoteMemory {
+public interface ProcessMemory {
 
   /** Default upper bound for a single read; larger requests are refused, never allocated. */
   int DEFAULT_MAX_READ = 16 << 20;
@@ -97,7 +97,7 @@ public interface RemoteMemory {
   }
 
   /** process_vm_readv-only reader with default limits. */
-  static RemoteMemory of(int pid) {
+  static ProcessMemory of(int pid) {
     return builder(pid).build();
   }
 
@@ -134,7 +134,7 @@ public interface RemoteMemory {
       return this;
     }
 
-    public RemoteMemory build() {
+    public ProcessMemory build() {
       return new ProcessVmMemory(pid, maxReadBytes, tracer, peekTid);
     }
   }

@@ -5,10 +5,10 @@ import dev.polystack.plugin.api.Register;
 import dev.polystack.plugin.api.Registers;
 
 /** Converts the kernel's register layouts to the plug-in API's register set. */
-public final class ApiRegisters {
-  private ApiRegisters() {}
+public final class RegisterConversion {
+  private RegisterConversion() {}
 
-  public static Registers of(dev.polystack.host.ptrace.Registers r) {
+  public static Registers of(dev.polystack.host.ptrace.UserRegs r) {
     long[] v = new long[Register.values().length];
     v[Register.RAX.ordinal()] = r.rax();
     v[Register.RDX.ordinal()] = r.rdx();

@@ -7,10 +7,10 @@ import java.util.Objects;
  * All mappings of one file (same path, device and inode), in address order. A shared library or
  * executable is typically several mappings with different permissions.
  */
-public record MappedModule(
+public record MappedFile(
     String path, DeviceNumber device, long inode, boolean deleted, List<MemoryMapping> mappings) {
 
-  public MappedModule {
+  public MappedFile {
     Objects.requireNonNull(path, "path");
     Objects.requireNonNull(device, "device");
     mappings = List.copyOf(mappings);

@@ -13,13 +13,13 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-class RemoteMemoryTest {
+class ProcessMemoryTest {
 
   @Test
   void unmappedAddressIsTypedFailure() throws Exception {
     try (TestTarget t = TestTarget.start("loop")) {
       t.awaitLine("ready", 5000);
-      RemoteMemory mem = RemoteMemory.of(t.pid());
+      ProcessMemory mem = ProcessMemory.of(t.pid());
       RemoteReadException e = assertThrows(RemoteReadException.class, () -> mem.readLong(0x10));
       assertEquals(0x10, e.address());
       assertEquals(RemoteReadException.Reason.UNREADABLE, e.reason());
@@ -34,7 +34,7 @@ class RemoteMemoryTest {
       long pages = TestTarget.hex(ready.get("pages"));
       byte[] buf = new byte[256];
       // Page 2 is PROT_NONE: process_vm_readv stops at the boundary.
-      int n = RemoteMemory.of(t.pid()).read(pages + 4096 - 100, buf, 0, 256);
+      int n = ProcessMemory.of(t.pid()).read(pages + 4096 - 100, buf, 0, 256);
       assertEquals(100, n);
       for (int i = 0; i < n; i++) {
         assertEquals((byte) ((4096 - 100 + i) & 0xff), buf[i]);
@@ -47,7 +47,7 @@ class RemoteMemoryTest {
     try (TestTarget t = TestTarget.start("loop")) {
       Map<String, String> ready = t.awaitLine("ready", 5000);
       long pages = TestTarget.hex(ready.get("pages"));
-      RemoteMemory mem = RemoteMemory.of(t.pid());
+      ProcessMemory mem = ProcessMemory.of(t.pid());
       // Readable, unreadable (the PROT_NONE page), readable again, and one that runs into the
       // PROT_NONE page: the kernel stops at the second, the rest is read by a second call.
       long[] at = {pages + 8, pages + 4096 + 8, pages + 1000, pages + 4096 - 96, 0x10};
@@ -74,7 +74,7 @@ class RemoteMemoryTest {
       try (Tracer tracer = Tracer.start(pid)) {
         tracer.seize(pid, PtraceConstants.DEFAULT_OPTIONS);
         tracer.stop(pid, Duration.ofSeconds(5));
-        RemoteMemory mem = RemoteMemory.builder(pid).peekFallback(tracer, pid).build();
+        ProcessMemory mem = ProcessMemory.builder(pid).peekFallback(tracer, pid).build();
         byte[] buf = new byte[203];
         // PEEKDATA uses FOLL_FORCE and may read the PROT_NONE page process_vm_readv refuses.
         int n = mem.read(pages + 4096 - 101, buf, 0, buf.length);
@@ -90,7 +90,7 @@ class RemoteMemoryTest {
 
   @Test
   void oversizedReadIsRefusedBeforeAllocating() throws Exception {
-    RemoteMemory mem = RemoteMemory.builder(1).maxReadBytes(4096).build();
+    ProcessMemory mem = ProcessMemory.builder(1).maxReadBytes(4096).build();
     RemoteReadException e =
         assertThrows(RemoteReadException.class, () -> mem.readBytes(0x1000, 1 << 30));
     assertEquals(RemoteReadException.Reason.TOO_LARGE, e.reason());
