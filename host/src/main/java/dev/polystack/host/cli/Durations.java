@@ -4,9 +4,12 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import picocli.CommandLine;
 
-/** Parses durations as users write them: {@code 500ms}, {@code 10s}, {@code 2m}, {@code 1h}. */
+/**
+ * Parses durations as users write them: {@code 500ms}, {@code 10s}, {@code 2m}, {@code 1h}; a bare
+ * number is seconds, as py-spy's {@code --duration 10} and {@code timeout 10} read it.
+ */
 final class Durations implements CommandLine.ITypeConverter<java.time.Duration> {
-  private static final Pattern FORMAT = Pattern.compile("(\\d{1,9})(ms|s|m|h)");
+  private static final Pattern FORMAT = Pattern.compile("(\\d{1,9})(ms|s|m|h)?");
 
   @Override
   public java.time.Duration convert(String value) {
@@ -16,11 +19,12 @@ final class Durations implements CommandLine.ITypeConverter<java.time.Duration> 
   static java.time.Duration parse(String value) {
     Matcher m = FORMAT.matcher(value.trim());
     if (!m.matches()) {
-      throw new CommandLine.TypeConversionException("'" + value
-          + "' is not a duration: write a whole number with ms, s, m or h, e.g. 500ms, 10s, 2m");
+      throw new CommandLine.TypeConversionException("'" + value + "' is not a duration: write"
+          + " a whole number of seconds, or with ms, s, m or h, e.g. 500ms, 10s, 2m");
     }
     long n = Long.parseLong(m.group(1));
-    java.time.Duration d = switch (m.group(2)) {
+    String unit = m.group(2) == null ? "s" : m.group(2);
+    java.time.Duration d = switch (unit) {
       case "ms" -> java.time.Duration.ofMillis(n);
       case "s" -> java.time.Duration.ofSeconds(n);
       case "m" -> java.time.Duration.ofMinutes(n);

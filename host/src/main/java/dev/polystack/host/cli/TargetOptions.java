@@ -44,7 +44,7 @@ final class TargetOptions {
   int rate;
 
   @Option(names = {"--duration", "-d"}, paramLabel = "D", converter = Durations.class,
-      description = "How long to sample (500ms, 10s, 2m); default: until the target exits or"
+      description = "How long to sample (10 or 10s, 500ms, 2m); default: until the target exits or"
           + " Ctrl-C.")
   Duration duration;
 
