@@ -15,6 +15,7 @@ import dev.polystack.host.ptrace.TraceEvent;
 import dev.polystack.host.ptrace.TraceeControl;
 import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.ptrace.WaitStatus;
+import dev.polystack.host.sampling.ptrace.PtraceSampler;
 import dev.polystack.host.sys.SyscallException;
 import dev.polystack.otel.model.ModuleInfo;
 import dev.polystack.plugin.api.DiscoveredOffset;

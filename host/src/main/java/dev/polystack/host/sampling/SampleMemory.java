@@ -16,8 +16,8 @@ import java.util.Set;
  * with one process_vm_readv per page, so a walk that reads word by word costs a handful of system
  * calls. Once the thread runs again such reads are racy; callers count them.
  */
-final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
-  static final int PAGE = 4096;
+public final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
+  public static final int PAGE = 4096;
 
   /** Bounds what one sample may pull from the target: 4 MiB. */
   static final int MAX_PAGES = 1024;
@@ -110,17 +110,17 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
    * Pages the walk needed beyond the snapshot (prefetched mode: read live for it); empty when it
    * had all it read.
    */
-  Set<Long> missedPages() {
+  public Set<Long> missedPages() {
     return missed == null ? Set.of() : missed;
   }
 
   /** Every page this sample read outside the stack copy (live, or from the snapshot). */
-  Set<Long> pagesRead() {
+  public Set<Long> pagesRead() {
     return Set.copyOf(used != null ? used : pages.keySet());
   }
 
   /** System calls made for reads outside the copy (each fills one page of the cache). */
-  int liveReads() {
+  public int liveReads() {
     return liveReads;
   }
 

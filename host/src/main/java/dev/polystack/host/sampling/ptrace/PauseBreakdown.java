@@ -1,4 +1,4 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.sampling.ptrace;
 
 import java.util.Arrays;
 import java.util.Optional;

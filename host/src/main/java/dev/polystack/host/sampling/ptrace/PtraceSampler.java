@@ -1,4 +1,4 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.sampling.ptrace;
 
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcReadException;
@@ -12,6 +12,19 @@ import dev.polystack.host.ptrace.TraceeControl;
 import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.ptrace.TracerWakeup;
 import dev.polystack.host.ptrace.WaitStatus;
+import dev.polystack.host.sampling.CapturedThread;
+import dev.polystack.host.sampling.CarriedPeriods;
+import dev.polystack.host.sampling.PagePrefetch;
+import dev.polystack.host.sampling.RawStack;
+import dev.polystack.host.sampling.RegisterConversion;
+import dev.polystack.host.sampling.SampleMemory;
+import dev.polystack.host.sampling.SampleSink;
+import dev.polystack.host.sampling.SamplerOutcome;
+import dev.polystack.host.sampling.SamplingOptions;
+import dev.polystack.host.sampling.StackCapture;
+import dev.polystack.host.sampling.StackWalker;
+import dev.polystack.host.sampling.TargetCpus;
+import dev.polystack.host.sampling.ThreadSample;
 import dev.polystack.host.sched.CpuPlacement;
 import dev.polystack.host.sys.DiagnosticSwitches;
 import dev.polystack.host.sys.Errno;
@@ -29,8 +42,9 @@ import java.util.function.BooleanSupplier;
  * resumes each at once; between ticks it passes on every event (signals, clones, exec, job
  * control) so the target behaves as if untraced. On every way out it detaches all threads.
  */
-final class PtraceSampler {
-  static final int OPTIONS = TraceeControl.options(false);
+public final class PtraceSampler {
+  /** The ptrace options every thread is seized with, also by a launch and by dump. */
+  public static final int OPTIONS = TraceeControl.options(false);
 
   /** A thread that does not stop within this time (uninterruptible sleep) is skipped. */
   static final long STOP_TIMEOUT_NANOS = 20_000_000;
@@ -121,7 +135,7 @@ final class PtraceSampler {
    * @param refreshRequest asks another thread to re-read the target's memory map (after exec, or
    *     when a PC lies outside every known module); it must not block
    */
-  PtraceSampler(TargetProcess target, SamplingOptions options, StackWalker walker,
+  public PtraceSampler(TargetProcess target, SamplingOptions options, StackWalker walker,
       SampleSink sink, ProcFs proc, Runnable refreshRequest) {
     this.target = target;
     this.options = options;
@@ -144,7 +158,7 @@ final class PtraceSampler {
    * target is a program we launched, already seized and held in its exec stop: it is resumed
    * here, just before the first tick, so that none of it runs unsampled.
    */
-  SamplerOutcome run(Tracer tracer, BooleanSupplier stop, boolean heldAtExec)
+  public SamplerOutcome run(Tracer tracer, BooleanSupplier stop, boolean heldAtExec)
       throws SyscallException {
     return tracer.call(p -> loop(p, stop, heldAtExec));
   }

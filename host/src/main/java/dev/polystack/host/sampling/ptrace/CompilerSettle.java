@@ -1,4 +1,4 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.sampling.ptrace;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
