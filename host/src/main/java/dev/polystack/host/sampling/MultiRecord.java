@@ -1,13 +1,13 @@
 package dev.polystack.host.sampling;
 
-import dev.polystack.host.bpf.BpfLoadException;
-import dev.polystack.host.bpf.BpfSupport;
 import dev.polystack.host.bpf.TickCapture;
 import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginRegistry;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcessList;
+import dev.polystack.host.sampling.nostop.BpfSampler;
+import dev.polystack.host.sampling.nostop.SharedCapture;
 import dev.polystack.otel.model.Recording;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -202,20 +202,8 @@ public final class MultiRecord {
     if (backend.mode() != RecordSession.Mode.BPF) {
       return null;
     }
-    String why = BpfSupport.unavailableReason().orElse(null);
-    if (why == null) {
-      try {
-        return new SharedCapture(TickCapture.open(options.rateHz(), BpfSampler.RING_BYTES));
-      } catch (BpfLoadException e) {
-        why = e.getMessage();
-      }
-    }
-    if (!backend.fallback()) {
-      throw new SamplingException("cannot sample in bpf mode: " + why
-          + "; use --mode perf or --mode ptrace");
-    }
-    warn.accept("bpf mode unavailable (" + why + "); sampling in perf mode instead");
-    return null;
+    TickCapture capture = BpfSampler.openCapture(options.rateHz(), backend.fallback(), warn);
+    return capture == null ? null : new SharedCapture(capture);
   }
 
   private interface Body {

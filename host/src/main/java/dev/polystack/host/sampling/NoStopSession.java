@@ -1,7 +1,5 @@
 package dev.polystack.host.sampling;
 
-import dev.polystack.host.bpf.BpfLoadException;
-import dev.polystack.host.bpf.BpfSupport;
 import dev.polystack.host.bpf.TickCapture;
 import dev.polystack.host.launch.ChildProcess;
 import dev.polystack.host.launch.Credentials;
@@ -9,6 +7,10 @@ import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcReadException;
 import dev.polystack.host.ptrace.Tracer;
+import dev.polystack.host.sampling.nostop.BpfSampler;
+import dev.polystack.host.sampling.nostop.CaptureSource;
+import dev.polystack.host.sampling.nostop.NoStopSampler;
+import dev.polystack.host.sampling.nostop.PerfSampler;
 import dev.polystack.host.sys.SyscallException;
 import java.util.List;
 import java.util.function.BooleanSupplier;
@@ -83,29 +85,13 @@ final class NoStopSession {
     }
   }
 
-  /**
-   * The tick capture for bpf mode, or null for perf mode: when bpf was only the default and it
-   * cannot load, perf mode it is, with one line saying why.
-   */
+  /** The tick capture for bpf mode, or null for perf mode (also when bpf mode falls back). */
   private TickCapture openCapture(RecordSession.Backend backend, SamplingOptions options)
       throws SamplingException {
     if (backend.mode() != RecordSession.Mode.BPF) {
       return null;
     }
-    String why = BpfSupport.unavailableReason().orElse(null);
-    if (why == null) {
-      try {
-        return TickCapture.open(options.rateHz(), BpfSampler.RING_BYTES);
-      } catch (BpfLoadException e) {
-        why = e.getMessage();
-      }
-    }
-    if (!backend.fallback()) {
-      throw new SamplingException("cannot sample in bpf mode: " + why
-          + "; use --mode perf or --mode ptrace");
-    }
-    warn.accept("bpf mode unavailable (" + why + "); sampling in perf mode instead");
-    return null;
+    return BpfSampler.openCapture(options.rateHz(), backend.fallback(), warn);
   }
 
   private RecordSession.Result sample(int pid, CaptureSource capture, SamplingOptions options,

@@ -138,7 +138,7 @@ public final class PagePrefetch {
     forgetOld(t);
   }
 
-  void forget(int tid) {
+  public void forget(int tid) {
     threads.remove(tid);
   }
 

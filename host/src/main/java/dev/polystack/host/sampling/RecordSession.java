@@ -10,6 +10,7 @@ import dev.polystack.host.proc.ProcReadException;
 import dev.polystack.host.proc.ProcessView;
 import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.ptrace.WaitStatus;
+import dev.polystack.host.sampling.nostop.CaptureSource;
 import dev.polystack.host.sampling.ptrace.PtraceSampler;
 import dev.polystack.host.sys.SyscallException;
 import dev.polystack.otel.model.Recording;

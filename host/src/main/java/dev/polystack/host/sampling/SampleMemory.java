@@ -20,7 +20,7 @@ public final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory
   public static final int PAGE = 4096;
 
   /** Bounds what one sample may pull from the target: 4 MiB. */
-  static final int MAX_PAGES = 1024;
+  public static final int MAX_PAGES = 1024;
 
   private static final byte[] UNREADABLE = new byte[0];
 
@@ -50,7 +50,7 @@ public final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory
   private Set<Long> used;
 
   /** @param live the target's memory, or null when nothing but the copy may be read */
-  SampleMemory(ProcessMemory live, long copyStart, byte[] copy, int copyLength) {
+  public SampleMemory(ProcessMemory live, long copyStart, byte[] copy, int copyLength) {
     this.live = live;
     this.copyStart = copyStart;
     this.copy = copy;
@@ -87,7 +87,7 @@ public final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory
    *
    * @param pages page address to contents (a page that could not be read maps to an empty array)
    */
-  static SampleMemory prefetched(ProcessMemory live, long copyStart, byte[] copy, int copyLength,
+  public static SampleMemory prefetched(ProcessMemory live, long copyStart, byte[] copy, int copyLength,
       Map<Long, byte[]> pages) {
     SampleMemory m = new SampleMemory(live, copyStart, copy, copyLength);
     pages.forEach((page, bytes) -> m.pages.put(page, bytes.length == PAGE ? bytes : UNREADABLE));

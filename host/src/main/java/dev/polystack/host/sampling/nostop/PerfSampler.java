@@ -1,4 +1,4 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.sampling.nostop;
 
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.perf.PerfConstants;
@@ -12,6 +12,20 @@ import dev.polystack.host.perf.SampleParser;
 import dev.polystack.host.memory.RemoteReadException;
 import dev.polystack.host.process.ModuleTable;
 import dev.polystack.host.process.TargetProcess;
+import dev.polystack.host.sampling.CapturedThread;
+import dev.polystack.host.sampling.PagePool;
+import dev.polystack.host.sampling.PagePrefetch;
+import dev.polystack.host.sampling.RawStack;
+import dev.polystack.host.sampling.RegisterConversion;
+import dev.polystack.host.sampling.SampleMemory;
+import dev.polystack.host.sampling.SampleSink;
+import dev.polystack.host.sampling.SamplerOutcome;
+import dev.polystack.host.sampling.SamplingException;
+import dev.polystack.host.sampling.SamplingOptions;
+import dev.polystack.host.sampling.StackWalker;
+import dev.polystack.host.sampling.TargetCpus;
+import dev.polystack.host.sampling.TargetExit;
+import dev.polystack.host.sampling.ThreadSample;
 import dev.polystack.host.sched.CpuPlacement;
 import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.SyscallException;
@@ -37,7 +51,7 @@ import java.util.function.Consumer;
  * inherited per-task event (EINVAL); new threads are therefore found by re-listing
  * /proc/PID/task, so a thread's first {@link #RESCAN_NANOS} can go unsampled.
  */
-final class PerfSampler implements NoStopSampler {
+public final class PerfSampler implements NoStopSampler {
   // SAMPLE_CPU: where the thread ran at the tick, so that polystack's threads can keep off it.
   static final long SAMPLE_TYPE = PerfConstants.SAMPLE_IP | PerfConstants.SAMPLE_TID
       | PerfConstants.SAMPLE_TIME | PerfConstants.SAMPLE_CPU | PerfConstants.SAMPLE_REGS_USER
@@ -89,7 +103,7 @@ final class PerfSampler implements NoStopSampler {
   /** CPUs of the samples drained since the last placement; reused. */
   private final java.util.BitSet targetCpus = new java.util.BitSet();
 
-  PerfSampler(TargetProcess target, SamplingOptions options, StackWalker walker, SampleSink sink,
+  public PerfSampler(TargetProcess target, SamplingOptions options, StackWalker walker, SampleSink sink,
       Runnable refreshRequest, Consumer<String> warn) {
     this.target = target;
     this.options = options;

@@ -1,4 +1,4 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.sampling.nostop;
 
 import java.util.Arrays;
 import java.util.BitSet;

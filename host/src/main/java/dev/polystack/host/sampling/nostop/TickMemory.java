@@ -1,6 +1,7 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.sampling.nostop;
 
 import dev.polystack.host.bpf.CaptureRecord;
+import dev.polystack.host.sampling.SampleMemory;
 import dev.polystack.plugin.api.Bytes;
 import dev.polystack.plugin.api.MemoryReadException;
 import dev.polystack.plugin.api.RemoteMemory;

@@ -1,8 +1,22 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.sampling.nostop;
 
+import dev.polystack.host.bpf.BpfLoadException;
+import dev.polystack.host.bpf.BpfSupport;
 import dev.polystack.host.bpf.CaptureRecord;
 import dev.polystack.host.bpf.PlanEncoder;
+import dev.polystack.host.bpf.TickCapture;
 import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.sampling.CapturedThread;
+import dev.polystack.host.sampling.CarriedPeriods;
+import dev.polystack.host.sampling.RawStack;
+import dev.polystack.host.sampling.SampleSink;
+import dev.polystack.host.sampling.SamplerOutcome;
+import dev.polystack.host.sampling.SamplingException;
+import dev.polystack.host.sampling.SamplingOptions;
+import dev.polystack.host.sampling.StackWalker;
+import dev.polystack.host.sampling.TargetCpus;
+import dev.polystack.host.sampling.TargetExit;
+import dev.polystack.host.sampling.ThreadSample;
 import dev.polystack.host.sys.SyscallException;
 import dev.polystack.host.process.RuntimeBinding;
 import dev.polystack.host.process.TargetProcess;
@@ -17,6 +31,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 
 /**
  * The bpf sampling loop: the kernel captures each tick of the target's threads (registers, the
@@ -25,7 +40,7 @@ import java.util.function.BooleanSupplier;
  * {@link TickCapture} serves the process through a tgid entry, so threads created later are
  * covered from their first tick, with no per-thread events or /proc scans.
  */
-final class BpfSampler implements NoStopSampler {
+public final class BpfSampler implements NoStopSampler {
   /** How often plans are re-asked and the target's exit checked. */
   static final long HOUSEKEEPING_NANOS = 100_000_000L;
   /** How often the kernel's counters are read (and once at the end, which makes them exact). */
@@ -74,7 +89,7 @@ final class BpfSampler implements NoStopSampler {
   private final PollLoop.SyncRefresh syncRefresh;
   private long countersRead = System.nanoTime();
 
-  BpfSampler(TargetProcess target, SamplingOptions options, StackWalker walker, SampleSink sink,
+  public BpfSampler(TargetProcess target, SamplingOptions options, StackWalker walker, SampleSink sink,
       Runnable refreshRequest, PluginGuard guard, CaptureSource capture) {
     this.target = target;
     this.options = options;
@@ -336,10 +351,33 @@ final class BpfSampler implements NoStopSampler {
   }
 
   /**
+   * The tick capture for a bpf-mode run, or null when bpf mode was only the default
+   * ({@code fallback}) and cannot load: then perf mode it is, with one line saying why. One copy
+   * for a record of one process and of several, so both fall back alike.
+   */
+  public static TickCapture openCapture(int rateHz, boolean fallback, Consumer<String> warn)
+      throws SamplingException {
+    String why = BpfSupport.unavailableReason().orElse(null);
+    if (why == null) {
+      try {
+        return TickCapture.open(rateHz, RING_BYTES);
+      } catch (BpfLoadException e) {
+        why = e.getMessage();
+      }
+    }
+    if (!fallback) {
+      throw new SamplingException("cannot sample in bpf mode: " + why
+          + "; use --mode perf or --mode ptrace");
+    }
+    warn.accept("bpf mode unavailable (" + why + "); sampling in perf mode instead");
+    return null;
+  }
+
+  /**
    * A shared capture's kernel counters as a run's losses and figures: the losses by their
    * summary names, the rest as capture_* (as one sampler reports its own capture's).
    */
-  static Map<String, Long> kernelFigures(Map<String, Long> counters) {
+  public static Map<String, Long> kernelFigures(Map<String, Long> counters) {
     Map<String, Long> out = new java.util.TreeMap<>();
     counters.forEach((k, v) -> {
       if (v > 0) {

@@ -1,4 +1,4 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.sampling.nostop;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -14,6 +14,9 @@ import dev.polystack.host.plugins.PluginLoader;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.process.RuntimeBinding;
 import dev.polystack.host.process.TargetProcess;
+import dev.polystack.host.sampling.CapturedThread;
+import dev.polystack.host.sampling.RawStack;
+import dev.polystack.host.sampling.StackWalker;
 import dev.polystack.plugin.api.CapturePlan;
 import dev.polystack.plugin.api.Registers;
 import java.nio.ByteBuffer;

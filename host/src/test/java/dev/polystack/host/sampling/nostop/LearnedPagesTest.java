@@ -1,8 +1,9 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.sampling.nostop;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.polystack.host.sampling.SampleMemory;
 import dev.polystack.plugin.api.CapturePlan;
 import dev.polystack.plugin.api.CaptureStep;
 import java.util.List;

@@ -1,4 +1,4 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.sampling.nostop;
 
 import dev.polystack.host.bpf.CaptureRecord;
 import dev.polystack.host.bpf.TickCapture;
@@ -10,7 +10,7 @@ import java.util.function.Consumer;
  * TickCapture} of its own, or one process's share of a capture that serves several
  * ({@link SharedCapture}).
  */
-interface CaptureSource {
+public interface CaptureSource {
   void addTarget(int pid, int stackBytes);
 
   void removeTarget(int pid);

@@ -1,5 +1,6 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.sampling.nostop;
 
+import dev.polystack.host.sampling.SampleMemory;
 import dev.polystack.plugin.api.CapturePlan;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -1,7 +1,9 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.sampling.nostop;
 
 import dev.polystack.host.proc.ProcReadException;
 import dev.polystack.host.process.TargetProcess;
+import dev.polystack.host.sampling.SamplingOptions;
+import dev.polystack.host.sampling.TargetExit;
 import dev.polystack.host.sys.SyscallException;
 import java.util.function.BooleanSupplier;
 

@@ -1,4 +1,4 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.sampling.nostop;
 
 import dev.polystack.host.bpf.CaptureRecord;
 import dev.polystack.host.bpf.TickCapture;
@@ -18,7 +18,7 @@ import java.util.function.Consumer;
  * tick whatever the number of processes (its targets map holds them all), and one thread reads
  * the ring and hands each record to its process's queue, where that process's sampler polls it.
  */
-final class SharedCapture implements AutoCloseable {
+public final class SharedCapture implements AutoCloseable {
   /** Records a process's queue holds; beyond, they count as its bpf_ring_full losses. */
   static final int QUEUE_RECORDS = 2048;
   /** How long the reader waits on an empty ring (the kernel wakes it early when it fills). */
@@ -30,7 +30,7 @@ final class SharedCapture implements AutoCloseable {
   private final AtomicLong malformed = new AtomicLong();
   private final Thread reader;
 
-  SharedCapture(TickCapture capture) {
+  public SharedCapture(TickCapture capture) {
     this.capture = capture;
     this.reader = new Thread(this::read, "polystack-capture-reader");
     reader.setDaemon(true);
@@ -38,22 +38,22 @@ final class SharedCapture implements AutoCloseable {
   }
 
   /** A share for one session: records reach it once it adds its process as a target. */
-  CaptureSource share() {
+  public CaptureSource share() {
     return new Share();
   }
 
   /** Forgets {@code pid}'s share once its session ended (its queue's memory goes with it). */
-  void release(int pid) {
+  public void release(int pid) {
     shares.remove(pid);
   }
 
   /** Records that did not parse, so far. */
-  long malformed() {
+  public long malformed() {
     return malformed.get();
   }
 
   /** The kernel's counters for every process together. */
-  Map<String, Long> counters() {
+  public Map<String, Long> counters() {
     return capture.counters();
   }
 
