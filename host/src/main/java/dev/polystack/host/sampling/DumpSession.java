@@ -62,7 +62,7 @@ public final class DumpSession {
    */
   public Map<String, List<DiscoveredOffset>> validateOffsets(int pid, int snapshots)
       throws SamplingException {
-    new RecordSession(proc, plugins, guard, warn).checkAttachable(pid);
+    PtraceSession.checkAttachable(proc, pid);
     TargetProcess target = new TargetProcess(pid, proc, new ModuleOpener(), ProcessMemory.of(pid),
         plugins, guard, warn);
     try {
@@ -133,7 +133,7 @@ public final class DumpSession {
   }
 
   Dump dump(int pid, int maxDepth, Hook hook) throws SamplingException {
-    new RecordSession(proc, plugins, guard, warn).checkAttachable(pid);
+    PtraceSession.checkAttachable(proc, pid);
     ProcessMemory live = ProcessMemory.of(pid);
     TargetProcess target = new TargetProcess(pid, proc, new ModuleOpener(), hook.process(live),
         plugins, guard, warn);

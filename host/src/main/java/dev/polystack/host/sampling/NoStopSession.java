@@ -33,7 +33,7 @@ import java.util.function.IntConsumer;
  * child (see {@link TargetExit#ofChild}). Threads the program creates are found by re-listing
  * /proc/PID/task, as in attach mode.
  */
-final class NoStopSession {
+final class NoStopSession implements BackendSession {
 
   /** What to do once the events are open and the reader is ready. */
   private interface Release {
@@ -44,50 +44,58 @@ final class NoStopSession {
   private final SamplingRun run;
   private final PluginGuard guard;
   private final Consumer<String> warn;
+  private final RecordSession.Backend backend;
+  private final CaptureSource shared;
 
-  NoStopSession(ProcFs proc, SamplingRun run, PluginGuard guard, Consumer<String> warn) {
+  /**
+   * @param shared in bpf mode, a share of one capture serving several processes; null: the
+   *     session opens its own
+   */
+  NoStopSession(ProcFs proc, SamplingRun run, PluginGuard guard, Consumer<String> warn,
+      RecordSession.Backend backend, CaptureSource shared) {
     this.proc = proc;
     this.run = run;
     this.guard = guard;
     this.warn = warn;
+    this.backend = backend;
+    this.shared = shared;
   }
 
-  RecordSession.Result attach(int pid, RecordSession.Backend backend, SamplingOptions options,
-      BooleanSupplier stop, RecordSession.Progress progress, CaptureSource shared)
-      throws SamplingException {
+  @Override
+  public RecordSession.Result attach(int pid, SamplingOptions options, BooleanSupplier stop,
+      RecordSession.Progress progress) throws SamplingException {
     checkAlive(pid);
     if (shared != null) {
       return sample(pid, shared, options, stop, progress, () -> {}, TargetExit.ofProc(proc, pid));
     }
-    try (TickCapture capture = openCapture(backend, options)) {
+    try (TickCapture capture = openCapture(options)) {
       return sample(pid, capture == null ? null : CaptureSource.of(capture), options, stop,
           progress, () -> {}, TargetExit.ofProc(proc, pid));
     }
   }
 
-  RecordSession.Result launch(List<String> command, Credentials as,
-      RecordSession.Backend backend, SamplingOptions options, BooleanSupplier stop,
-      RecordSession.Progress progress, IntConsumer started, CaptureSource shared)
-      throws SamplingException {
+  @Override
+  public RecordSession.Result launch(List<String> command, Credentials as,
+      SamplingOptions options, BooleanSupplier stop, RecordSession.Progress progress,
+      IntConsumer started) throws SamplingException {
     // Loaded before the program starts: a refusal falls back before anything ran.
-    try (TickCapture own = shared != null ? null : openCapture(backend, options)) {
+    try (TickCapture own = shared != null ? null : openCapture(options)) {
       CaptureSource capture = shared != null ? shared
           : own == null ? null : CaptureSource.of(own);
-      ChildProcess child = RecordSession.startStopped(command, as);
+      ChildProcess child = ChildLaunch.startStopped(command, as);
       try (child; Tracer tracer = Tracer.start(child.pid())) {
-        RecordSession.runToExec(child, tracer, command);
+        ChildLaunch.runToExec(child, tracer, command);
         int pid = child.pid();
         started.accept(pid);
         RecordSession.Result result = sample(pid, capture, options, stop, progress,
             () -> tracer.detach(pid, 0), TargetExit.ofChild(child));
-        return result.targetExit() != null ? result : RecordSession.endChild(child, result);
+        return result.targetExit() != null ? result : ChildLaunch.endChild(child, result);
       }
     }
   }
 
   /** The tick capture for bpf mode, or null for perf mode (also when bpf mode falls back). */
-  private TickCapture openCapture(RecordSession.Backend backend, SamplingOptions options)
-      throws SamplingException {
+  private TickCapture openCapture(SamplingOptions options) throws SamplingException {
     if (backend.mode() != RecordSession.Mode.BPF) {
       return null;
     }

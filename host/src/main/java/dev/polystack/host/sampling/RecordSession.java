@@ -1,32 +1,24 @@
 package dev.polystack.host.sampling;
 
-import dev.polystack.host.launch.ChildProcess;
 import dev.polystack.host.launch.Credentials;
-import dev.polystack.host.launch.Launcher;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginRegistry;
 import dev.polystack.host.proc.ProcFs;
-import dev.polystack.host.proc.ProcReadException;
-import dev.polystack.host.proc.ProcessView;
-import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.ptrace.WaitStatus;
 import dev.polystack.host.sampling.nostop.CaptureSource;
-import dev.polystack.host.sampling.ptrace.PtraceSampler;
-import dev.polystack.host.sys.SyscallException;
 import dev.polystack.otel.model.Recording;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 
 /**
  * One {@code record} run: attach to (or launch) the target, sample it until the duration ends,
- * the user stops it or it exits, always detach, and assemble the {@link Recording}. The ptrace
- * backend is orchestrated here; the bpf and perf backends in {@link NoStopSession}.
+ * the user stops it or it exits, always detach, and assemble the {@link Recording}. It chooses
+ * the backend; {@link PtraceSession} and {@link NoStopSession} attach and launch with it.
  */
 public final class RecordSession {
 
@@ -133,8 +125,8 @@ public final class RecordSession {
 
   private final ProcFs proc;
   private final PluginGuard guard;
+  private final Consumer<String> warn;
   private final SamplingRun run;
-  private final NoStopSession noStop;
   private Credentials launchAs;
   private CaptureSource sharedCapture;
 
@@ -142,8 +134,8 @@ public final class RecordSession {
       Consumer<String> warn) {
     this.proc = proc;
     this.guard = guard;
+    this.warn = warn;
     this.run = new SamplingRun(proc, plugins, guard, warn);
-    this.noStop = new NoStopSession(proc, run, guard, warn);
   }
 
   /**
@@ -173,24 +165,6 @@ public final class RecordSession {
     return this;
   }
 
-  /** Checks that {@code pid} can be attached to; the message says why not and what to do. */
-  public void checkAttachable(int pid) throws SamplingException {
-    ProcessView view = proc.forPid(pid);
-    try {
-      var status = view.status();
-      if (status.tracerPid() != 0) {
-        throw new SamplingException("process " + pid + " is already traced by process "
-            + status.tracerPid() + " (a debugger or another profiler); detach it first");
-      }
-      if (status.state() == dev.polystack.host.proc.ThreadState.ZOMBIE) {
-        throw new SamplingException("process " + pid + " is a zombie: it has exited and only"
-            + " waits for its parent to collect it");
-      }
-    } catch (ProcReadException e) {
-      throw new SamplingException(e.getMessage());
-    }
-  }
-
   /** Samples the running process {@code pid} with the ptrace backend. */
   public Result attach(int pid, SamplingOptions options, BooleanSupplier stop, Progress progress)
       throws SamplingException {
@@ -206,13 +180,7 @@ public final class RecordSession {
   /** Samples the running process {@code pid}; in bpf and perf modes it is never stopped. */
   public Result attach(int pid, Backend backend, SamplingOptions options, BooleanSupplier stop,
       Progress progress) throws SamplingException {
-    if (backend.mode() != Mode.PTRACE) {
-      return noStop.attach(pid, backend, options, stop, progress, sharedCapture);
-    }
-    checkAttachable(pid);
-    try (Tracer tracer = Tracer.start(pid)) {
-      return ptrace(pid, tracer, options, stop, progress, false);
-    }
+    return session(backend).attach(pid, options, stop, progress);
   }
 
   /** Launches {@code command} with inherited stdio under the ptrace backend. */
@@ -235,80 +203,27 @@ public final class RecordSession {
 
   /**
    * {@link #launch(List, Backend, SamplingOptions, BooleanSupplier, Progress)} that hands the
-   * program's pid to {@code started} while it stands in its exec (see the ptrace overload).
+   * program's pid to {@code started} once it stands in its exec, before it runs a single
+   * instruction of the program: the moment another session that needs the program's own memory
+   * map (a vDSO probe session) can join.
    */
   public Result launch(List<String> command, Backend backend, SamplingOptions options,
       BooleanSupplier stop, Progress progress, IntConsumer started) throws SamplingException {
-    if (backend.mode() != Mode.PTRACE) {
-      return noStop.launch(command, launchAs, backend, options, stop, progress, started,
-          sharedCapture);
-    }
-    return launch(command, options, stop, progress, started);
+    return session(backend).launch(command, launchAs, options, stop, progress, started);
   }
 
   /**
-   * Launches {@code command} under the ptrace backend and hands its pid to {@code started} once
-   * it stands in its exec, before it runs a single instruction of the program: the moment
-   * another session that needs the program's own memory map (a vDSO probe session) can join.
+   * {@link #launch(List, Backend, SamplingOptions, BooleanSupplier, Progress, IntConsumer)}
+   * under the ptrace backend.
    */
   public Result launch(List<String> command, SamplingOptions options, BooleanSupplier stop,
       Progress progress, IntConsumer started) throws SamplingException {
-    ChildProcess child = startStopped(command, launchAs);
-    try (child; Tracer tracer = Tracer.start(child.pid())) {
-      runToExec(child, tracer, command);
-      started.accept(child.pid());
-      // The program stops in its exec: the sampling loop resumes it once everything is set up,
-      // so that no part of it runs unsampled.
-      Result r = ptrace(child.pid(), tracer, options, stop, progress, true);
-      if (r.targetExit() != null) {
-        return r;
-      }
-      tracer.close(); // every thread detached first: the child's end is ours to collect now
-      return endChild(child, r);
-    }
+    return launch(command, Backend.exactly(Mode.PTRACE), options, stop, progress, started);
   }
 
-  /**
-   * The run ended first (duration, Ctrl-C): the launched program does not outlive its
-   * recording. It is killed and reaped, and the result says so.
-   */
-  static Result endChild(ChildProcess child, Result r) {
-    ChildProcess.Ending end = child.end();
-    return new Result(r.recording(), r.summary(), end.status(), r.stoppedByUser(),
-        end.status() != null || r.targetGone(), end.killedByUs());
-  }
-
-  /**
-   * Starts {@code command} stopped before its exec (see {@link Launcher#startStopped}), as
-   * {@code as} (null: polystack's user), to be killed if polystack dies: called on the
-   * command's thread, which outlives the child (see {@link Launcher#killedWithPolystack}).
-   */
-  static ChildProcess startStopped(List<String> command, Credentials as)
-      throws SamplingException {
-    try {
-      Launcher launcher = Launcher.command(command).startStopped(true).killedWithPolystack();
-      return (as == null ? launcher : launcher.runAs(as)).start();
-    } catch (SyscallException e) {
-      throw new SamplingException("cannot start " + command.get(0) + ": " + e.getMessage());
-    }
-  }
-
-  /** Seizes the stopped child and lets it run to the PTRACE_EVENT_EXEC stop of the program. */
-  static void runToExec(ChildProcess child, Tracer tracer, List<String> command)
-      throws SamplingException {
-    try {
-      child.seizeAndRunToExec(tracer, PtraceSampler.OPTIONS, Duration.ofSeconds(10));
-    } catch (SyscallException | TimeoutException e) {
-      throw new SamplingException("cannot run " + command.get(0) + ": " + e.getMessage());
-    }
-  }
-
-  private Result ptrace(int pid, Tracer tracer, SamplingOptions options, BooleanSupplier stop,
-      Progress progress, boolean alreadySeized) throws SamplingException {
-    return run.run(pid, Mode.PTRACE.id(), options, progress, (target, processor, refresh) -> {
-      PtraceSampler sampler = new PtraceSampler(target, options,
-          new StackWalker(options.maxDepth(), guard), processor, proc, refresh);
-      return sampler.run(tracer, stop, alreadySeized);
-    });
+  /** The backend's session: ptrace stops the target per sample, bpf and perf never do. */
+  private BackendSession session(Backend backend) {
+    return backend.mode() == Mode.PTRACE ? new PtraceSession(proc, run, guard)
+        : new NoStopSession(proc, run, guard, warn, backend, sharedCapture);
   }
 }
