@@ -1,4 +1,4 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.session;
 
 import java.util.Arrays;
 import java.util.SplittableRandom;

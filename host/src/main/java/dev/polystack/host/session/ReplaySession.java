@@ -1,10 +1,13 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.session;
 
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginRegistry;
 import dev.polystack.host.proc.ProcReadException;
 import dev.polystack.host.proc.ProcessMaps;
 import dev.polystack.host.process.TargetProcess;
+import dev.polystack.host.sampling.CapturedThread;
+import dev.polystack.host.sampling.RawStack;
+import dev.polystack.host.sampling.StackWalker;
 import dev.polystack.host.snapshot.MemoryImage;
 import dev.polystack.host.snapshot.ReplayMemory;
 import dev.polystack.host.snapshot.Snapshot;

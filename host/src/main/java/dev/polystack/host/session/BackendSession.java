@@ -1,6 +1,8 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.session;
 
 import dev.polystack.host.launch.Credentials;
+import dev.polystack.host.sampling.SamplingException;
+import dev.polystack.host.sampling.SamplingOptions;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntConsumer;

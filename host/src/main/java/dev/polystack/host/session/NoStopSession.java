@@ -1,4 +1,4 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.session;
 
 import dev.polystack.host.bpf.TickCapture;
 import dev.polystack.host.launch.ChildProcess;
@@ -7,6 +7,10 @@ import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcReadException;
 import dev.polystack.host.ptrace.Tracer;
+import dev.polystack.host.sampling.SamplingException;
+import dev.polystack.host.sampling.SamplingOptions;
+import dev.polystack.host.sampling.StackWalker;
+import dev.polystack.host.sampling.TargetExit;
 import dev.polystack.host.sampling.nostop.BpfSampler;
 import dev.polystack.host.sampling.nostop.CaptureSource;
 import dev.polystack.host.sampling.nostop.NoStopSampler;

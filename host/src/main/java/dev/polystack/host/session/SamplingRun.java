@@ -1,4 +1,4 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.session;
 
 import dev.polystack.host.memory.ProcessMemory;
 import dev.polystack.host.modules.ModuleOpener;
@@ -8,12 +8,16 @@ import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcReadException;
 import dev.polystack.host.process.LoadedModule;
 import dev.polystack.host.process.TargetProcess;
+import dev.polystack.host.sampling.SamplerOutcome;
+import dev.polystack.host.sampling.SamplingException;
+import dev.polystack.host.sampling.SamplingOptions;
+import dev.polystack.host.sampling.TargetDescriber;
 import dev.polystack.host.sys.SyscallException;
+import dev.polystack.otel.model.HtlHash;
 import dev.polystack.otel.model.ModuleInfo;
 import dev.polystack.otel.model.Recording;
-import dev.polystack.otel.model.TargetInfo;
-import dev.polystack.otel.model.HtlHash;
 import dev.polystack.otel.model.Sample;
+import dev.polystack.otel.model.TargetInfo;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -1,8 +1,10 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.session;
 
 import dev.polystack.host.process.LoadedModule;
 import dev.polystack.host.process.ModuleTable;
 import dev.polystack.host.process.NativeSymbols;
+import dev.polystack.host.sampling.RawFrame;
+import dev.polystack.host.sampling.RawStack;
 import dev.polystack.plugin.api.Frame;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -1,4 +1,4 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.session;
 
 import dev.polystack.host.bpf.TickCapture;
 import dev.polystack.host.launch.Credentials;
@@ -6,6 +6,8 @@ import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginRegistry;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcessList;
+import dev.polystack.host.sampling.SamplingException;
+import dev.polystack.host.sampling.SamplingOptions;
 import dev.polystack.host.sampling.nostop.BpfSampler;
 import dev.polystack.host.sampling.nostop.SharedCapture;
 import dev.polystack.otel.model.Recording;

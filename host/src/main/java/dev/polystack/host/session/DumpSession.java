@@ -1,4 +1,4 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.session;
 
 import dev.polystack.host.memory.ProcessMemory;
 import dev.polystack.host.modules.ModuleOpener;
@@ -15,6 +15,14 @@ import dev.polystack.host.ptrace.TraceEvent;
 import dev.polystack.host.ptrace.TraceeControl;
 import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.ptrace.WaitStatus;
+import dev.polystack.host.sampling.CapturedThread;
+import dev.polystack.host.sampling.RawStack;
+import dev.polystack.host.sampling.RegisterConversion;
+import dev.polystack.host.sampling.SampleMemory;
+import dev.polystack.host.sampling.SamplingException;
+import dev.polystack.host.sampling.SamplingOptions;
+import dev.polystack.host.sampling.StackCapture;
+import dev.polystack.host.sampling.StackWalker;
 import dev.polystack.host.sampling.ptrace.PtraceSampler;
 import dev.polystack.host.sys.SyscallException;
 import dev.polystack.otel.model.ModuleInfo;

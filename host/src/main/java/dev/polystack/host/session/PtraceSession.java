@@ -1,4 +1,4 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.session;
 
 import dev.polystack.host.launch.ChildProcess;
 import dev.polystack.host.launch.Credentials;
@@ -7,6 +7,9 @@ import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcReadException;
 import dev.polystack.host.proc.ThreadState;
 import dev.polystack.host.ptrace.Tracer;
+import dev.polystack.host.sampling.SamplingException;
+import dev.polystack.host.sampling.SamplingOptions;
+import dev.polystack.host.sampling.StackWalker;
 import dev.polystack.host.sampling.ptrace.PtraceSampler;
 import java.util.List;
 import java.util.function.BooleanSupplier;

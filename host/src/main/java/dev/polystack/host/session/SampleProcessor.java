@@ -1,9 +1,13 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.session;
 
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcReadException;
 import dev.polystack.host.process.ModuleTable;
 import dev.polystack.host.process.TargetProcess;
+import dev.polystack.host.sampling.RawFrame;
+import dev.polystack.host.sampling.RawStack;
+import dev.polystack.host.sampling.SampleSink;
+import dev.polystack.host.sampling.ThreadSample;
 import dev.polystack.otel.model.Sample;
 import dev.polystack.otel.model.StackTrace;
 import dev.polystack.plugin.api.Frame;

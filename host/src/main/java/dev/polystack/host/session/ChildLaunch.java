@@ -1,9 +1,10 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.session;
 
 import dev.polystack.host.launch.ChildProcess;
 import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.launch.Launcher;
 import dev.polystack.host.ptrace.Tracer;
+import dev.polystack.host.sampling.SamplingException;
 import dev.polystack.host.sampling.ptrace.PtraceSampler;
 import dev.polystack.host.sys.SyscallException;
 import java.time.Duration;

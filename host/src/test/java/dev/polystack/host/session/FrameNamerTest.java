@@ -1,4 +1,4 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.session;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
@@ -8,9 +8,11 @@ import dev.polystack.host.memory.ProcessMemory;
 import dev.polystack.host.modules.ModuleOpener;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginLoader;
+import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.process.ModuleTable;
 import dev.polystack.host.process.TargetProcess;
-import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.sampling.RawFrame;
+import dev.polystack.host.sampling.RawStack;
 import dev.polystack.plugin.api.Frame;
 import java.util.ArrayList;
 import java.util.List;

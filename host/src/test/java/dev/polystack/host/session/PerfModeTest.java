@@ -1,4 +1,4 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.session;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -9,6 +9,7 @@ import dev.polystack.host.launch.Launcher;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginLoader;
 import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.sampling.SamplingOptions;
 import dev.polystack.otel.model.Recording;
 import dev.polystack.otel.model.Sample;
 import dev.polystack.plugin.api.Frame;

@@ -1,4 +1,4 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.session;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,10 +1,12 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.session;
 
 import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginRegistry;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.ptrace.WaitStatus;
+import dev.polystack.host.sampling.SamplingException;
+import dev.polystack.host.sampling.SamplingOptions;
 import dev.polystack.host.sampling.nostop.CaptureSource;
 import dev.polystack.otel.model.Recording;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package dev.polystack.host.sampling;
+package dev.polystack.host.session;
 
 import dev.polystack.host.elf.ElfParseException;
 import dev.polystack.host.memory.ProcessMemory;
@@ -9,6 +9,7 @@ import dev.polystack.host.proc.ProcessMaps;
 import dev.polystack.host.process.LoadedModule;
 import dev.polystack.host.process.RuntimeBinding;
 import dev.polystack.host.process.TargetProcess;
+import dev.polystack.host.sampling.SamplingException;
 import dev.polystack.host.snapshot.MemoryImage;
 import dev.polystack.host.snapshot.RecordingMemory;
 import dev.polystack.host.snapshot.Snapshot;
