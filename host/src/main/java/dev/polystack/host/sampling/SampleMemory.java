@@ -87,8 +87,8 @@ public final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory
    *
    * @param pages page address to contents (a page that could not be read maps to an empty array)
    */
-  public static SampleMemory prefetched(ProcessMemory live, long copyStart, byte[] copy, int copyLength,
-      Map<Long, byte[]> pages) {
+  public static SampleMemory prefetched(ProcessMemory live, long copyStart, byte[] copy,
+      int copyLength, Map<Long, byte[]> pages) {
     SampleMemory m = new SampleMemory(live, copyStart, copy, copyLength);
     pages.forEach((page, bytes) -> m.pages.put(page, bytes.length == PAGE ? bytes : UNREADABLE));
     m.missed = new LinkedHashSet<>();

@@ -23,9 +23,8 @@ import java.util.function.IntConsumer;
 
 /**
  * A {@code record --mode bpf} or {@code --mode perf} run. The target is never stopped by us: an
- * attached process is
- * neither traced nor interrupted; a launched one is traced only from its start to the exec of
- * the program, so the events exist before its first instruction.
+ * attached process is neither traced nor interrupted; a launched one is traced only from its
+ * start to the exec of the program, so the events exist before its first instruction.
  *
  * <p>bpf mode falls back to perf mode, with one line saying why, when the capture program cannot
  * be loaded and the user did not ask for bpf by name.
@@ -36,33 +35,16 @@ import java.util.function.IntConsumer;
  * makes debuggers refuse to attach. The exit status is collected instead with waitpid on the
  * child (see {@link TargetExit#ofChild}). Threads the program creates are found by re-listing
  * /proc/PID/task, as in attach mode.
+ *
+ * @param shared in bpf mode, a share of one capture serving several processes; null: the session
+ *     opens its own
  */
-final class NoStopSession implements BackendSession {
+record NoStopSession(ProcFs proc, SamplingRun run, PluginGuard guard, Consumer<String> warn,
+    RecordSession.Backend backend, CaptureSource shared) implements BackendSession {
 
   /** What to do once the events are open and the reader is ready. */
   private interface Release {
     void run() throws SyscallException;
-  }
-
-  private final ProcFs proc;
-  private final SamplingRun run;
-  private final PluginGuard guard;
-  private final Consumer<String> warn;
-  private final RecordSession.Backend backend;
-  private final CaptureSource shared;
-
-  /**
-   * @param shared in bpf mode, a share of one capture serving several processes; null: the
-   *     session opens its own
-   */
-  NoStopSession(ProcFs proc, SamplingRun run, PluginGuard guard, Consumer<String> warn,
-      RecordSession.Backend backend, CaptureSource shared) {
-    this.proc = proc;
-    this.run = run;
-    this.guard = guard;
-    this.warn = warn;
-    this.backend = backend;
-    this.shared = shared;
   }
 
   @Override

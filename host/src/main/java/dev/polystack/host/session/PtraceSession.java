@@ -20,16 +20,8 @@ import java.util.function.IntConsumer;
  * the moment its stack is read ({@link PtraceSampler}). Every ptrace request comes from one
  * tracer thread, which the sampling loop runs on; on every way out all threads are detached.
  */
-final class PtraceSession implements BackendSession {
-  private final ProcFs proc;
-  private final SamplingRun run;
-  private final PluginGuard guard;
-
-  PtraceSession(ProcFs proc, SamplingRun run, PluginGuard guard) {
-    this.proc = proc;
-    this.run = run;
-    this.guard = guard;
-  }
+record PtraceSession(ProcFs proc, SamplingRun run, PluginGuard guard)
+    implements BackendSession {
 
   @Override
   public RecordSession.Result attach(int pid, SamplingOptions options, BooleanSupplier stop,

@@ -89,8 +89,8 @@ public final class BpfSampler implements NoStopSampler {
   private final PollLoop.SyncRefresh syncRefresh;
   private long countersRead = System.nanoTime();
 
-  public BpfSampler(TargetProcess target, SamplingOptions options, StackWalker walker, SampleSink sink,
-      Runnable refreshRequest, PluginGuard guard, CaptureSource capture) {
+  public BpfSampler(TargetProcess target, SamplingOptions options, StackWalker walker,
+      SampleSink sink, Runnable refreshRequest, PluginGuard guard, CaptureSource capture) {
     this.target = target;
     this.options = options;
     this.walker = walker;

@@ -103,8 +103,8 @@ public final class PerfSampler implements NoStopSampler {
   /** CPUs of the samples drained since the last placement; reused. */
   private final java.util.BitSet targetCpus = new java.util.BitSet();
 
-  public PerfSampler(TargetProcess target, SamplingOptions options, StackWalker walker, SampleSink sink,
-      Runnable refreshRequest, Consumer<String> warn) {
+  public PerfSampler(TargetProcess target, SamplingOptions options, StackWalker walker,
+      SampleSink sink, Runnable refreshRequest, Consumer<String> warn) {
     this.target = target;
     this.options = options;
     this.walker = walker;
