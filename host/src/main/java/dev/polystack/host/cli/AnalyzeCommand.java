@@ -6,7 +6,7 @@ import dev.polystack.host.output.OutputFile;
 import dev.polystack.host.output.Outputs;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginLoader;
-import dev.polystack.host.sampling.ReplaySession;
+import dev.polystack.host.session.ReplaySession;
 import dev.polystack.host.snapshot.Snapshot;
 import dev.polystack.host.snapshot.SnapshotException;
 import dev.polystack.host.snapshot.SnapshotFile;

@@ -1,20 +1,20 @@
 package dev.polystack.host.cli;
 
 import com.google.inject.Inject;
+import dev.polystack.host.launch.Accounts;
+import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.output.OutputException;
 import dev.polystack.host.output.OutputFile;
 import dev.polystack.host.output.Outputs;
-import dev.polystack.host.launch.Accounts;
-import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginLoader;
 import dev.polystack.host.plugins.PluginRegistry;
 import dev.polystack.host.probes.ProbeException;
 import dev.polystack.host.probes.TraceSession;
 import dev.polystack.host.proc.ProcFs;
-import dev.polystack.host.sampling.RecordSession;
 import dev.polystack.host.sampling.SamplingException;
 import dev.polystack.host.sampling.SamplingOptions;
+import dev.polystack.host.session.RecordSession;
 import dev.polystack.otel.local.ProfileFormat;
 import dev.polystack.plugin.api.ProbePlugin;
 import java.io.BufferedWriter;

@@ -1,6 +1,6 @@
 package dev.polystack.host.cli;
 
-import dev.polystack.host.sampling.DumpSession;
+import dev.polystack.host.session.DumpSession;
 import dev.polystack.otel.model.FrameLabels;
 import dev.polystack.otel.model.Recording;
 import dev.polystack.otel.model.TargetInfo;

@@ -155,7 +155,7 @@ final class InspectCommand implements Runnable {
     var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
     java.util.Map<String, List<dev.polystack.plugin.api.DiscoveredOffset>> validated;
     try {
-      validated = new dev.polystack.host.sampling.DumpSession(ProcFs.system(), registry, guard,
+      validated = new dev.polystack.host.session.DumpSession(ProcFs.system(), registry, guard,
           console::warn).validateOffsets(pid, 50);
     } catch (dev.polystack.host.sampling.SamplingException e) {
       throw new CommandFailedException(e.getMessage());

@@ -1,6 +1,6 @@
 package dev.polystack.host.cli;
 
-import dev.polystack.host.sampling.IntervalListener;
+import dev.polystack.host.session.IntervalListener;
 import dev.polystack.otel.model.Recording;
 import dev.polystack.otel.model.TargetInfo;
 import dev.polystack.otel.otlp.OtlpConfig;

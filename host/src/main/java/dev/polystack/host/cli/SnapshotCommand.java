@@ -8,7 +8,7 @@ import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginLoader;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.sampling.SamplingException;
-import dev.polystack.host.sampling.SnapshotSession;
+import dev.polystack.host.session.SnapshotSession;
 import dev.polystack.host.snapshot.Snapshot;
 import dev.polystack.host.snapshot.SnapshotException;
 import dev.polystack.host.snapshot.SnapshotFile;

@@ -1,7 +1,7 @@
 package dev.polystack.host.cli;
 
 import dev.polystack.host.ptrace.WaitStatus;
-import dev.polystack.host.sampling.RecordSession;
+import dev.polystack.host.session.RecordSession;
 import dev.polystack.otel.model.Recording;
 import java.nio.file.Path;
 import java.util.Map;

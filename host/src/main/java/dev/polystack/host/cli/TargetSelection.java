@@ -2,8 +2,8 @@ package dev.polystack.host.cli;
 
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcessList;
-import dev.polystack.host.sampling.MultiRecord;
-import dev.polystack.host.sampling.RecordSession;
+import dev.polystack.host.session.MultiRecord;
+import dev.polystack.host.session.RecordSession;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

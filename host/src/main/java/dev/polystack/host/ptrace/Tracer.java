@@ -1,14 +1,10 @@
 package dev.polystack.host.ptrace;
 
-import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.Native;
 import dev.polystack.host.sys.SyscallException;
 import dev.polystack.host.sys.SyscallException.Area;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashSet;
-import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -103,43 +99,6 @@ public final class Tracer implements AutoCloseable {
       p.seize(tid, options);
       return null;
     });
-  }
-
-  /**
-   * Seizes every thread listed in /proc/PID/task, re-listing until no new thread shows up (a
-   * thread created before its creator was seized is not auto-attached). Returns all traced tids.
-   */
-  public Set<Integer> seizeAll(int options) throws SyscallException {
-    Set<Integer> done = new LinkedHashSet<>();
-    for (int round = 0; round < 100; round++) {
-      // Listing /proc happens on the caller's thread: the tracer thread only blocks in waitpid.
-      List<Integer> fresh = new ArrayList<>();
-      for (int tid : ProcFs.system().forPid(pid).taskIdsOrEmpty()) {
-        if (done.add(tid)) {
-          fresh.add(tid);
-        }
-      }
-      if (fresh.isEmpty()) {
-        return tracedThreads();
-      }
-      call(p -> {
-        for (int tid : fresh) {
-          if (p.tracedThreads().contains(tid)) {
-            continue;
-          }
-          try {
-            p.seize(tid, options);
-          } catch (SyscallException e) {
-            // A thread that exited between listing and seizing is not an error.
-            if (e.errno() != Errno.ESRCH) {
-              throw e;
-            }
-          }
-        }
-        return null;
-      });
-    }
-    return tracedThreads();
   }
 
   public Set<Integer> tracedThreads() throws SyscallException {

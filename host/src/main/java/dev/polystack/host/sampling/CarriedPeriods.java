@@ -17,7 +17,7 @@ import java.util.Map;
  * <p>At most one second of periods is carried: after a longer stall of the host, the state at
  * the next sample says little about the whole of it, and one sample must not outweigh the rest.
  */
-final class CarriedPeriods {
+public final class CarriedPeriods {
   /** Threads with something carried, beyond which exited threads' entries are dropped. */
   static final int MAX_THREADS = 4096;
 
@@ -26,7 +26,7 @@ final class CarriedPeriods {
   private long lateTicks;
 
   /** @param periodNanos the sampling period */
-  CarriedPeriods(long periodNanos) {
+  public CarriedPeriods(long periodNanos) {
     if (periodNanos <= 0) {
       throw new IllegalArgumentException("period must be positive: " + periodNanos);
     }
@@ -34,7 +34,7 @@ final class CarriedPeriods {
   }
 
   /** The loop missed {@code ticks} ticks: the threads sampled next stand for them too. */
-  void late(long ticks) {
+  public void late(long ticks) {
     if (ticks > 0) {
       lateTicks = Math.min(maxPeriods, lateTicks + ticks);
     }
@@ -44,23 +44,23 @@ final class CarriedPeriods {
    * The tick after missed ones samples {@code tid}: the thread's next kept sample, this one or a
    * later one, carries them.
    */
-  void sampling(int tid) {
+  public void sampling(int tid) {
     add(tid, (int) lateTicks);
   }
 
   /** A sample of {@code tid} was taken but not kept: its next one stands for it too. */
-  void notKept(int tid) {
+  public void notKept(int tid) {
     add(tid, 1);
   }
 
   /** The periods of a sample of {@code tid} kept now: 1 plus what it carries. */
-  int take(int tid) {
+  public int take(int tid) {
     Integer own = notKept.remove(tid);
     return (int) Math.min(maxPeriods, 1L + (own == null ? 0 : own));
   }
 
   /** The tick after the missed ones is over: its threads have them now. */
-  void tickDone() {
+  public void tickDone() {
     lateTicks = 0;
   }
 

@@ -10,7 +10,7 @@ import java.util.Map;
  * fresh buffers were a quarter of what sampling allocated, so of how often the JVM's collector
  * ran. One owner thread; a walk of one read's pages ends before the next read.
  */
-final class PagePool {
+public final class PagePool {
   private final byte[][] buffers = new byte[PagePrefetch.MAX_PAGES][];
 
   /**
@@ -22,7 +22,7 @@ final class PagePool {
    * @return the bytes read into {@code lead} (0 without one)
    * @throws RemoteReadException when the process cannot be read at all
    */
-  int read(ProcessMemory live, long leadAddress, byte[] lead, long[] pageAddresses,
+  public int read(ProcessMemory live, long leadAddress, byte[] lead, long[] pageAddresses,
       Map<Long, byte[]> out) throws RemoteReadException {
     int n = Math.min(pageAddresses.length, PagePrefetch.MAX_PAGES);
     int first = lead == null ? 0 : 1;

@@ -27,7 +27,7 @@ import java.util.Set;
  * sample of the failing phase by one of the common phase; line 16 of coroutines.lua took 16-21%
  * instead of jit.p's 11-13%.)
  */
-final class PagePrefetch {
+public final class PagePrefetch {
   /** Per thread: more would make the stopped read as costly as the stopped walk it replaces. */
   static final int MAX_PAGES = 64;
   /**
@@ -82,13 +82,13 @@ final class PagePrefetch {
   };
 
   /** True if the thread's next walk should happen while it is stopped (to learn its pages). */
-  boolean walkStopped(int tid) {
+  public boolean walkStopped(int tid) {
     ThreadPages t = threads.get(tid);
     return t == null || t.learnWhileStopped || t.tooBig || t.samples < t.stoppedUntil;
   }
 
   /** The pages to read with the stack for the thread's next sample. */
-  long[] pages(int tid) {
+  public long[] pages(int tid) {
     ThreadPages t = threads.get(tid);
     if (t == null) {
       return new long[0];
@@ -102,7 +102,7 @@ final class PagePrefetch {
   }
 
   /** After a walk of the stopped thread: every page it read becomes part of the set. */
-  void learned(int tid, Set<Long> pagesRead) {
+  public void learned(int tid, Set<Long> pagesRead) {
     ThreadPages t = threads.computeIfAbsent(tid, k -> new ThreadPages());
     t.samples++;
     for (long page : pagesRead) {
@@ -117,7 +117,7 @@ final class PagePrefetch {
    * After a walk from the snapshot: pages it read are kept fresh; if it missed any, they join
    * the set and the thread's next walk happens while stopped.
    */
-  void walked(int tid, Set<Long> pagesRead, Set<Long> missed) {
+  public void walked(int tid, Set<Long> pagesRead, Set<Long> missed) {
     ThreadPages t = threads.computeIfAbsent(tid, k -> new ThreadPages());
     t.samples++;
     for (long page : pagesRead) {
@@ -138,7 +138,7 @@ final class PagePrefetch {
     forgetOld(t);
   }
 
-  void forget(int tid) {
+  public void forget(int tid) {
     threads.remove(tid);
   }
 

@@ -16,11 +16,11 @@ import java.util.Set;
  * with one process_vm_readv per page, so a walk that reads word by word costs a handful of system
  * calls. Once the thread runs again such reads are racy; callers count them.
  */
-final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
-  static final int PAGE = 4096;
+public final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
+  public static final int PAGE = 4096;
 
   /** Bounds what one sample may pull from the target: 4 MiB. */
-  static final int MAX_PAGES = 1024;
+  public static final int MAX_PAGES = 1024;
 
   private static final byte[] UNREADABLE = new byte[0];
 
@@ -50,7 +50,7 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
   private Set<Long> used;
 
   /** @param live the target's memory, or null when nothing but the copy may be read */
-  SampleMemory(ProcessMemory live, long copyStart, byte[] copy, int copyLength) {
+  public SampleMemory(ProcessMemory live, long copyStart, byte[] copy, int copyLength) {
     this.live = live;
     this.copyStart = copyStart;
     this.copy = copy;
@@ -87,8 +87,8 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
    *
    * @param pages page address to contents (a page that could not be read maps to an empty array)
    */
-  static SampleMemory prefetched(ProcessMemory live, long copyStart, byte[] copy, int copyLength,
-      Map<Long, byte[]> pages) {
+  public static SampleMemory prefetched(ProcessMemory live, long copyStart, byte[] copy,
+      int copyLength, Map<Long, byte[]> pages) {
     SampleMemory m = new SampleMemory(live, copyStart, copy, copyLength);
     pages.forEach((page, bytes) -> m.pages.put(page, bytes.length == PAGE ? bytes : UNREADABLE));
     m.missed = new LinkedHashSet<>();
@@ -110,17 +110,17 @@ final class SampleMemory implements dev.polystack.plugin.api.RemoteMemory {
    * Pages the walk needed beyond the snapshot (prefetched mode: read live for it); empty when it
    * had all it read.
    */
-  Set<Long> missedPages() {
+  public Set<Long> missedPages() {
     return missed == null ? Set.of() : missed;
   }
 
   /** Every page this sample read outside the stack copy (live, or from the snapshot). */
-  Set<Long> pagesRead() {
+  public Set<Long> pagesRead() {
     return Set.copyOf(used != null ? used : pages.keySet());
   }
 
   /** System calls made for reads outside the copy (each fills one page of the cache). */
-  int liveReads() {
+  public int liveReads() {
     return liveReads;
   }
 

@@ -12,13 +12,13 @@ import java.util.Map;
  * @param targetGone the target exited, whether or not its status is known (in perf attach mode
  *     the target is not our child, so its exit code cannot be collected)
  */
-record SamplerOutcome(WaitStatus exit, boolean stoppedByUser, boolean targetGone,
+public record SamplerOutcome(WaitStatus exit, boolean stoppedByUser, boolean targetGone,
     Map<String, Long> counters) {
-  SamplerOutcome {
+  public SamplerOutcome {
     counters = Map.copyOf(counters);
   }
 
-  SamplerOutcome(WaitStatus exit, boolean stoppedByUser, boolean targetGone) {
+  public SamplerOutcome(WaitStatus exit, boolean stoppedByUser, boolean targetGone) {
     this(exit, stoppedByUser, targetGone, Map.of());
   }
 }

@@ -16,7 +16,7 @@ import dev.polystack.host.memory.RemoteReadException;
  * those reads fell outside the copy, a large share of the walks that missed a page (measured in
  * docs/benchmarks.md, "Figures behind the code's choices").
  */
-final class StackCapture {
+public final class StackCapture {
   /** The x86-64 System V red zone, which also covers an epilogue's popped registers. */
   static final int BELOW_SP = 128;
 
@@ -29,7 +29,7 @@ final class StackCapture {
    * @param bytes how much stack to copy per sample from the stack pointer up (bounded by the
    *     sampling options); 0 copies nothing
    */
-  StackCapture(ProcessMemory live, int bytes) {
+  public StackCapture(ProcessMemory live, int bytes) {
     this.live = live;
     this.buffer = new byte[bytes == 0 ? 0 : bytes + BELOW_SP];
   }
@@ -39,7 +39,7 @@ final class StackCapture {
    * when the stack mapping begins in between); a stack mapping that ends sooner gives a shorter
    * copy. Returns false when nothing could be read (the copy is then empty).
    */
-  boolean copy(long sp) {
+  public boolean copy(long sp) {
     length = 0;
     start = sp;
     if (buffer.length == 0) {
@@ -70,7 +70,7 @@ final class StackCapture {
    * expects the walk to read (see {@link PagePrefetch}). Returns false when the stack could not
    * be read.
    */
-  boolean copyWithPages(long sp, long[] pageAddresses) {
+  public boolean copyWithPages(long sp, long[] pageAddresses) {
     pages.clear();
     if (pageAddresses.length == 0 || buffer.length == 0) {
       return copy(sp);
@@ -96,15 +96,15 @@ final class StackCapture {
    * stable reads (see {@link dev.polystack.plugin.api.RemoteMemory#stable}) from {@code
    * stableSource} when it is not null.
    */
-  SampleMemory snapshotMemory(ProcessMemory stableSource) {
+  public SampleMemory snapshotMemory(ProcessMemory stableSource) {
     return SampleMemory.snapshot(start, buffer, length, pages, stableSource);
   }
 
-  long start() {
+  public long start() {
     return start;
   }
 
-  int length() {
+  public int length() {
     return length;
   }
 
@@ -112,7 +112,7 @@ final class StackCapture {
    * The thread's memory for one walk: the copy first, {@code fallback} (page by page, bounded)
    * for anything outside it, or nothing else when {@code fallback} is null.
    */
-  SampleMemory memory(ProcessMemory fallback) {
+  public SampleMemory memory(ProcessMemory fallback) {
     return new SampleMemory(fallback, start, buffer, length);
   }
 }

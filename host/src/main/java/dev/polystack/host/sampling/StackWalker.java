@@ -23,18 +23,18 @@ import java.util.Map;
  * in perf and bpf modes on the kernel's copy from the sample, where reads outside the copy go to
  * the live process (docs/architecture.md, data flow).
  */
-final class StackWalker {
+public final class StackWalker {
   private final NativeUnwinder unwinder;
   private final PluginGuard guard;
   private final int maxDepth;
 
-  StackWalker(int maxDepth, PluginGuard guard) {
+  public StackWalker(int maxDepth, PluginGuard guard) {
     this.unwinder = new NativeUnwinder(maxDepth);
     this.guard = guard;
     this.maxDepth = maxDepth;
   }
 
-  RawStack walk(CapturedThread thread, ModuleTable table) {
+  public RawStack walk(CapturedThread thread, ModuleTable table) {
     // The API's per-sample boundary: what an instance learns from here on is about this sample.
     for (RuntimeBinding b : table.bindings()) {
       guard.call(b.plugin(), "beginSample", () -> {

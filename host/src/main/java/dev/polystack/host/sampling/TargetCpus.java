@@ -6,7 +6,7 @@ import java.util.BitSet;
 import java.util.Set;
 
 /** Where a target's threads ran, for {@link dev.polystack.host.sched.CpuPlacement}. */
-final class TargetCpus {
+public final class TargetCpus {
   private TargetCpus() {}
 
   /**
@@ -14,7 +14,7 @@ final class TargetCpus {
    * whatever their state: before the first sample, the best guess of where they will run next
    * (a woken thread goes back to its last CPU when that CPU is free). Empty when unreadable.
    */
-  static BitSet lastOf(ProcFs proc, int pid, Set<Integer> only) {
+  public static BitSet lastOf(ProcFs proc, int pid, Set<Integer> only) {
     BitSet cpus = new BitSet();
     try {
       for (int tid : proc.forPid(pid).taskIds()) {

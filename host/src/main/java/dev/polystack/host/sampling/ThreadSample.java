@@ -8,8 +8,8 @@ package dev.polystack.host.sampling;
  * @param periods the sampling periods the sample stands for: 1 plus the thread's ticks before
  *     it that were not taken or not kept (see {@link dev.polystack.otel.model.Sample#periods})
  */
-record ThreadSample(int tid, long epochNanos, RawStack stack, long pauseNanos, int periods) {
-  ThreadSample {
+public record ThreadSample(int tid, long epochNanos, RawStack stack, long pauseNanos, int periods) {
+  public ThreadSample {
     if (periods < 1) {
       throw new IllegalArgumentException("a sample stands for at least one period: " + periods);
     }

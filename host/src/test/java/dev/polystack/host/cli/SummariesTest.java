@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.polystack.host.sampling.RecordSession;
+import dev.polystack.host.session.RecordSession;
 import dev.polystack.otel.model.Recording;
 import dev.polystack.otel.model.TargetInfo;
 import java.io.PrintWriter;

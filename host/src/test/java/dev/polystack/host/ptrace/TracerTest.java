@@ -88,7 +88,7 @@ class TracerTest {
       t.awaitLine("ready", 5000);
       int pid = t.pid();
       try (Tracer tracer = Tracer.start(pid)) {
-        Set<Integer> tids = tracer.seizeAll(PtraceConstants.DEFAULT_OPTIONS);
+        Set<Integer> tids = seizeAll(tracer, pid);
         assertEquals(4, tids.size(), tids.toString());
         for (int tid : tids) {
           tracer.interrupt(tid);
@@ -158,13 +158,23 @@ class TracerTest {
       t.awaitLine("ready", 5000);
       int pid = t.pid();
       try (Tracer tracer = Tracer.start(pid)) {
-        assertEquals(3, tracer.seizeAll(PtraceConstants.DEFAULT_OPTIONS).size());
+        assertEquals(3, seizeAll(tracer, pid).size());
         // All running: close() has to interrupt, wait and then detach each.
       }
       assertNotEquals('t', TestTarget.state(pid));
       t.finish();
       assertEquals(5, t.process.waitFor(Duration.ofSeconds(10)).exitCode());
     }
+  }
+
+  /** Seizes every thread the way the commands do (TraceeControl); returns the traced ones. */
+  private static Set<Integer> seizeAll(Tracer tracer, int pid) throws SyscallException {
+    return tracer.call(p -> {
+      TraceeControl control = new TraceeControl(ProcFs.system(), pid,
+          PtraceConstants.DEFAULT_OPTIONS, TraceeControl.Hooks.NONE);
+      assertTrue(control.seizeAll(p), "process " + pid + " seized");
+      return p.tracedThreads();
+    });
   }
 
   @Test

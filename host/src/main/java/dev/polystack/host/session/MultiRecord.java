@@ -1,0 +1,355 @@
+package dev.polystack.host.session;
+
+import dev.polystack.host.bpf.TickCapture;
+import dev.polystack.host.launch.Credentials;
+import dev.polystack.host.plugins.PluginGuard;
+import dev.polystack.host.plugins.PluginRegistry;
+import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.proc.ProcessList;
+import dev.polystack.host.sampling.SamplingException;
+import dev.polystack.host.sampling.SamplingOptions;
+import dev.polystack.host.sampling.nostop.BpfSampler;
+import dev.polystack.host.sampling.nostop.SharedCapture;
+import dev.polystack.otel.model.Recording;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+
+/**
+ * A {@code record} of several processes: one {@link RecordSession} per process, each on its own
+ * thread with its own target model (modules, plug-ins), joined at the end into one recording
+ * whose samples say their process ({@link RecordingMerger}). With {@code subprocesses}, the
+ * descendants of the targets are looked for every {@value #SCAN_MILLIS} ms in /proc and
+ * recorded from when they are found; a process that execs keeps its session, whose map refresh
+ * finds the new program's modules and runtimes. A process that exits ends its own session only.
+ *
+ * <p>The run ends at the duration, on the user's stop, when a launched command exits, or when
+ * every recorded process has exited. Subprocesses are sampled with no duration of their own and
+ * stopped when the run ends.
+ */
+public final class MultiRecord {
+  /** How often /proc is read for new descendants (docs/operations.md: shorter lives may be missed). */
+  static final long SCAN_MILLIS = 100;
+  /** Most processes recorded at once: each holds a capture, threads and a target model. */
+  public static final int MAX_PROCESSES = 64;
+
+  /**
+   * What to record.
+   *
+   * @param pids running processes (empty when launching)
+   * @param command a command to launch (empty when attaching)
+   * @param subprocesses also record the processes the targets create during the run
+   */
+  public record Targets(List<Integer> pids, List<String> command, boolean subprocesses) {
+    public Targets {
+      pids = List.copyOf(pids);
+      command = List.copyOf(command);
+      if (pids.isEmpty() == command.isEmpty()) {
+        throw new IllegalArgumentException("either pids or a command");
+      }
+    }
+  }
+
+  private final ProcFs proc;
+  private final PluginRegistry plugins;
+  private final PluginGuard guard;
+  private final Consumer<String> warn;
+  private final Credentials launchAs;
+
+  public MultiRecord(ProcFs proc, PluginRegistry plugins, PluginGuard guard,
+      Consumer<String> warn, Credentials launchAs) {
+    this.proc = proc;
+    this.plugins = plugins;
+    this.guard = guard;
+    this.launchAs = launchAs;
+    Set<String> said = ConcurrentHashMap.newKeySet();
+    this.warn = line -> {
+      if (said.add(line)) {
+        warn.accept(line); // one line for what every process's session would say
+      }
+    };
+  }
+
+  /** One process's session, run on its own thread. */
+  private final class Part {
+    final int pid;
+    final boolean root;
+    final Thread thread;
+    final long[] live = new long[3];
+    volatile RecordSession.Result result;
+    volatile SamplingException failure;
+
+    Part(int pid, boolean root, Runnable body) {
+      this.pid = pid;
+      this.root = root;
+      this.thread = new Thread(body, "polystack-record-" + pid);
+      thread.setDaemon(true);
+    }
+
+    RecordSession.Progress progress() {
+      return (samples, errors, lost, seconds) -> {
+        synchronized (live) {
+          live[0] = samples;
+          live[1] = errors;
+          live[2] = lost;
+        }
+      };
+    }
+  }
+
+  /** Records until the duration ends, {@code stop} says so, or the targets are gone. */
+  public RecordSession.Result run(Targets targets, RecordSession.Backend backend,
+      SamplingOptions options, BooleanSupplier stop, RecordSession.Progress progress)
+      throws SamplingException {
+    SamplingOptions partOptions = new SamplingOptions(options.rateHz(), 0, options.idle(),
+        options.threads(), options.maxDepth(), options.stackBytes());
+    AtomicBoolean stopAll = new AtomicBoolean();
+    AtomicBoolean userStop = new AtomicBoolean();
+    BooleanSupplier partStop = stopAll::get;
+    List<Part> parts = new ArrayList<>();
+    Set<Integer> seen = new HashSet<>();
+    Map<String, Long> extraLosses = new LinkedHashMap<>();
+    AtomicInteger launched = new AtomicInteger();
+    SharedCapture shared = openShared(backend, options);
+    RecordSession.Backend mode = shared != null || backend.mode() != RecordSession.Mode.BPF
+        ? backend : RecordSession.Backend.exactly(RecordSession.Mode.PERF);
+    long start = System.nanoTime();
+    try {
+      if (!targets.command().isEmpty()) {
+        Part root = newPart(0, true, parts, p -> new RecordSession(proc, plugins, guard, warn)
+            .launchAs(launchAs)
+            .sharing(shared == null ? null : shared.share())
+            .launch(targets.command(), mode, options, partStop, p.progress(), launched::set));
+        root.thread.start();
+      } else {
+        for (int pid : targets.pids()) {
+          seen.add(pid);
+          start(pid, true, parts, mode, options, partStop, shared);
+        }
+      }
+      long lastStatus = start;
+      while (true) {
+        if (stop.getAsBoolean()) {
+          userStop.set(true);
+          break;
+        }
+        if (ended(parts, targets, options.durationNanos() > 0)) {
+          break;
+        }
+        if (targets.subprocesses()) {
+          List<Integer> roots = new ArrayList<>(seen);
+          if (launched.get() > 0 && seen.add(launched.get())) {
+            roots.add(launched.get());
+          }
+          for (int pid : ProcessList.read(proc).withDescendants(roots)) {
+            if (!seen.add(pid)) {
+              continue;
+            }
+            if (running(parts) >= MAX_PROCESSES) {
+              warn.accept("more than " + MAX_PROCESSES + " processes at once: the others are"
+                  + " not recorded (counted as process_limit)");
+              extraLosses.merge("process_limit", 1L, Long::sum);
+              continue;
+            }
+            start(pid, false, parts, mode, partOptions, partStop, shared);
+          }
+        }
+        long now = System.nanoTime();
+        if (now - lastStatus >= 1_000_000_000L) {
+          lastStatus = now;
+          report(parts, progress, (now - start) / 1e9);
+        }
+        if (!sleep(SCAN_MILLIS)) {
+          userStop.set(true);
+          break;
+        }
+      }
+    } finally {
+      stopAll.set(true);
+      for (Part p : parts) {
+        joinQuietly(p.thread);
+      }
+      if (shared != null) {
+        try {
+          // The kernel counts for all processes together: the run's figures, not one's.
+          BpfSampler.kernelFigures(shared.counters())
+              .forEach((k, v) -> extraLosses.merge(k, v, Long::sum));
+        } catch (RuntimeException e) {
+          extraLosses.merge("capture_counters_unreadable", 1L, Long::sum);
+        } finally {
+          shared.close();
+        }
+        if (shared.malformed() > 0) {
+          extraLosses.merge("malformed_record", shared.malformed(), Long::sum);
+        }
+      }
+    }
+    return join(parts, extraLosses, userStop.get());
+  }
+
+  /**
+   * In bpf mode, the one capture every process shares; null in the other modes, and when bpf
+   * was only the default and cannot load (then perf mode, with one line saying why).
+   */
+  private SharedCapture openShared(RecordSession.Backend backend, SamplingOptions options)
+      throws SamplingException {
+    if (backend.mode() != RecordSession.Mode.BPF) {
+      return null;
+    }
+    TickCapture capture = BpfSampler.openCapture(options.rateHz(), backend.fallback(), warn);
+    return capture == null ? null : new SharedCapture(capture);
+  }
+
+  private interface Body {
+    RecordSession.Result run(Part part) throws SamplingException;
+  }
+
+  private Part newPart(int pid, boolean root, List<Part> parts, Body body) {
+    Part[] self = new Part[1];
+    self[0] = new Part(pid, root, () -> {
+      try {
+        self[0].result = body.run(self[0]);
+      } catch (SamplingException e) {
+        self[0].failure = e;
+      } catch (RuntimeException e) {
+        self[0].failure = new SamplingException("recording process " + pid + " failed: " + e);
+      }
+    });
+    parts.add(self[0]);
+    return self[0];
+  }
+
+  private void start(int pid, boolean root, List<Part> parts, RecordSession.Backend backend,
+      SamplingOptions options, BooleanSupplier stop, SharedCapture shared) {
+    Part part = newPart(pid, root, parts, p -> {
+      try {
+        return new RecordSession(proc, plugins, guard, warn)
+            .sharing(shared == null ? null : shared.share())
+            .attach(pid, backend, options, stop, p.progress());
+      } finally {
+        if (shared != null) {
+          shared.release(pid);
+        }
+      }
+    });
+    part.thread.start();
+  }
+
+  /**
+   * A launched command's run ends with it; an attached one's when every process ended, or with
+   * a duration when the processes given at the start ended (each counts its duration from its
+   * own start, as a record of one does). Subprocesses are stopped then.
+   */
+  private static boolean ended(List<Part> parts, Targets targets, boolean timed) {
+    if (!targets.command().isEmpty()) {
+      return !parts.get(0).thread.isAlive();
+    }
+    for (Part p : parts) {
+      if (p.thread.isAlive() && (p.root || !timed)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static int running(List<Part> parts) {
+    int n = 0;
+    for (Part p : parts) {
+      if (p.thread.isAlive()) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  private static void report(List<Part> parts, RecordSession.Progress progress, double seconds) {
+    long samples = 0;
+    long errors = 0;
+    long lost = 0;
+    for (Part p : parts) {
+      synchronized (p.live) {
+        samples += p.live[0];
+        errors += p.live[1];
+        lost += p.live[2];
+      }
+    }
+    progress.update(samples, errors, lost, seconds);
+  }
+
+  /**
+   * Joins what the parts recorded. A target given at the start that could not be recorded is
+   * an error when none could, else a warning; a subprocess gone before it was attached is only
+   * counted (subprocess_gone): short-lived children are the norm under a build or a shell.
+   */
+  private RecordSession.Result join(List<Part> parts, Map<String, Long> extraLosses,
+      boolean byUser) throws SamplingException {
+    List<RecordSession.Result> results = new ArrayList<>();
+    List<RecordSession.ProcessPart> processes = new ArrayList<>();
+    SamplingException firstFailure = null;
+    List<String> notRecorded = new ArrayList<>();
+    for (Part p : parts) {
+      if (p.result != null) {
+        results.add(p.result);
+        Recording r = p.result.recording();
+        processes.add(new RecordSession.ProcessPart(r.target().pid(),
+            r.target().executableName(), p.result.summary().samples(),
+            p.result.summary().losses(), p.result.targetGone()));
+      } else if (p.failure != null && p.root) {
+        if (firstFailure == null) {
+          firstFailure = p.failure;
+        }
+        notRecorded.add("process " + p.pid + " not recorded: " + p.failure.getMessage());
+      } else if (p.failure != null) {
+        extraLosses.merge("subprocess_gone", 1L, Long::sum);
+      }
+    }
+    if (results.isEmpty()) {
+      throw firstFailure != null ? firstFailure
+          : new SamplingException("no process could be recorded");
+    }
+    notRecorded.forEach(warn);
+    Recording merged = RecordingMerger.merge(results);
+    Map<String, Long> losses = new LinkedHashMap<>(merged.losses());
+    extraLosses.forEach((k, v) -> losses.merge(k, v, Long::sum));
+    merged = new Recording(merged.target(), merged.startEpochNanos(), merged.endEpochNanos(),
+        merged.periodNanos(), merged.mode(), merged.modules(), merged.samples(), losses);
+    RecordSession.Result first = parts.get(0).root && parts.get(0).result != null
+        ? parts.get(0).result : results.get(0);
+    boolean allGone = results.stream().allMatch(RecordSession.Result::targetGone);
+    return new RecordSession.Result(merged, RecordingMerger.summary(results, losses),
+        first.targetExit(), byUser, allGone, first.killedAtEnd(), processes);
+  }
+
+  private static void joinQuietly(Thread t) {
+    boolean interrupted = false;
+    while (t.isAlive()) {
+      try {
+        t.join();
+      } catch (InterruptedException e) {
+        interrupted = true; // every session must end (detach) before the run returns
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** False when interrupted: the run ends as if the user stopped it. */
+  private static boolean sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+}

@@ -1,0 +1,135 @@
+package dev.polystack.host.session;
+
+import dev.polystack.otel.model.Sample;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Samples held for an output, in bounded memory. The first {@code maxTimed} samples are kept
+ * each with its time, in columns (about 24 bytes a sample, where a {@link Sample} object and its
+ * list slot take 44 or more); later ones are merged per thread, thread name and stack into one
+ * {@link Sample#merged()} entry each, at most {@code maxMerged} of them; a sample that would need
+ * one more is refused ({@link #add} returns false) for the caller to count as lost.
+ * docs/reliability.md gives the bounds and what merging keeps.
+ *
+ * <p>Not thread-safe: the processing stage's lock guards it.
+ */
+final class SampleStore {
+  /** Rows per column chunk: columns grow by chunks, never by copying what they hold. */
+  static final int CHUNK = 1 << 12;
+
+  /** A distinct stack with the attributes its samples carry, interned by the processor. */
+  interface Shape {
+    dev.polystack.otel.model.StackTrace stack();
+
+    Map<String, String> attributes();
+  }
+
+  private record MergeKey(Shape shape, int tid, String threadName) {}
+
+  private final int maxTimed;
+  private final int maxMerged;
+  private final List<int[]> tids = new ArrayList<>();
+  private final List<long[]> times = new ArrayList<>();
+  private final List<int[]> periods = new ArrayList<>();
+  private final List<Shape[]> shapes = new ArrayList<>();
+  private final List<String[]> names = new ArrayList<>();
+  private int timed;
+  /** count, periods and last time of each merged entry, in order of first merge. */
+  private final Map<MergeKey, long[]> merged = new LinkedHashMap<>();
+  private long mergedSamples;
+  /** Merged entries that filled up (see {@link #add}); as rare as 2^31 periods of one stack. */
+  private final List<Sample> retired = new ArrayList<>();
+
+  SampleStore(int maxTimed, int maxMerged) {
+    if (maxTimed < 0 || maxMerged < 0) {
+      throw new IllegalArgumentException("negative bound: " + maxTimed + ", " + maxMerged);
+    }
+    this.maxTimed = maxTimed;
+    this.maxMerged = maxMerged;
+  }
+
+  /** Holds a sample; false when it is over both bounds (a new thread or stack, all full). */
+  boolean add(int tid, String threadName, long epochNanos, Shape shape, int samplePeriods) {
+    if (timed < maxTimed) {
+      int chunk = timed / CHUNK;
+      int row = timed % CHUNK;
+      if (chunk == tids.size()) {
+        tids.add(new int[CHUNK]);
+        times.add(new long[CHUNK]);
+        periods.add(new int[CHUNK]);
+        shapes.add(new Shape[CHUNK]);
+        names.add(new String[CHUNK]);
+      }
+      tids.get(chunk)[row] = tid;
+      times.get(chunk)[row] = epochNanos;
+      periods.get(chunk)[row] = samplePeriods;
+      shapes.get(chunk)[row] = shape;
+      names.get(chunk)[row] = threadName;
+      timed++;
+      return true;
+    }
+    MergeKey key = new MergeKey(shape, tid, threadName);
+    long[] m = merged.get(key);
+    if (m == null) {
+      if (merged.size() >= maxMerged) {
+        return false;
+      }
+      m = new long[3];
+      merged.put(key, m);
+    }
+    if (m[1] + samplePeriods > Integer.MAX_VALUE) {
+      // A Sample's periods are an int: this entry is full; a new one (same key) takes over.
+      retired.add(toSample(key, m));
+      m = new long[3];
+      merged.put(key, m);
+    }
+    m[0]++;
+    m[1] += samplePeriods;
+    m[2] = epochNanos;
+    mergedSamples++;
+    return true;
+  }
+
+  /** Samples merged without their times so far. */
+  long mergedSamples() {
+    return mergedSamples;
+  }
+
+  boolean isEmpty() {
+    return timed == 0 && merged.isEmpty() && retired.isEmpty();
+  }
+
+  /** The timed samples in the order they were added, then the merged entries. */
+  List<Sample> samples() {
+    List<Sample> out = new ArrayList<>(timed + merged.size() + retired.size());
+    for (int i = 0; i < timed; i++) {
+      int chunk = i / CHUNK;
+      int row = i % CHUNK;
+      Shape shape = shapes.get(chunk)[row];
+      out.add(new Sample(tids.get(chunk)[row], names.get(chunk)[row], times.get(chunk)[row],
+          shape.stack(), shape.attributes(), periods.get(chunk)[row]));
+    }
+    out.addAll(retired);
+    merged.forEach((k, m) -> out.add(toSample(k, m)));
+    return out;
+  }
+
+  private static Sample toSample(MergeKey k, long[] m) {
+    return new Sample(k.tid(), k.threadName(), m[2], k.shape().stack(), k.shape().attributes(),
+        (int) m[1], (int) Math.min(m[0], m[1]));
+  }
+
+  void clear() {
+    tids.clear();
+    times.clear();
+    periods.clear();
+    shapes.clear();
+    names.clear();
+    timed = 0;
+    merged.clear();
+    retired.clear();
+  }
+}

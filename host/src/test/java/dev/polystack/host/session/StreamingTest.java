@@ -1,0 +1,59 @@
+package dev.polystack.host.session;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.polystack.host.plugins.PluginGuard;
+import dev.polystack.host.plugins.PluginLoader;
+import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.sampling.SamplingOptions;
+import dev.polystack.otel.model.HtlHash;
+import dev.polystack.otel.model.ModuleInfo;
+import dev.polystack.otel.model.Recording;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** The interval hook the OTLP exporter streams from, on a real ptrace run of luajit. */
+class StreamingTest {
+  private record Call(Recording interval, IntervalListener.Totals totals, boolean last) {}
+
+  @ParameterizedTest
+  @ValueSource(booleans = {true, false})
+  void intervalsPartitionTheRunAndCarryHashedModules(boolean retain) throws Exception {
+    var plugins = new PluginLoader().load(List.of());
+    RecordSession session = new RecordSession(ProcFs.system(), plugins,
+        new PluginGuard(msg -> {}), msg -> {});
+    List<Call> calls = new CopyOnWriteArrayList<>();
+    session.stream(Duration.ofMillis(200), (r, t, last) -> calls.add(new Call(r, t, last)),
+        retain);
+    SamplingOptions options = new SamplingOptions(99, 0, false, Set.of(),
+        SamplingOptions.DEFAULT_MAX_DEPTH, SamplingOptions.DEFAULT_STACK_BYTES);
+    RecordSession.Result result = session.launch(List.of("luajit", "-e",
+        "local t = os.clock() while os.clock() - t < 1.0 do end"), options, () -> false,
+        (s, e, l, t) -> {});
+    Recording whole = result.recording();
+
+    assertTrue(calls.size() >= 2, "expected several intervals, got " + calls.size());
+    assertTrue(calls.get(calls.size() - 1).last());
+    assertFalse(calls.subList(0, calls.size() - 1).stream().anyMatch(Call::last));
+    long streamed = calls.stream().mapToLong(c -> c.interval().samples().size()).sum();
+    assertTrue(streamed > 0);
+    assertEquals(result.summary().samples(), streamed, "every sample exactly once");
+    assertEquals(retain ? streamed : 0, whole.samples().size(), "samples kept for the end");
+    assertEquals(streamed, calls.get(calls.size() - 1).totals().samples());
+    assertEquals(whole.losses(), calls.get(calls.size() - 1).totals().losses());
+    for (int i = 1; i < calls.size(); i++) {
+      assertEquals(calls.get(i - 1).interval().endEpochNanos(),
+          calls.get(i).interval().startEpochNanos(), "intervals must be contiguous");
+    }
+    ModuleInfo exe = whole.modules().stream()
+        .filter(m -> m.path().equals(whole.target().executablePath())).findFirst().orElseThrow();
+    assertEquals(HtlHash.of(Path.of(exe.path())), exe.htlHash());
+  }
+}
