@@ -1,7 +1,6 @@
 package dev.polystack.luajit;
 
 import dev.polystack.plugin.api.Bytes;
-import dev.polystack.plugin.api.RemoteMemory;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -52,6 +51,12 @@ final class TraceSnapshots {
 
   /** Traces whose snapshot tables are kept; a VM rarely has more live than this. */
   static final int MAX_TRACES = 1024;
+  /**
+   * Largest trace whose machine code is scanned for calls: all mcode areas together are at most
+   * -Omaxmcode (512 KiB by default), so a longer trace is a rare setting or a corrupt size; it is
+   * placed by its snapshots alone.
+   */
+  static final int MAX_SCANNED_MCODE = 512 << 10;
   static final int MAX_POSITIONS = 8192;
 
   /**
@@ -221,7 +226,7 @@ final class TraceSnapshots {
   /** The calls of a trace's machine code (TraceCalls), or null if it is too large. */
   private Calls calls(TargetReader r, Traces.Trace t, int mcloop, LongPredicate isCode)
       throws WalkException {
-    if (t.size() > RemoteMemory.MAX_READ) {
+    if (t.size() > MAX_SCANNED_MCODE) {
       return null;
     }
     Calls calls = callsByTrace.get(t);

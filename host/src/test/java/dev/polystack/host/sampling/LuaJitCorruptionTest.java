@@ -52,7 +52,10 @@ class LuaJitCorruptionTest {
    * Names.WINDOW instructions, Traces.MAX_TRACES traces at refresh; a clean case makes ~100-400.
    */
   static final long MAX_READS_PER_CASE = 100_000;
-  /** The largest single read: the trace array at its bound (8 x Traces.MAX_TRACES bytes). */
+  /**
+   * The largest single read: the trace array at its bound (8 x Traces.MAX_TRACES bytes), and a
+   * trace's machine code scanned for calls (TraceSnapshots.MAX_SCANNED_MCODE, the same 512 KiB).
+   */
   static final int MAX_READ_LENGTH = 8 << 16;
   /** Bytes the walking thread may allocate in one case (a clean case takes well under 1 MiB). */
   static final long MAX_ALLOCATED_PER_CASE = 16L << 20;
