@@ -386,41 +386,10 @@ public final class PtraceSampler {
     // plug-in a thread that is already running again.
     ModuleTable table = target.table();
     WalkPlan plan = planFor(tid, table);
-    boolean learning = plan == WalkPlan.LEARNING;
-    boolean walkStopped = plan == WalkPlan.RUNTIME_STOPPED;
-    boolean fromSnapshot = plan == WalkPlan.RUNTIME_FROM_COPY;
-    Registers regs;
-    RawStack stack = null;
-    SampleMemory snapshot = null;
+    Held held;
     long t1;
     try {
-      try {
-        regs = RegisterConversion.of(p.getRegs(tid));
-      } catch (SyscallException e) {
-        // ESRCH: killed in its stop (another thread's exit_group or exec), its exit follows.
-        if (e.errno() != Errno.ESRCH) {
-          throw e;
-        }
-        sink.lost("thread_gone");
-        return;
-      }
-      breakdown.mark(PauseBreakdown.GETREGS);
-      boolean copied = fromSnapshot ? capture.copyWithPages(regs.sp(), prefetch.pages(tid))
-          : capture.copy(regs.sp());
-      if (!copied) {
-        sink.lost("stack_copy_failed");
-      }
-      if (fromSnapshot) {
-        snapshot = capture.snapshotMemory(STABLE_LIVE ? target.hostMemory() : null);
-      }
-      breakdown.mark(PauseBreakdown.READ);
-      if (walkStopped) {
-        SampleMemory memory = capture.memory(target.hostMemory());
-        stack = walker.walk(thread(tid, regs, memory), table);
-        prefetch.learned(tid, memory.pagesRead());
-        breakdown.count(PauseBreakdown.STOPPED_READS, memory.liveReads());
-        breakdown.mark(PauseBreakdown.WALK);
-      }
+      held = readWhileStopped(p, tid, plan, table);
     } finally {
       control.resume(p, tid, 0);
       t1 = System.nanoTime();
@@ -430,38 +399,110 @@ public final class PtraceSampler {
       // ends above, at the resume.
       priority.release();
     }
-    long epochNanos = System.currentTimeMillis() * 1_000_000L;
-    if (learning) {
-      learnAfterResume(tid, regs, table);
-      return;
+    if (held != null) {
+      walkAfterResume(tid, plan, table, held, t1 - t0);
     }
-    if (snapshot != null) {
-      stack = walker.walk(thread(tid, regs, snapshot), table);
-      if (stack.endedWith(UnwindError.NO_MODULE) && refreshNow()) {
-        // A library mapped since the table was read (libc, loaded after the exec the record
-        // started at, met by the first sample): the copy is frozen, so the walk can be redone
-        // against the fresh table as if it had been current at the stop.
-        stack = walker.walk(thread(tid, regs, snapshot), target.table());
+  }
+
+  /**
+   * What was read from a stopped thread: its registers, and the stack walked inside the stop
+   * ({@link WalkPlan#RUNTIME_STOPPED}) or the frozen copy to walk after the resume
+   * ({@link WalkPlan#RUNTIME_FROM_COPY}), else null.
+   */
+  private record Held(Registers regs, RawStack stack, SampleMemory snapshot) {}
+
+  /**
+   * Reads the stopped thread as {@code plan} says (its caller resumes it); null when it was gone
+   * before its registers could be read (counted).
+   */
+  private Held readWhileStopped(Ptrace p, int tid, WalkPlan plan, ModuleTable table)
+      throws SyscallException {
+    Registers regs;
+    try {
+      regs = RegisterConversion.of(p.getRegs(tid));
+    } catch (SyscallException e) {
+      // ESRCH: killed in its stop (another thread's exit_group or exec), its exit follows.
+      if (e.errno() != Errno.ESRCH) {
+        throw e;
       }
-      java.util.Set<Long> missed = snapshot.missedPages();
-      prefetch.walked(tid, snapshot.pagesRead(), missed);
-      breakdown.mark(PauseBreakdown.WALK_AFTER);
-      if (!missed.isEmpty()) {
-        // The walk needed memory the copy lacks, which reading now would take from a thread that
-        // has moved on: the sample is dropped (counted), the thread's next one walks stopped
-        // and carries its period.
-        sink.lost("walk_page_missed");
-        carry.notKept(tid);
+      sink.lost("thread_gone");
+      return null;
+    }
+    breakdown.mark(PauseBreakdown.GETREGS);
+    boolean fromCopy = plan == WalkPlan.RUNTIME_FROM_COPY;
+    boolean copied = fromCopy ? capture.copyWithPages(regs.sp(), prefetch.pages(tid))
+        : capture.copy(regs.sp());
+    if (!copied) {
+      sink.lost("stack_copy_failed");
+    }
+    SampleMemory snapshot =
+        fromCopy ? capture.snapshotMemory(STABLE_LIVE ? target.hostMemory() : null) : null;
+    breakdown.mark(PauseBreakdown.READ);
+    RawStack stack = null;
+    if (plan == WalkPlan.RUNTIME_STOPPED) {
+      SampleMemory memory = capture.memory(target.hostMemory());
+      stack = walker.walk(thread(tid, regs, memory), table);
+      prefetch.learned(tid, memory.pagesRead());
+      breakdown.count(PauseBreakdown.STOPPED_READS, memory.liveReads());
+      breakdown.mark(PauseBreakdown.WALK);
+    }
+    return new Held(regs, stack, snapshot);
+  }
+
+  /** The tracer's work once the thread runs again: the walk the plan left, then the sample. */
+  private void walkAfterResume(int tid, WalkPlan plan, ModuleTable table, Held held,
+      long pauseNanos) {
+    long epochNanos = System.currentTimeMillis() * 1_000_000L;
+    RawStack stack;
+    switch (plan) {
+      case LEARNING:
+        learnAfterResume(tid, held.regs(), table);
         return;
-      }
-    } else if (stack == null) {
-      stack = walkCopy(tid, regs, table);
-      breakdown.mark(PauseBreakdown.WALK_AFTER);
-    } else {
-      refreshIfStale(stack);
+      case RUNTIME_STOPPED:
+        stack = held.stack();
+        refreshIfStale(stack);
+        break;
+      case NATIVE_AFTER_RESUME:
+        stack = walkCopy(tid, held.regs(), table);
+        breakdown.mark(PauseBreakdown.WALK_AFTER);
+        break;
+      case RUNTIME_FROM_COPY:
+        stack = walkFromCopy(tid, held, table);
+        if (stack == null) {
+          return;
+        }
+        break;
+      default:
+        throw new IllegalStateException("walk plan " + plan);
     }
     breakdown.commit();
-    sink.accept(new ThreadSample(tid, epochNanos, stack, t1 - t0, carry.take(tid)));
+    sink.accept(new ThreadSample(tid, epochNanos, stack, pauseNanos, carry.take(tid)));
+  }
+
+  /**
+   * Walks the copy taken while the thread was held; null when the walk needed memory the copy
+   * lacks (the sample is dropped and counted, the thread's next one walks stopped).
+   */
+  private RawStack walkFromCopy(int tid, Held held, ModuleTable table) {
+    SampleMemory snapshot = held.snapshot();
+    RawStack stack = walker.walk(thread(tid, held.regs(), snapshot), table);
+    if (stack.endedWith(UnwindError.NO_MODULE) && refreshNow()) {
+      // A library mapped since the table was read (libc, loaded after the exec the record
+      // started at, met by the first sample): the copy is frozen, so the walk can be redone
+      // against the fresh table as if it had been current at the stop.
+      stack = walker.walk(thread(tid, held.regs(), snapshot), target.table());
+    }
+    java.util.Set<Long> missed = snapshot.missedPages();
+    prefetch.walked(tid, snapshot.pagesRead(), missed);
+    breakdown.mark(PauseBreakdown.WALK_AFTER);
+    if (!missed.isEmpty()) {
+      // Reading now would take from a thread that has moved on: drop it, and the thread's next
+      // sample walks stopped and carries this one's period.
+      sink.lost("walk_page_missed");
+      carry.notKept(tid);
+      return null;
+    }
+    return stack;
   }
 
   /** How a sample's stack is walked; chosen per sample by {@link #planFor}. */
