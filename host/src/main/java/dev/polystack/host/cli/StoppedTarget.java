@@ -4,8 +4,6 @@ import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcessList;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Pattern;
-import java.util.regex.PatternSyntaxException;
 import picocli.CommandLine.Option;
 
 /**
@@ -39,14 +37,7 @@ final class StoppedTarget {
     if (pid != null && pid <= 0) {
       throw new UsageException("--pid " + pid + ": a process id is a positive number");
     }
-    if (match != null) {
-      try {
-        Pattern.compile(match);
-      } catch (PatternSyntaxException e) {
-        throw new UsageException("--match " + match + ": not a regular expression ("
-            + e.getDescription() + ")");
-      }
-    }
+    TargetSelection.checkMatch(match);
     if (maxDepth < 1 || maxDepth > 65_536) {
       throw new UsageException("--max-depth must be 1..65536, got " + maxDepth);
     }

@@ -54,13 +54,19 @@ final class TargetSelection {
       throw new UsageException("--tid selects threads of one process: give a single --pid"
           + " without --comm, --match or --subprocesses");
     }
-    if (match != null) {
-      try {
-        Pattern.compile(match);
-      } catch (PatternSyntaxException e) {
-        throw new UsageException("--match " + match + ": not a regular expression ("
-            + e.getDescription() + ")");
-      }
+    checkMatch(match);
+  }
+
+  /** A {@code --match} that is not a regular expression is a usage error; null passes. */
+  static void checkMatch(String match) {
+    if (match == null) {
+      return;
+    }
+    try {
+      Pattern.compile(match);
+    } catch (PatternSyntaxException e) {
+      throw new UsageException("--match " + match + ": not a regular expression ("
+          + e.getDescription() + ")");
     }
   }
 

@@ -11,6 +11,7 @@ import dev.polystack.host.proc.ProcReadException;
 import dev.polystack.host.ptrace.TraceeControl;
 import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.ptrace.WaitStatus;
+import dev.polystack.host.sys.MonotonicClock;
 import dev.polystack.host.sys.SyscallException;
 import dev.polystack.plugin.api.CallRecord;
 import dev.polystack.plugin.api.ProbeHit;
@@ -19,7 +20,6 @@ import dev.polystack.plugin.api.ProbePlugin;
 import dev.polystack.plugin.api.ProbeRequest;
 import java.io.IOException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -112,7 +112,7 @@ public final class TraceSession {
   private final Map<String, Long> counters = new TreeMap<>();
   private final List<CallRecord> unaccounted = new ArrayList<>();
   private final List<CallRecord> batch = new ArrayList<>();
-  private final long epochOffset = monotonicToEpochOffset();
+  private final long epochOffset = MonotonicClock.epochOffsetNanos();
   private ProbeMonitor monitor;
   private long seq;
   private boolean maxReached;
@@ -399,21 +399,5 @@ public final class TraceSession {
     }
     batch.clear();
     batchSeq.clear();
-  }
-
-  /** Wall clock minus CLOCK_MONOTONIC, from the tightest of a few bracketed readings. */
-  static long monotonicToEpochOffset() {
-    long best = Long.MAX_VALUE;
-    long offset = 0;
-    for (int i = 0; i < 5; i++) {
-      long before = System.nanoTime();
-      Instant now = Instant.now();
-      long after = System.nanoTime();
-      if (after - before < best) {
-        best = after - before;
-        offset = now.getEpochSecond() * 1_000_000_000L + now.getNano() - (before + after) / 2;
-      }
-    }
-    return offset;
   }
 }

@@ -17,6 +17,7 @@ import dev.polystack.host.sampling.StackWalker;
 import dev.polystack.host.sampling.TargetCpus;
 import dev.polystack.host.sampling.TargetExit;
 import dev.polystack.host.sampling.ThreadSample;
+import dev.polystack.host.sys.MonotonicClock;
 import dev.polystack.host.sys.SyscallException;
 import dev.polystack.host.process.RuntimeBinding;
 import dev.polystack.host.process.TargetProcess;
@@ -63,7 +64,7 @@ public final class BpfSampler implements NoStopSampler {
   private final Runnable refreshRequest;
   private final PluginGuard guard;
   private final CaptureSource capture;
-  private final long epochOffset = PerfSampler.monotonicToEpochOffset();
+  private final long epochOffset = MonotonicClock.epochOffsetNanos();
   private final CpuPlacement placement = CpuPlacement.forThisProcess();
   /** Where the target ran lately, for the placement. */
   private final RecentTargetCpus targetCpus;

@@ -28,10 +28,10 @@ import dev.polystack.host.sampling.TargetExit;
 import dev.polystack.host.sampling.ThreadSample;
 import dev.polystack.host.sched.CpuPlacement;
 import dev.polystack.host.sys.Errno;
+import dev.polystack.host.sys.MonotonicClock;
 import dev.polystack.host.sys.SyscallException;
 import dev.polystack.host.unwind.UnwindError;
 import dev.polystack.plugin.api.Registers;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -90,7 +90,7 @@ public final class PerfSampler implements NoStopSampler {
   private final PerfEventAttr attrEachSample;
   private final SampleParser parser;
   private final int ringLog2;
-  private final long epochOffset = monotonicToEpochOffset();
+  private final long epochOffset = MonotonicClock.epochOffsetNanos();
   private final Map<Integer, Stream> streams = new LinkedHashMap<>();
   private final Set<Integer> refused = new HashSet<>();
   private final PerfPoll poll = new PerfPoll();
@@ -414,26 +414,5 @@ public final class PerfSampler implements NoStopSampler {
     for (Stream s : List.copyOf(streams.values())) {
       close(s);
     }
-  }
-
-  /**
-   * Wall clock minus CLOCK_MONOTONIC (HotSpot's System.nanoTime() on Linux), from the tightest
-   * of a few bracketed readings, so a sample's monotonic TIME maps to wall time within a few
-   * microseconds (NTP slewing during the run aside).
-   */
-  static long monotonicToEpochOffset() {
-    long best = Long.MAX_VALUE;
-    long offset = 0;
-    for (int i = 0; i < 5; i++) {
-      long before = System.nanoTime();
-      Instant now = Instant.now();
-      long after = System.nanoTime();
-      if (after - before < best) {
-        best = after - before;
-        long wall = now.getEpochSecond() * 1_000_000_000L + now.getNano();
-        offset = wall - (before + (after - before) / 2);
-      }
-    }
-    return offset;
   }
 }
