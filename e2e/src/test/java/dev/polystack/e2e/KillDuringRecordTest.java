@@ -33,6 +33,12 @@ import org.junit.jupiter.params.provider.CsvSource;
 class KillDuringRecordTest {
   private static final Pattern OK =
       Pattern.compile("survivor ok checksum=([0-9a-f]{16}) rounds=\\d+ signals=(\\d+)/(\\d+)");
+  /**
+   * The one loss docs/reliability.md states for a SIGKILLed ptrace tracer: a signal whose stop it
+   * had reaped and not yet passed on; nothing else wrong.
+   */
+  private static final Pattern ONE_SIGNAL_LOST = Pattern.compile("survivor FAILED"
+      + " checksum=([0-9a-f]{16}) rounds=\\d+ mismatches=0 signals=(\\d+)/(\\d+) lost_waits=1");
 
   private static String expectedChecksum;
 
@@ -54,7 +60,12 @@ class KillDuringRecordTest {
 
   /** What one trial saw; {@code notAttached} is set when an after-attach kill came too soon. */
   record Trial(KillTrials.KillMoment moment, boolean survived, boolean attachedAtKill,
-      int polystackExit, String problem, String notAttached) {}
+      int polystackExit, String problem, String notAttached, boolean signalInFlightLost) {
+    Trial(KillTrials.KillMoment moment, boolean survived, boolean attachedAtKill,
+        int polystackExit, String problem, String notAttached) {
+      this(moment, survived, attachedAtKill, polystackExit, problem, notAttached, false);
+    }
+  }
 
   @ParameterizedTest(name = "{0} mode, SIG{1}")
   @CsvSource({
@@ -74,14 +85,15 @@ class KillDuringRecordTest {
     long survived = results.stream().filter(Trial::survived).count();
     long attached = results.stream().filter(Trial::attachedAtKill).count();
     long clean = results.stream().filter(t -> t.polystackExit() == 0).count();
+    long inFlight = results.stream().filter(Trial::signalInFlightLost).count();
     List<String> problems = results.stream().filter(t -> !t.survived()).map(Trial::problem)
         .toList();
     List<String> notAttached = results.stream().map(Trial::notAttached)
         .filter(java.util.Objects::nonNull).toList();
     Reliability.report("kill-" + mode + "-" + signal, String.format(
-        "trials=%d survived=%d lost=%d attached_at_kill=%d polystack_exit0=%d seconds=%.0f"
-            + " seed=%d moments=%s%s",
-        trials, survived, trials - survived, attached, clean,
+        "trials=%d survived=%d lost=%d attached_at_kill=%d polystack_exit0=%d"
+            + " signal_in_flight_lost=%d seconds=%.0f seed=%d moments=%s%s",
+        trials, survived, trials - survived, attached, clean, inFlight,
         (System.nanoTime() - started) / 1e9, seed, moments,
         problems.isEmpty() ? "" : " problems=" + problems));
     assertEquals(List.of(), problems, "target harmed in " + problems.size() + " of " + trials
@@ -111,7 +123,7 @@ class KillDuringRecordTest {
         polystack.signal(signal);
         exit = polystack.await(60).exitCode();
       }
-      Trial t = check(moment, target, attached, exit, signal);
+      Trial t = check(mode, moment, target, attached, exit, signal);
       if (t.survived() && mode.equals("bpf") && attached && programs.isEmpty()) {
         return new Trial(moment, false, true, exit, moment + " SIG" + signal + ": attached in"
             + " bpf mode without a BPF program: the leak check saw nothing", t.notAttached());
@@ -136,11 +148,12 @@ class KillDuringRecordTest {
     return status != null && status.tracerPid() != 0;
   }
 
-  private static Trial check(KillTrials.KillMoment moment, Target target, boolean attached,
-      int exit, String signal) throws Exception {
+  private static Trial check(String mode, KillTrials.KillMoment moment, Target target,
+      boolean attached, int exit, String signal) throws Exception {
     List<Reliability.TaskState> stopped = KillTrials.stoppedAfterRelease(target.pid());
     Target.Status status = target.status();
     String problem = null;
+    boolean inFlightLost = false;
     if (!target.isAlive() || status == null) {
       problem = "target died: " + target.output();
     } else if (status.tracerPid() != 0) {
@@ -153,7 +166,12 @@ class KillDuringRecordTest {
       int code = target.awaitExit(60);
       String output = target.output();
       Matcher m = OK.matcher(output);
-      if (code != 0 || !m.find()) {
+      Matcher lost = ONE_SIGNAL_LOST.matcher(output);
+      if (code == 3 && lost.find() && ptraceKilledAttached(mode, signal, attached)
+          && lost.group(1).equals(expectedChecksum)
+          && Long.parseLong(lost.group(3)) - Long.parseLong(lost.group(2)) == 1) {
+        inFlightLost = true;
+      } else if (code != 0 || !m.find()) {
         problem = "exit " + code + ": " + output.strip();
       } else if (!m.group(1).equals(expectedChecksum)) {
         problem = "checksum " + m.group(1) + " != " + expectedChecksum;
@@ -164,6 +182,11 @@ class KillDuringRecordTest {
     }
     return new Trial(moment, problem == null, attached, exit, problem == null ? ""
         : moment + " SIG" + signal + (attached ? " (attached)" : " (not yet attached)") + ": "
-            + problem, KillTrials.notAttachedProblem(moment, attached));
+            + problem, KillTrials.notAttachedProblem(moment, attached), inFlightLost);
+  }
+
+  /** Only a ptrace tracer killed by SIGKILL while attached can lose a signal it had reaped. */
+  private static boolean ptraceKilledAttached(String mode, String signal, boolean attached) {
+    return mode.equals("ptrace") && signal.equals("KILL") && attached;
   }
 }
