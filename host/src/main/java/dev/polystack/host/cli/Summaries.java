@@ -117,7 +117,7 @@ final class Summaries {
     StringBuilder parts = new StringBuilder();
     for (RecordSession.ProcessPart p : processes) {
       parts.append(parts.length() == 0 ? "" : ", ").append("{\"pid\": ").append(p.pid())
-          .append(", \"name\": \"").append(jsonText(p.name())).append('"')
+          .append(", \"name\": ").append(Json.quote(p.name()))
           .append(", \"samples\": ").append(p.samples())
           .append(", \"exited\": ").append(p.exited())
           .append(", \"losses\": ").append(jsonCounts(withoutCapture(p.losses()))).append('}');
@@ -263,21 +263,5 @@ final class Summaries {
   private static String join(Map<String, Long> counts) {
     return counts.entrySet().stream().map(e -> e.getKey() + " " + e.getValue())
         .collect(Collectors.joining(", "));
-  }
-
-  /** {@code text} as the inside of a JSON string (a process name is the target's to choose). */
-  private static String jsonText(String text) {
-    StringBuilder sb = new StringBuilder();
-    for (int i = 0; i < text.length(); i++) {
-      char c = text.charAt(i);
-      if (c == '"' || c == '\\') {
-        sb.append('\\').append(c);
-      } else if (c < 0x20) {
-        sb.append(String.format("\\u%04x", (int) c));
-      } else {
-        sb.append(c);
-      }
-    }
-    return sb.toString();
   }
 }

@@ -123,12 +123,12 @@ public final class ProcessList {
       children.computeIfAbsent(e.ppid(), k -> new ArrayList<>()).add(e.pid());
     }
     Set<Integer> out = new LinkedHashSet<>(roots);
-    List<Integer> todo = new ArrayList<>(roots);
-    while (!todo.isEmpty()) {
-      int pid = todo.remove(todo.size() - 1);
+    List<Integer> unvisited = new ArrayList<>(roots);
+    while (!unvisited.isEmpty()) {
+      int pid = unvisited.remove(unvisited.size() - 1);
       for (int child : children.getOrDefault(pid, List.of())) {
         if (out.add(child)) {
-          todo.add(child);
+          unvisited.add(child);
         }
       }
     }
