@@ -1,6 +1,7 @@
 package dev.polystack.host.sampling.nostop;
 
 import dev.polystack.host.bpf.CaptureRecord;
+import dev.polystack.host.bpf.ProcessEvent;
 import dev.polystack.host.bpf.TickCapture;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -54,6 +55,9 @@ public interface CaptureSource {
       @Override
       public void poll(int timeoutMillis, Consumer<CaptureRecord> records, Runnable malformed) {
         capture.poll(timeoutMillis, bytes -> {
+          if (ProcessEvent.isEvent(bytes)) {
+            return; // a followed process's events: a record of chosen processes asks for none
+          }
           CaptureRecord r;
           try {
             r = CaptureRecord.parse(bytes);
