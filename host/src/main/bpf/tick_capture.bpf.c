@@ -279,12 +279,9 @@ static __always_inline void emit_event(__u32 kind, __u32 tgid, __u32 tid, __u32 
 		.parent = parent,
 	};
 
-	/* Wakes the reader when a quarter full, as tick records do: events are rare. */
-	__u64 wake = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >=
-			     bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4
-		     ? BPF_RB_FORCE_WAKEUP
-		     : BPF_RB_NO_WAKEUP;
-	if (bpf_ringbuf_output(&events, &e, sizeof(e), wake))
+	/* Wakes the reader at once: events are rare, and a new program is best described while
+	 * it still runs. */
+	if (bpf_ringbuf_output(&events, &e, sizeof(e), BPF_RB_FORCE_WAKEUP))
 		count(C_EVENT_RING_FULL);
 	else
 		count(C_EVENTS);

@@ -11,14 +11,10 @@ import java.util.function.Consumer;
  * TickCapture} of its own, or one process's share of a capture that serves several
  * ({@link SharedCapture}).
  */
-public interface CaptureSource {
+public interface CaptureSource extends ProcessTicks.PlanSlots {
   void addTarget(int pid, int stackBytes);
 
   void removeTarget(int pid);
-
-  void clearPlans(int pid);
-
-  void setPlan(int pid, int index, byte[] encodedPlan);
 
   /**
    * Hands the ready records, parsed, to {@code records}, first waiting up to
