@@ -91,9 +91,23 @@ final class Collector implements AutoCloseable {
    * {@code https://127.0.0.1:PORT}); both null for plain text.
    */
   static Collector start(Path certFile, Path keyFile) throws IOException, InterruptedException {
+    return start(certFile, keyFile, freePort());
+  }
+
+  /** A plain-text Collector on a gRPC port chosen beforehand (one that polystack already uses). */
+  static Collector onGrpcPort(int grpc) throws IOException, InterruptedException {
+    return start(null, null, grpc);
+  }
+
+  /** A loopback port free now, for a Collector started later. */
+  static int unusedPort() throws IOException {
+    return freePort();
+  }
+
+  private static Collector start(Path certFile, Path keyFile, int grpc)
+      throws IOException, InterruptedException {
     Path binary = binary();
     Path dir = Files.createTempDirectory("polystack-otelcol");
-    int grpc = freePort();
     int http = freePort();
     String d = dir.toString();
     String config = CONFIG.formatted(grpc, http, d, d, d);

@@ -56,8 +56,9 @@ final class AgentExport implements HostPipeline.Sink {
 
   /** Sends what is queued (profiles first), then the last metrics; the metrics' failure, if any. */
   String finish(Duration timeout) {
-    profiles.close(timeout);
-    return metrics.close(timeout);
+    long deadline = System.nanoTime() + timeout.toNanos();
+    profiles.close(timeout.dividedBy(2));
+    return metrics.close(Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime())));
   }
 
   private AgentMetrics.Snapshot snapshot() {

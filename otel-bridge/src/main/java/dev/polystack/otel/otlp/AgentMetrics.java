@@ -110,8 +110,11 @@ public final class AgentMetrics implements AutoCloseable {
    * @return empty if every metrics export succeeded, else why the last one failed
    */
   public String close(Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
     provider.forceFlush().join(timeout.toMillis(), TimeUnit.MILLISECONDS);
-    provider.shutdown().join(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    // One budget for both: an unreachable receiver must not hold a stopping service longer.
+    long left = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
+    provider.shutdown().join(left, TimeUnit.MILLISECONDS);
     if (tally.failures() > 0) {
       return tally.failures() + " metrics export(s) failed: " + tally.lastFailure();
     }

@@ -125,6 +125,40 @@ class ProfilesMapperTest {
   }
 
   @Test
+  void severalProcessesShareOneDictionaryAndKeepTheirOwnMappings() {
+    ModuleInfo a = new ModuleInfo(0x400000L, 0x401000L, 0, "/usr/bin/a", "aa", "");
+    ModuleInfo b = new ModuleInfo(0x400000L, 0x401000L, 0, "/usr/bin/b", "bb", "");
+    Frame f = new Frame(Frame.NATIVE, 0x400010L, "main", "", 0, 0, "", Map.of());
+    Recording ra = new Recording(new TargetInfo(7, "/usr/bin/a", List.of("a")), 1, 2, 10,
+        "bpf", List.of(a), List.of(new Sample(7, "a", 1, new StackTrace(List.of(f)), Map.of())),
+        Map.of());
+    Recording rb = new Recording(new TargetInfo(8, "/usr/bin/b", List.of("b")), 1, 2, 10,
+        "bpf", List.of(b), List.of(new Sample(8, "b", 1, new StackTrace(List.of(f)), Map.of()),
+            new Sample(8, "b", 2, new StackTrace(List.of(f)), Map.of())), Map.of());
+    ExportProfilesServiceRequest req = ProfilesMapper.toRequest(List.of(
+        new ProfileBatch.Part(ra, OtlpResource.forTarget(ra.target(), CONFIG)),
+        new ProfileBatch.Part(rb, OtlpResource.forTarget(rb.target(), CONFIG))));
+    assertEquals(2, req.getResourceProfilesCount());
+    ProfilesDictionary d = req.getDictionary();
+    List<String> files = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      var rp = req.getResourceProfiles(i);
+      assertEquals(Long.toString(7 + i), rp.getResource().getAttributesList().stream()
+          .filter(kv -> kv.getKey().equals("process.pid")).findFirst().orElseThrow()
+          .getValue().getIntValue() + "");
+      Profile p = rp.getScopeProfiles(0).getProfiles(0);
+      assertEquals(i + 1, p.getSamplesList().stream()
+          .mapToInt(s -> s.getTimestampsUnixNanoCount()).sum());
+      Location l = d.getLocationTable(d.getStackTable(p.getSamples(0).getStackIndex())
+          .getLocationIndices(0));
+      files.add(d.getStringTable(d.getMappingTable(l.getMappingIndex()).getFilenameStrindex()));
+    }
+    // The same frame at the same address is a location of each process's own mapping.
+    assertEquals(List.of("/usr/bin/a", "/usr/bin/b"), files);
+    assertEquals(1, d.getStringTableList().stream().filter("main"::equals).count());
+  }
+
+  @Test
   void mappingsCarryBuildIdsAndOnlyReferencedModulesAppear() {
     ModuleInfo exe = new ModuleInfo(0x400000L, 0x401000L, 0, "/usr/bin/x", "abcd", "0011");
     ModuleInfo unused = new ModuleInfo(0x500000L, 0x501000L, 0, "/usr/lib/y.so", "", "22");

@@ -1,0 +1,318 @@
+package dev.polystack.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;
+import io.opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest;
+import io.opentelemetry.proto.common.v1.KeyValue;
+import io.opentelemetry.proto.profiles.v1development.ProfilesDictionary;
+import io.opentelemetry.proto.profiles.v1development.ResourceProfiles;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code polystack agent} against a real Collector: processes started after the agent appear as
+ * resources of their own with their frames (C and Lua), a program that execs into luajit is
+ * described anew, short-lived processes are seen from the kernel's events, a Collector that is
+ * down and then up gets the data once up (the drops counted), and SIGTERM flushes the last
+ * interval and exits 0.
+ */
+class AgentTest {
+  @TempDir Path tmp;
+
+  /** The Lua workload: {@code hot} takes about nine tenths of the time. */
+  private static final String LUA = """
+      local function hot(n) local s = 0 for i = 1, n do s = s + (i * 7) % 13 end return s end
+      local function cold(n) local s = 0 for i = 1, n do s = s + (i * 3) % 11 end return s end
+      while true do hot(90000) cold(10000) end
+      """;
+
+  @Test
+  void processesStartedAfterTheAgentAreResourcesWithTheirFramesAndSigtermFlushes()
+      throws Exception {
+    try (Collector collector = Collector.start();
+        Distribution.Running agent = startAgent(collector.grpcEndpoint(), "1s")) {
+      awaitStarted(agent);
+      Path lua = Files.writeString(tmp.resolve("hot.lua"), LUA);
+      Process c = new ProcessBuilder(Workloads.binary("hot_cold").toString())
+          .redirectErrorStream(true).start();
+      Process luajit = new ProcessBuilder("luajit", lua.toString()).redirectErrorStream(true)
+          .start();
+      try {
+        Awaits.until("both programs' hot frames at the Collector", 60_000, () -> {
+          Map<Long, Set<String>> frames = framesByPid(collector.profiles());
+          return frames.getOrDefault(c.pid(), Set.of()).contains("hot")
+              && frames.getOrDefault(luajit.pid(), Set.of()).contains("hot");
+        });
+      } finally {
+        c.destroy();
+        luajit.destroy();
+      }
+      List<ExportProfilesServiceRequest> requests = collector.profiles();
+      Map<Long, Map<String, String>> byPid = new HashMap<>();
+      for (ExportProfilesServiceRequest r : requests) {
+        for (ResourceProfiles rp : r.getResourceProfilesList()) {
+          List<KeyValue> a = rp.getResource().getAttributesList();
+          Map<String, String> named = new HashMap<>();
+          for (String key : List.of("process.executable.name", "service.name", "host.id",
+              "process.command_line")) {
+            String v = attribute(r.getDictionary(), a, key);
+            if (v != null) {
+              named.put(key, v);
+            }
+          }
+          byPid.put(pid(r.getDictionary(), a), named);
+        }
+      }
+      Map<String, String> cResource = byPid.get(c.pid());
+      assertEquals("hot_cold", cResource.get("process.executable.name"));
+      assertEquals("hot_cold", cResource.get("service.name"));
+      assertEquals(Files.readString(Path.of("/etc/machine-id")).strip(),
+          cResource.get("host.id"));
+      assertEquals(null, cResource.get("process.command_line"),
+          "command lines only with --command-line");
+      assertEquals("luajit", byPid.get(luajit.pid()).get("process.executable.name"));
+      assertFalse(byPid.containsKey(agent.pid()), "the agent profiled itself");
+      for (long pid : byPid.keySet()) {
+        assertFalse(isKernelThread(pid), "kernel thread " + pid + " has a resource");
+      }
+
+      agent.signal("TERM");
+      Distribution.Result r = agent.await(60);
+      assertEquals(0, r.exitCode(), r.stderr());
+      assertTrue(r.stderr().contains("agent: "), r.stderr());
+      Awaits.until("the agent's health metrics", 20_000, () ->
+          healthCounter(collector.metrics(), "polystack.samples") > 0
+              && healthCounter(collector.metrics(), "polystack.agent.processes.seen") >= 2);
+    }
+  }
+
+  @Test
+  void sigtermSendsTheIntervalInProgressAndExitsZero() throws Exception {
+    try (Collector collector = Collector.start();
+        Distribution.Running agent = startAgent(collector.grpcEndpoint(), "10m")) {
+      awaitStarted(agent);
+      Process c = new ProcessBuilder(Workloads.binary("hot_cold").toString())
+          .redirectErrorStream(true).start();
+      try {
+        Awaits.cpuTicks(c.pid(), 100, 30_000); // a second of CPU: about 20 ticks at 20 Hz
+        assertEquals(0, collector.profiles().size(), "nothing is due before the interval ends");
+        agent.signal("TERM");
+        Distribution.Result r = agent.await(60);
+        assertEquals(0, r.exitCode(), r.stderr());
+      } finally {
+        c.destroy();
+      }
+      Awaits.until("the flushed interval at the Collector", 20_000,
+          () -> framesByPid(collector.profiles()).getOrDefault(c.pid(), Set.of()).contains("hot"));
+    }
+  }
+
+  @Test
+  void aProgramThatExecsIntoLuajitIsDescribedAnew() throws Exception {
+    Path lua = Files.writeString(tmp.resolve("hot.lua"), LUA.replace("while true do",
+        "local t0 = os.clock() while os.clock() - t0 < 4 do"));
+    try (Collector collector = Collector.start();
+        Distribution.Running agent = startAgent(collector.grpcEndpoint(), "1s")) {
+      awaitStarted(agent);
+      // spawner forks a child that execs luajit once told to (stdin).
+      Process spawner = new ProcessBuilder(Workloads.binary("spawner").toString(), "4",
+          "/usr/bin/luajit", lua.toString()).redirectErrorStream(true).start();
+      spawner.getOutputStream().write('\n');
+      spawner.getOutputStream().flush();
+      String line = new java.io.BufferedReader(new java.io.InputStreamReader(
+          spawner.getInputStream(), StandardCharsets.UTF_8)).readLine();
+      long child = Long.parseLong(line.replaceAll(".*child (\\d+).*", "$1"));
+      Awaits.until("the child's Lua frames under luajit", 60_000, () -> {
+        for (ExportProfilesServiceRequest r : collector.profiles()) {
+          for (ResourceProfiles rp : r.getResourceProfilesList()) {
+            List<KeyValue> a = rp.getResource().getAttributesList();
+            if (pid(r.getDictionary(), a) == child && "luajit".equals(attribute(r.getDictionary(),
+                a, "process.executable.name")) && functions(r.getDictionary(), rp).contains("hot")) {
+              return true;
+            }
+          }
+        }
+        return false;
+      });
+      spawner.waitFor();
+      agent.signal("TERM");
+      assertEquals(0, agent.await(60).exitCode());
+    }
+  }
+
+  @Test
+  void shortLivedProcessesAreSeenFromTheKernelsEvents() throws Exception {
+    int children = 30;
+    try (Collector collector = Collector.start();
+        Distribution.Running agent = startAgent(collector.grpcEndpoint(), "1s", "--rate", "99")) {
+      awaitStarted(agent);
+      // Each child burns about 150 ms of CPU (15 ticks at 99 Hz) and exits.
+      Process shell = new ProcessBuilder("bash", "-c", "for i in $(seq " + children + "); do"
+          + " timeout 0.15 yes > /dev/null; done").redirectErrorStream(true).start();
+      shell.waitFor();
+      Awaits.until("samples of most of the short-lived processes", 30_000, () -> {
+        long yes = pidsNamed(collector.profiles(), "yes").size();
+        return yes >= children * 9 / 10;
+      });
+      agent.signal("TERM");
+      Distribution.Result r = agent.await(60);
+      assertEquals(0, r.exitCode(), r.stderr());
+    }
+  }
+
+  @Test
+  void aCollectorThatIsDownThenUpGetsTheDataOnceUpAndTheDropsAreCounted() throws Exception {
+    int port = Collector.unusedPort();
+    Path stats = tmp.resolve("stats.json");
+    try (Distribution.Running agent = startAgent("http://127.0.0.1:" + port, "1s",
+        "--stats-json", stats.toString())) {
+      awaitStarted(agent);
+      Process c = new ProcessBuilder(Workloads.binary("hot_cold").toString())
+          .redirectErrorStream(true).start();
+      try {
+        Awaits.cpuTicks(c.pid(), 300, 60_000); // three seconds of intervals with no receiver
+        try (Collector collector = Collector.onGrpcPort(port)) {
+          Awaits.until("data at the Collector once it is up", 60_000,
+              () -> framesByPid(collector.profiles()).getOrDefault(c.pid(), Set.of())
+                  .contains("hot"));
+          agent.signal("TERM");
+          Distribution.Result r = agent.await(60);
+          assertEquals(0, r.exitCode(), r.stderr());
+        }
+      } finally {
+        c.destroy();
+      }
+      String json = Files.readString(stats);
+      assertTrue(json.matches("(?s).*\"requests\":[1-9].*"), json);
+      assertTrue(json.matches("(?s).*\"requests_failed\":[1-9].*")
+          || json.matches("(?s).*\"samples_dropped\":[1-9].*"), "drops not counted: " + json);
+    }
+  }
+
+  private static Distribution.Running startAgent(String endpoint, String interval,
+      String... more) throws IOException {
+    List<String> args = new ArrayList<>(List.of("agent", "--otlp-endpoint", endpoint,
+        "--otlp-protocol", "grpc", "--export-interval", interval));
+    args.addAll(List.of(more));
+    return Distribution.start(args.toArray(String[]::new));
+  }
+
+  private static void awaitStarted(Distribution.Running agent) throws Exception {
+    Awaits.until("the agent's start line", 120_000, () -> {
+      if (!agent.process().isAlive()) {
+        throw new AssertionError("the agent exited: " + agent.stderrSoFar());
+      }
+      return agent.stderrSoFar().contains("agent: profiling");
+    });
+  }
+
+  private static long pid(ProfilesDictionary d, List<KeyValue> resource) {
+    String pid = attribute(d, resource, "process.pid");
+    return pid == null ? -1 : Long.parseLong(pid);
+  }
+
+  /**
+   * A resource attribute: the agent sends inline keys; the Collector's file exporter writes
+   * them back as key_strindex / string_value_strindex into the dictionary, so both are read.
+   */
+  private static String attribute(ProfilesDictionary d, List<KeyValue> attributes, String key) {
+    for (KeyValue kv : attributes) {
+      String k = kv.getKey().isEmpty() ? d.getStringTable(kv.getKeyStrindex()) : kv.getKey();
+      if (k.equals(key)) {
+        var v = kv.getValue();
+        return v.hasIntValue() ? Long.toString(v.getIntValue())
+            : v.hasStringValueStrindex() ? d.getStringTable(v.getStringValueStrindex())
+            : v.getStringValue();
+      }
+    }
+    return null;
+  }
+
+  /** Function names in each process's samples, by pid. */
+  static Map<Long, Set<String>> framesByPid(List<ExportProfilesServiceRequest> requests) {
+    Map<Long, Set<String>> out = new HashMap<>();
+    for (ExportProfilesServiceRequest r : requests) {
+      for (ResourceProfiles rp : r.getResourceProfilesList()) {
+        out.computeIfAbsent(pid(r.getDictionary(), rp.getResource().getAttributesList()),
+            k -> new HashSet<>())
+            .addAll(functions(r.getDictionary(), rp));
+      }
+    }
+    return out;
+  }
+
+  private static Set<Long> pidsNamed(List<ExportProfilesServiceRequest> requests, String name) {
+    Set<Long> out = new HashSet<>();
+    for (ExportProfilesServiceRequest r : requests) {
+      for (ResourceProfiles rp : r.getResourceProfilesList()) {
+        List<KeyValue> a = rp.getResource().getAttributesList();
+        if (name.equals(attribute(r.getDictionary(), a, "process.executable.name"))) {
+          out.add(pid(r.getDictionary(), a));
+        }
+      }
+    }
+    return out;
+  }
+
+  /** The function names of every location in the samples of one resource. */
+  private static Set<String> functions(ProfilesDictionary d, ResourceProfiles rp) {
+    Set<String> names = new HashSet<>();
+    rp.getScopeProfilesList().forEach(sp -> sp.getProfilesList().forEach(p ->
+        p.getSamplesList().forEach(s -> {
+          var stack = d.getStackTable(s.getStackIndex());
+          for (int loc : stack.getLocationIndicesList()) {
+            for (var line : d.getLocationTable(loc).getLinesList()) {
+              names.add(d.getStringTable(d.getFunctionTable(line.getFunctionIndex())
+                  .getNameStrindex()));
+            }
+          }
+        })));
+    return names;
+  }
+
+  private static long healthCounter(List<ExportMetricsServiceRequest> requests, String name) {
+    long value = -1;
+    for (ExportMetricsServiceRequest r : requests) {
+      for (var rm : r.getResourceMetricsList()) {
+        if (!"polystack".equals(Collector.attribute(rm.getResource().getAttributesList(),
+            "service.name"))) {
+          continue;
+        }
+        for (var sm : rm.getScopeMetricsList()) {
+          for (var m : sm.getMetricsList()) {
+            if (m.getName().equals(name) && m.hasSum()) {
+              for (var p : m.getSum().getDataPointsList()) {
+                value = Math.max(value, p.getAsInt());
+              }
+            }
+          }
+        }
+      }
+    }
+    return value;
+  }
+
+  /** Kernel threads have no executable: /proc/PID/exe cannot be read. */
+  private static boolean isKernelThread(long pid) {
+    try {
+      String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+      long flags = Long.parseLong(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[6]);
+      return (flags & 0x00200000L) != 0;
+    } catch (IOException | RuntimeException e) {
+      return false; // gone: it was a user process that exited (kernel threads stay)
+    }
+  }
+}
