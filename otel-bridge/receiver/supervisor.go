@@ -44,6 +44,8 @@ type supervisor struct {
 	restart RestartConfig
 	// fatal is called once, from the supervisor's goroutine, when restarting cannot help.
 	fatal func(error)
+	// stopTimeout is how long shutdown waits after SIGTERM before SIGKILL.
+	stopTimeout time.Duration
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -57,12 +59,13 @@ type supervisor struct {
 
 func newSupervisor(logger *zap.Logger, spec childSpec, restart RestartConfig, fatal func(error)) *supervisor {
 	return &supervisor{
-		logger:  logger,
-		spec:    spec,
-		restart: restart,
-		fatal:   fatal,
-		stop:    make(chan struct{}),
-		done:    make(chan struct{}),
+		logger:      logger,
+		spec:        spec,
+		restart:     restart,
+		fatal:       fatal,
+		stopTimeout: stopTimeout,
+		stop:        make(chan struct{}),
+		done:        make(chan struct{}),
 	}
 }
 
@@ -233,8 +236,8 @@ func (s *supervisor) terminate(c *child) {
 		} else {
 			logger.Warn("polystack agent stopped with an error", zap.String("exit", exitStatus(err)))
 		}
-	case <-time.After(stopTimeout):
-		logger.Warn("polystack agent did not stop after SIGTERM; killing it", zap.Duration("waited", stopTimeout))
+	case <-time.After(s.stopTimeout):
+		logger.Warn("polystack agent did not stop after SIGTERM; killing it", zap.Duration("waited", s.stopTimeout))
 		// The watcher has not reaped the child yet, so its process group id is still its own.
 		_ = unix.Kill(-pid, unix.SIGKILL)
 		<-c.exited
