@@ -77,9 +77,9 @@ var reservedFlags = []string{"--otlp-endpoint", "--otlp-protocol", "--otlp-heade
 // Validate is called by the Collector when it loads its configuration: a bad value fails
 // Collector start with an error that names the field.
 func (c *Config) Validate() error {
-	var errs []error
+	var errs []string
 	field := func(name, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...)))
+		errs = append(errs, name+": "+fmt.Sprintf(format, args...))
 	}
 	if _, err := c.executablePath(); err != nil {
 		field("executable", "%v", err)
@@ -143,7 +143,11 @@ func (c *Config) Validate() error {
 	if r.StableAfter <= 0 {
 		field("restart.stable_after", "%s: must be > 0", r.StableAfter)
 	}
-	return errors.Join(errs...)
+	if len(errs) == 0 {
+		return nil
+	}
+	// One line, as the Collector prints it after "receivers::NAME: ".
+	return errors.New(strings.Join(errs, "; "))
 }
 
 // executablePath is the launcher to run: Executable when set, else polystack on PATH.

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pprofile/pprofileotlp"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
+	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	_ "google.golang.org/grpc/encoding/gzip" // the agent compresses its requests with gzip
@@ -30,6 +31,10 @@ const (
 	maxRequestBytes = 64 << 20
 	// serverStopTimeout bounds the wait for requests in flight when the receiver stops.
 	serverStopTimeout = 5 * time.Second
+	// agentStartedPrefix starts the line the agent prints on stderr once it is profiling.
+	agentStartedPrefix = "polystack agent: profiling"
+	// startupTimeout bounds how long Start waits for that line: a JVM starts in seconds.
+	startupTimeout = time.Minute
 )
 
 // polystackReceiver runs one agent and one private OTLP gRPC server for it, shared by the
@@ -102,7 +107,8 @@ func (r *polystackReceiver) start(host component.Host) error {
 	r.server = server
 
 	endpoint := "http://" + listener.Addr().String()
-	spec := childSpec{path: path, args: r.cfg.agentArgs(endpoint), env: childEnv(os.Environ(), r.cfg)}
+	spec := childSpec{path: path, args: r.cfg.agentArgs(endpoint), env: childEnv(os.Environ(), r.cfg),
+		readyPrefix: agentStartedPrefix}
 	agent := newSupervisor(r.settings.Logger, spec, r.cfg.Restart, func(err error) {
 		componentstatus.ReportStatus(host, componentstatus.NewFatalErrorEvent(err))
 	})
@@ -111,6 +117,20 @@ func (r *polystackReceiver) start(host component.Host) error {
 		return err
 	}
 	r.agent = agent
+	// Start returns once the agent is profiling, so that one that cannot start (BPF
+	// unavailable, arguments it rejects) fails Collector start with its reason.
+	select {
+	case <-agent.ready:
+	case <-agent.done:
+		server.Stop()
+		if err := agent.firstExit(); err != nil {
+			return err
+		}
+		return errors.New("polystack agent stopped before it started profiling")
+	case <-time.After(startupTimeout):
+		r.settings.Logger.Warn("polystack agent has not said it is profiling yet; going on",
+			zap.Duration("waited", startupTimeout))
+	}
 	return nil
 }
 

@@ -3,6 +3,7 @@ package polystackreceiver
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/collector/component"
@@ -165,6 +166,24 @@ func TestStartFailsWhenTheExecutableIsGone(t *testing.T) {
 	err = r.Start(context.Background(), componenttest.NewNopHost())
 	if err == nil || err.Error() != "executable: "+cfg.Executable+": no such file or directory" {
 		t.Errorf("start error %v", err)
+	}
+	if err := r.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAgentThatRejectsItsArgumentsFailsStart(t *testing.T) {
+	cfg := fakeAgentConfig(t)
+	cfg.ExtraArgs = []string{"--bogus"}
+	factory := NewFactory()
+	r, err := factory.CreateProfiles(context.Background(), receivertest.NewNopSettings(factory.Type()), cfg, new(consumertest.ProfilesSink))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = r.Start(context.Background(), componenttest.NewNopHost())
+	want := "polystack agent exited before it started profiling (exit status 2): fake agent: bad arguments"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("start error %v, want %q...", err, want)
 	}
 	if err := r.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)

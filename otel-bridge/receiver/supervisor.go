@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -27,11 +28,13 @@ const (
 	usageExit = 2
 )
 
-// childSpec is what the supervisor starts: argv and environment are built anew for each start.
+// childSpec is what the supervisor starts.
 type childSpec struct {
 	path string
 	args []string
 	env  []string
+	// readyPrefix starts the line a child prints once it is up; "" when it prints none.
+	readyPrefix string
 }
 
 // supervisor keeps one child process running: it restarts it with exponential backoff when it
@@ -47,14 +50,18 @@ type supervisor struct {
 	// stopTimeout is how long shutdown waits after SIGTERM before SIGKILL.
 	stopTimeout time.Duration
 
-	stop     chan struct{}
-	stopOnce sync.Once
-	done     chan struct{}
+	stop      chan struct{}
+	stopOnce  sync.Once
+	done      chan struct{}
+	ready     chan struct{} // closed when a child printed its readyPrefix line
+	readyOnce sync.Once
 
 	mu       sync.Mutex
 	pid      int // of the running child, 0 between children
 	starts   int
 	restarts int
+	// startErr is why the first child exited before it was ready (then it is not restarted).
+	startErr error
 }
 
 func newSupervisor(logger *zap.Logger, spec childSpec, restart RestartConfig, fatal func(error)) *supervisor {
@@ -66,6 +73,7 @@ func newSupervisor(logger *zap.Logger, spec childSpec, restart RestartConfig, fa
 		stopTimeout: stopTimeout,
 		stop:        make(chan struct{}),
 		done:        make(chan struct{}),
+		ready:       make(chan struct{}),
 	}
 }
 
@@ -94,6 +102,23 @@ func (s *supervisor) shutdown() {
 	<-s.done
 }
 
+// firstExit is why the first child exited before it printed its ready line, once done is
+// closed; nil otherwise.
+func (s *supervisor) firstExit() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.startErr
+}
+
+func (s *supervisor) isReady() bool {
+	select {
+	case <-s.ready:
+		return true
+	default:
+		return false
+	}
+}
+
 // currentPID is the pid of the running child, or 0.
 func (s *supervisor) currentPID() int {
 	s.mu.Lock()
@@ -113,6 +138,21 @@ type child struct {
 	cmd     *exec.Cmd
 	started time.Time
 	exited  chan error // receives cmd.Wait's result once the process and its group are gone
+
+	mu       sync.Mutex
+	lastLine string // of its stderr, for the message when it exits before it is ready
+}
+
+func (c *child) setLastLine(line string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lastLine = line
+}
+
+func (c *child) lastStderrLine() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastLine
 }
 
 func (s *supervisor) launch() (*child, error) {
@@ -141,12 +181,20 @@ func (s *supervisor) launch() (*child, error) {
 	logger := s.logger.With(zap.Int("agent.pid", pid))
 	logger.Info("polystack agent started", zap.String("command", s.spec.path), zap.Strings("args", s.spec.args))
 
+	c := &child{cmd: cmd, started: time.Now(), exited: make(chan error, 1)}
+	seen := func(line string) {
+		if s.spec.readyPrefix != "" && strings.HasPrefix(line, s.spec.readyPrefix) {
+			s.readyOnce.Do(func() { close(s.ready) })
+		}
+	}
 	var output sync.WaitGroup
 	output.Add(2)
-	go func() { defer output.Done(); logLines(stderr, logger, "stderr") }()
-	go func() { defer output.Done(); logLines(stdout, logger, "stdout") }()
+	go func() {
+		defer output.Done()
+		logLines(stderr, logger, "stderr", func(line string) { c.setLastLine(line); seen(line) })
+	}()
+	go func() { defer output.Done(); logLines(stdout, logger, "stdout", seen) }()
 
-	c := &child{cmd: cmd, started: time.Now(), exited: make(chan error, 1)}
 	go func() {
 		// Wait without reaping, so that the pid (and so the process group id) cannot be reused
 		// while the group is killed: what the agent may have started goes with it.
@@ -188,6 +236,16 @@ func (s *supervisor) run(c *child) {
 			status := exitStatus(err)
 			logger := s.logger.With(zap.Int("agent.pid", c.cmd.Process.Pid), zap.String("exit", status),
 				zap.Duration("ran", ran.Round(time.Millisecond)))
+			if s.spec.readyPrefix != "" && !s.isReady() && s.restartCount() == 0 {
+				// The first agent never got going: a Collector start that fails says why, where
+				// restarts would only repeat it in the log.
+				logger.Error("polystack agent exited before it started profiling")
+				s.mu.Lock()
+				s.startErr = fmt.Errorf("polystack agent exited before it started profiling (%s): %s",
+					status, c.lastStderrLine())
+				s.mu.Unlock()
+				return
+			}
 			if code := exitCode(err); code == usageExit {
 				logger.Error("polystack agent rejected its arguments; not restarting it")
 				s.fatal(fmt.Errorf("polystack agent rejected its arguments (%s): see its stderr above, and the receiver's extra_args and selection", status))
@@ -244,8 +302,8 @@ func (s *supervisor) terminate(c *child) {
 	}
 }
 
-// logLines logs each line of r; a line longer than maxLogLine is cut there.
-func logLines(r io.Reader, logger *zap.Logger, stream string) {
+// logLines logs each line of r and hands it to seen; a line longer than maxLogLine is cut there.
+func logLines(r io.Reader, logger *zap.Logger, stream string, seen func(string)) {
 	reader := bufio.NewReaderSize(r, maxLogLine)
 	for {
 		line, isPrefix, err := reader.ReadLine()
@@ -255,6 +313,7 @@ func logLines(r io.Reader, logger *zap.Logger, stream string) {
 				text += " [line cut at 4096 bytes]"
 			}
 			logger.Info(text, zap.String("stream", stream))
+			seen(text)
 		}
 		for isPrefix && err == nil { // drop the rest of a long line
 			_, isPrefix, err = reader.ReadLine()

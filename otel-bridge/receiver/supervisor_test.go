@@ -226,3 +226,33 @@ func equalDurations(a, b []time.Duration) bool {
 	}
 	return true
 }
+
+func TestFirstChildThatExitsBeforeItIsReadyIsNotRestarted(t *testing.T) {
+	core, logs := observer.New(zapcore.InfoLevel)
+	s := newSupervisor(zap.New(core), childSpec{path: "/bin/sh", args: []string{"-c", `echo "bpf: operation not permitted" >&2; exit 1`},
+		env: os.Environ(), readyPrefix: "polystack agent: profiling"}, quickRestarts(), func(error) { t.Error("fatal reported") })
+	if err := s.start(); err != nil {
+		t.Fatal(err)
+	}
+	<-s.done
+	want := "polystack agent exited before it started profiling (exit status 1): bpf: operation not permitted"
+	if err := s.firstExit(); err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+	if s.restartCount() != 0 || s.isReady() {
+		t.Errorf("restarts %d, ready %v; logs %v", s.restartCount(), s.isReady(), logs.All())
+	}
+	s.shutdown()
+}
+
+func TestReadyLineThenExitIsRestarted(t *testing.T) {
+	core, _ := observer.New(zapcore.InfoLevel)
+	s := newSupervisor(zap.New(core), childSpec{path: "/bin/sh", args: []string{"-c", `echo "polystack agent: profiling" >&2; exit 1`},
+		env: os.Environ(), readyPrefix: "polystack agent: profiling"}, quickRestarts(), func(error) {})
+	if err := s.start(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.shutdown()
+	<-s.ready
+	await(t, "a restart", func() bool { return s.restartCount() >= 1 })
+}
