@@ -37,7 +37,7 @@ enum { R_RAX, R_RDX, R_RCX, R_RBX, R_RSI, R_RDI, R_RBP, R_RSP,
 
 enum { C_TICKS, C_RECORDS, C_RING_FULL, C_NO_USER_REGS, C_STACK_UNREADABLE, C_PLAN_LOAD_FAILED,
        C_PLAN_CHECK_FAILED, C_COPY_FAILED, C_COPY_PARTIAL, C_RECORD_FULL, C_PLAN_INVALID,
-       C_COUNT = 16 };
+       C_EVENTS, C_EVENT_RING_FULL, C_FOLLOWED, C_FOLLOW_FULL, C_COUNT = 16 };
 
 enum { OP_REG = 1, OP_CONST, OP_ADD, OP_SUB, OP_MAX, OP_MIN, OP_LOAD, OP_IN_RANGE_OR,
        OP_CHECK_EQ, OP_CHECK_NE, OP_AND, OP_COPY };
@@ -46,10 +46,53 @@ enum { STOP_LOAD = 1, STOP_CHECK = 2, STOP_INVALID = 3 };
 
 #define FLAG_IN_KERNEL 1
 
+/* struct target flags: also capture the processes this one creates (set on them in turn). */
+#define TARGET_FOLLOW 1
+
 struct target {
 	__u32 stack_bytes;
 	__u32 flags;
 };
+
+/* settings flags: every user process is a target (the host-wide agent); pids are those of the
+ * pid namespace ns_dev/ns_ino (polystack inside a container), not the kernel's. */
+#define SETTINGS_ALL 1
+#define SETTINGS_PIDNS 2
+/* Emit exec and exit events for targets; also exec events of every process (a selection by
+ * name that a new program may join). */
+#define SETTINGS_EVENTS 4
+#define SETTINGS_WATCH_EXEC 8
+
+struct settings {
+	__u32 flags;
+	__u32 self_tgid;   /* never a target: polystack itself */
+	__u32 stack_bytes; /* for SETTINGS_ALL */
+	__u32 pad;
+	__u64 ns_dev;
+	__u64 ns_ino;
+};
+
+/* Process events, version 2 records: what the host needs to describe and release processes. */
+enum { EV_EXEC = 1, EV_EXIT = 2, EV_FORK = 3 };
+
+struct process_event {
+	__u16 version;
+	__u16 header_size;
+	__u32 size;
+	__u32 tgid, tid;
+	__u64 time_ns;
+	__u32 kind;
+	__u32 parent; /* EV_FORK: the creating process */
+};
+
+/* The fields of the kernel's task_struct read here, relocated by libbpf from the kernel's BTF. */
+struct task_struct {
+	unsigned int flags;
+	int pid;
+	int tgid;
+} __attribute__((preserve_access_index));
+
+#define PF_KTHREAD 0x00200000
 
 struct step {
 	__u8 op;
@@ -113,6 +156,8 @@ _Static_assert(sizeof(struct step) == 24, "step");
 _Static_assert(sizeof(struct plan) == 776, "plan");
 _Static_assert(sizeof(struct record_header) == 200, "record_header");
 _Static_assert(sizeof(struct region_header) == 16, "region_header");
+_Static_assert(sizeof(struct settings) == 32, "settings");
+_Static_assert(sizeof(struct process_event) == 32, "process_event");
 _Static_assert(sizeof(struct pt_regs) == 168, "x86-64 pt_regs");
 _Static_assert(sizeof(struct state) <= PAGE - sizeof(struct pt_regs), "state");
 
@@ -143,6 +188,13 @@ struct {
 } scratch SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct settings);
+} settings SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, C_COUNT);
 	__type(key, __u32);
@@ -162,6 +214,77 @@ static __always_inline void count(__u32 index)
 
 	if (v)
 		*v += 1;
+}
+
+static __always_inline struct settings *settings_of(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&settings, &zero);
+}
+
+/*
+ * The current thread's tgid and tid as the host names them: the kernel's, or those in the
+ * host's pid namespace. False for a thread outside that namespace (never a target then).
+ */
+static __always_inline int current_ids(struct settings *cfg, __u32 *tgid, __u32 *tid)
+{
+	if (cfg && (cfg->flags & SETTINGS_PIDNS)) {
+		struct bpf_pidns_info ns = {};
+
+		if (bpf_get_ns_current_pid_tgid(cfg->ns_dev, cfg->ns_ino, &ns, sizeof(ns)))
+			return 0;
+		*tgid = ns.tgid;
+		*tid = ns.pid;
+		return 1;
+	}
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	*tgid = pid_tgid >> 32;
+	*tid = (__u32)pid_tgid;
+	return 1;
+}
+
+/* Whether the current thread's process is captured, and with which stack size. */
+static __always_inline int is_target(struct settings *cfg, __u32 tgid, __u32 *stack_bytes)
+{
+	struct target *t = bpf_map_lookup_elem(&targets, &tgid);
+
+	if (t) {
+		*stack_bytes = t->stack_bytes;
+		return 1;
+	}
+	if (!cfg || !(cfg->flags & SETTINGS_ALL) || tgid == 0 || tgid == cfg->self_tgid)
+		return 0;
+	struct task_struct *task = bpf_get_current_task_btf();
+	unsigned int flags = 0;
+
+	bpf_probe_read_kernel(&flags, sizeof(flags), __builtin_preserve_access_index(&task->flags));
+	if (flags & PF_KTHREAD)
+		return 0; /* nothing to profile in user space */
+	*stack_bytes = cfg->stack_bytes;
+	return 1;
+}
+
+static __always_inline void emit_event(__u32 kind, __u32 tgid, __u32 tid, __u32 parent)
+{
+	struct process_event e = {
+		.version = 2,
+		.header_size = sizeof(e),
+		.size = sizeof(e),
+		.tgid = tgid,
+		.tid = tid,
+		.time_ns = bpf_ktime_get_ns(),
+		.kind = kind,
+		.parent = parent,
+	};
+
+	/* Wakes the reader at once: events are rare, and a new program is best described while
+	 * it still runs. */
+	if (bpf_ringbuf_output(&events, &e, sizeof(e), BPF_RB_FORCE_WAKEUP))
+		count(C_EVENT_RING_FULL);
+	else
+		count(C_EVENTS);
 }
 
 static __always_inline struct state *state_of(__u8 *rec)
@@ -424,11 +547,10 @@ static __always_inline void store_regs(struct record_header *h, __u64 ax, __u64 
 SEC("perf_event")
 int tick_capture(struct bpf_perf_event_data *ctx)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32;
-	struct target *t = bpf_map_lookup_elem(&targets, &tgid);
+	struct settings *cfg = settings_of();
+	__u32 tgid, tid, want;
 
-	if (!t)
+	if (!current_ids(cfg, &tgid, &tid) || !is_target(cfg, tgid, &want))
 		return 0;
 	count(C_TICKS);
 
@@ -463,7 +585,6 @@ int tick_capture(struct bpf_perf_event_data *ctx)
 		return 0;
 	}
 
-	__u32 want = t->stack_bytes;
 	__u32 why;
 	if (want > STACK_MAX)
 		want = STACK_MAX;
@@ -487,7 +608,7 @@ int tick_capture(struct bpf_perf_event_data *ctx)
 	h->header_size = sizeof(*h);
 	h->size = size;
 	h->tgid = tgid;
-	h->tid = (__u32)pid_tgid;
+	h->tid = tid;
 	h->time_ns = bpf_ktime_get_ns();
 	h->cpu = cpu;
 	h->flags = flags;
@@ -511,6 +632,68 @@ int tick_capture(struct bpf_perf_event_data *ctx)
 		count(C_RING_FULL);
 	else
 		count(C_RECORDS);
+	return 0;
+}
+
+/* A target (or, host-wide, any process) ran a new program: the host reads its maps anew. */
+SEC("raw_tracepoint/sched_process_exec")
+int process_exec(void *ctx)
+{
+	struct settings *cfg = settings_of();
+	__u32 tgid, tid, stack;
+
+	if (!cfg || !(cfg->flags & SETTINGS_EVENTS) || !current_ids(cfg, &tgid, &tid))
+		return 0;
+	if ((cfg->flags & SETTINGS_WATCH_EXEC) || is_target(cfg, tgid, &stack))
+		emit_event(EV_EXEC, tgid, tid, 0);
+	return 0;
+}
+
+/* A target's main thread exits: the host releases what it holds for the process. */
+SEC("raw_tracepoint/sched_process_exit")
+int process_exit(void *ctx)
+{
+	struct settings *cfg = settings_of();
+	__u32 tgid, tid, stack;
+
+	if (cfg && (cfg->flags & SETTINGS_EVENTS) && current_ids(cfg, &tgid, &tid) && tgid == tid &&
+	    is_target(cfg, tgid, &stack))
+		emit_event(EV_EXIT, tgid, tid, 0);
+	return 0;
+}
+
+/*
+ * A target with TARGET_FOLLOW created a process: the child is a target from its first
+ * instruction, so a child shorter-lived than the host's reaction is still captured. Kernel pids
+ * only (not under SETTINGS_PIDNS, where the child's namespace pid is not at hand here).
+ */
+SEC("raw_tracepoint/sched_process_fork")
+int process_fork(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct settings *cfg = settings_of();
+	struct task_struct *child = (struct task_struct *)ctx->args[1];
+	int pid = 0, tgid = 0;
+
+	if (cfg && (cfg->flags & SETTINGS_PIDNS))
+		return 0;
+	bpf_probe_read_kernel(&pid, sizeof(pid), __builtin_preserve_access_index(&child->pid));
+	bpf_probe_read_kernel(&tgid, sizeof(tgid), __builtin_preserve_access_index(&child->tgid));
+	if (pid != tgid || pid <= 0)
+		return 0; /* a new thread of the same process */
+	__u32 parent = bpf_get_current_pid_tgid() >> 32;
+	struct target *t = bpf_map_lookup_elem(&targets, &parent);
+
+	if (!t || !(t->flags & TARGET_FOLLOW))
+		return 0;
+	struct target copy = *t;
+	__u32 key = (__u32)tgid;
+
+	if (bpf_map_update_elem(&targets, &key, &copy, BPF_NOEXIST)) {
+		count(C_FOLLOW_FULL);
+		return 0;
+	}
+	count(C_FOLLOWED);
+	emit_event(EV_FORK, (__u32)tgid, (__u32)pid, parent);
 	return 0;
 }
 

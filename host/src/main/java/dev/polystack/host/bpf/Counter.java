@@ -14,7 +14,11 @@ enum Counter {
   COPY_FAILED,
   COPY_PARTIAL,
   RECORD_FULL,
-  PLAN_INVALID;
+  PLAN_INVALID,
+  EVENTS,
+  EVENT_RING_FULL,
+  FOLLOWED,
+  FOLLOW_FULL;
 
   String key() {
     return name().toLowerCase(Locale.ROOT);

@@ -59,7 +59,10 @@ public final class TickCapture implements AutoCloseable {
   private final int targetsFd;
   private final int plansFd;
   private final int countersFd;
+  private final int settingsFd;
   private final List<PerfEvent> events = new ArrayList<>();
+  /** Raw tracepoint links of the process event programs; closing one detaches it. */
+  private final List<Integer> links = new ArrayList<>();
   private RingReader ring;
   private boolean closed;
 
@@ -70,6 +73,50 @@ public final class TickCapture implements AutoCloseable {
     this.targetsFd = object.mapFd("targets");
     this.plansFd = object.mapFd("plans");
     this.countersFd = object.mapFd("counters");
+    this.settingsFd = object.mapFd("settings");
+  }
+
+  /**
+   * What the program captures beyond the targets added one by one.
+   *
+   * @param allProcesses every user-space process is a target (kernel threads and {@code
+   *     selfTgid} excepted), each copying {@code stackBytes} of stack
+   * @param events exec and exit of targets come as {@link ProcessEvent}s
+   * @param watchExec exec of every process comes as an event too (a selection by name)
+   */
+  public record Settings(boolean allProcesses, int selfTgid, int stackBytes, boolean events,
+      boolean watchExec) {
+    public Settings {
+      if (stackBytes < 0 || stackBytes > STACK_MAX) {
+        throw new IllegalArgumentException("stack bytes must be 0.." + STACK_MAX + ": "
+            + stackBytes);
+      }
+    }
+
+    /** Targets added one by one, no events: what a record of chosen processes needs. */
+    public static Settings targetsOnly() {
+      return new Settings(false, 0, 0, false, false);
+    }
+  }
+
+  /**
+   * Sets what is captured beyond added targets. Pids are those of polystack's own pid namespace
+   * whatever the settings (docs/operations.md, "Inside a container").
+   */
+  public synchronized void configure(Settings s) {
+    Pointer value = Bpf.allocate(32);
+    PidNamespace ns = PidNamespace.ofThisProcess();
+    int flags = (s.allProcesses() ? 1 : 0) | (ns.isInitial() ? 0 : 2) | (s.events() ? 4 : 0)
+        | (s.watchExec() ? 8 : 0);
+    value.putInt(0, flags);
+    value.putInt(4, s.selfTgid());
+    value.putInt(8, s.stackBytes());
+    value.putInt(12, 0);
+    value.putLong(16, ns.device());
+    value.putLong(24, ns.inode());
+    Pointer key = Bpf.allocate(4);
+    key.putInt(0, 0);
+    update(settingsFd, key, value, "configuring the capture");
   }
 
   /**
@@ -99,6 +146,8 @@ public final class TickCapture implements AutoCloseable {
       object.setMaxEntries("events", ringBytes);
       object.load(PROGRAM);
       capture = new TickCapture(object, cpus);
+      capture.configure(Settings.targetsOnly());
+      capture.attachProcessEvents();
       capture.start(rateHz);
       return capture;
     } catch (BpfLoadException | RuntimeException e) {
@@ -147,14 +196,36 @@ public final class TickCapture implements AutoCloseable {
     }
   }
 
+  private void attachProcessEvents() throws BpfLoadException {
+    for (String[] p : new String[][] {{"process_exec", "sched_process_exec"},
+        {"process_exit", "sched_process_exit"}, {"process_fork", "sched_process_fork"}}) {
+      int fd = lib.bpf_raw_tracepoint_open(p[1], object.programFd(p[0]));
+      if (fd < 0) {
+        throw BpfLoadException.of("attaching " + p[0] + " to the " + p[1] + " tracepoint",
+            Bpf.errno(), "", "this kernel refuses raw tracepoint programs (Linux 5.17 or"
+                + " later with BTF is needed)");
+      }
+      links.add(fd);
+    }
+  }
+
   /** Captures the threads of {@code tgid}, copying up to {@code stackBytes} of each stack. */
-  public synchronized void addTarget(int tgid, int stackBytes) {
+  public void addTarget(int tgid, int stackBytes) {
+    addTarget(tgid, stackBytes, false);
+  }
+
+  /**
+   * Captures the threads of {@code tgid}; with {@code follow}, also every process it creates
+   * from then on, and theirs (the kernel adds each as a target at its fork, and says so with a
+   * {@link ProcessEvent}).
+   */
+  public synchronized void addTarget(int tgid, int stackBytes, boolean follow) {
     if (stackBytes < 0 || stackBytes > STACK_MAX) {
       throw new IllegalArgumentException("stack bytes must be 0.." + STACK_MAX + ": " + stackBytes);
     }
     Pointer value = Bpf.allocate(8);
     value.putInt(0, stackBytes);
-    value.putInt(4, 0);
+    value.putInt(4, follow ? 1 : 0);
     update(targetsFd, tgidKey(tgid), value, "adding target " + tgid);
   }
 
@@ -254,6 +325,10 @@ public final class TickCapture implements AutoCloseable {
         }
       }
       events.clear();
+      for (int fd : links) {
+        Native.libc().close(fd);
+      }
+      links.clear();
     }
     // Outside this lock: a poll in progress holds the ring's lock until its timeout.
     if (ring != null) {

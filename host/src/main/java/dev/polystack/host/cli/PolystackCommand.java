@@ -18,7 +18,7 @@ import picocli.CommandLine.ScopeType;
     versionProvider = PolystackCommand.Version.class,
     description = "Samples and traces other processes from the outside; runtime plug-ins add"
         + " Lua/JIT frames and vDSO call tracing.",
-    subcommands = {RecordCommand.class, TopCommand.class, DumpCommand.class,
+    subcommands = {RecordCommand.class, TopCommand.class, AgentCommand.class, DumpCommand.class,
         SnapshotCommand.class, AnalyzeCommand.class, PluginsCommand.class, InspectCommand.class,
         VdsoCommand.class, DemoCommand.class, CommandLine.HelpCommand.class})
 final class PolystackCommand implements Runnable {

@@ -34,7 +34,7 @@ import java.util.concurrent.atomic.LongAdder;
  * SampleStore}): for the final recording unless only streamed, and per export interval when
  * streamed; a run that only streams lets its interned stacks go at every interval too.
  */
-final class SampleProcessor implements SampleSink, AutoCloseable {
+public final class SampleProcessor implements SampleSink, AutoCloseable {
   static final int QUEUE_CAPACITY = 1 << 14;
   static final long THREAD_NAME_TTL_NANOS = 2_000_000_000L;
   /** Named stacks cached by raw stack, least recently used evicted. */
@@ -119,6 +119,16 @@ final class SampleProcessor implements SampleSink, AutoCloseable {
    *     would only add a wake-up and a context switch per sample. The ptrace loop must get back
    *     to its ticks, so it hands samples to a thread of their own.
    */
+  /**
+   * A processor for a host-wide pipeline: samples processed on the caller's thread and held
+   * only until the next {@link #takeNew}.
+   */
+  public static SampleProcessor forIntervals(TargetProcess target, ProcFs proc) {
+    SampleProcessor p = new SampleProcessor(target, proc, true);
+    p.holdSamples(false, true);
+    return p;
+  }
+
   SampleProcessor(TargetProcess target, ProcFs proc, boolean inline) {
     this.target = target;
     this.proc = proc;
@@ -238,7 +248,7 @@ final class SampleProcessor implements SampleSink, AutoCloseable {
     return named.name();
   }
 
-  long processed() {
+  public long processed() {
     return processed;
   }
 
@@ -292,7 +302,7 @@ final class SampleProcessor implements SampleSink, AutoCloseable {
   }
 
   /** The samples processed since the previous call, for streaming by interval. */
-  synchronized List<Sample> takeNew() {
+  public synchronized List<Sample> takeNew() {
     if (pending == null) {
       return List.of();
     }
@@ -307,16 +317,16 @@ final class SampleProcessor implements SampleSink, AutoCloseable {
   }
 
   /** Samples merged without their times because a store held its bound of timed ones. */
-  synchronized long mergedSamples() {
+  public synchronized long mergedSamples() {
     return (kept == null ? 0 : kept.mergedSamples())
         + (pending == null ? 0 : pending.mergedSamples());
   }
 
-  synchronized Map<String, Long> errors() {
+  public synchronized Map<String, Long> errors() {
     return Map.copyOf(errors);
   }
 
-  Map<String, Long> losses() {
+  public Map<String, Long> losses() {
     Map<String, Long> out = new TreeMap<>();
     losses.forEach((k, v) -> out.put(k, v.sum()));
     return out;

@@ -94,6 +94,23 @@ public final class ProfileExporter implements AutoCloseable {
     return true;
   }
 
+  /**
+   * Hands over one interval of several processes, sent as one request; never blocks. False when
+   * it was dropped (queue full, closed).
+   */
+  public boolean offer(ProfileBatch batch) {
+    if (batch.parts().isEmpty()) {
+      return true;
+    }
+    if (closed || queue.remainingCapacity() <= 1 || !queue.offer(batch)) {
+      samplesDropped.addAndGet(batch.samples());
+      message("export queue full: samples dropped (the receiver at " + sender.target()
+          + " is slower than sampling)");
+      return false;
+    }
+    return true;
+  }
+
   private void run() {
     while (true) {
       Object item;
@@ -105,12 +122,18 @@ public final class ProfileExporter implements AutoCloseable {
       if (item == end) {
         break;
       }
-      send((Recording) item);
+      if (item instanceof ProfileBatch b) {
+        send(b);
+      } else {
+        send((Recording) item);
+      }
     }
     // Interrupted at shutdown: what is still queued was never sent.
     for (Object item : queue) {
       if (item instanceof Recording r) {
         samplesDropped.addAndGet(Sample.count(r.samples()));
+      } else if (item instanceof ProfileBatch b) {
+        samplesDropped.addAndGet(b.samples());
       }
     }
   }
@@ -124,9 +147,23 @@ public final class ProfileExporter implements AutoCloseable {
       // A bug in mapping must cost this interval only, not the rest of the session.
       result = ExportResult.failure("cannot build the request: " + e, 1);
     }
+    tally(result, Sample.count(interval.samples()));
+  }
+
+  private void send(ProfileBatch batch) {
+    ExportResult result;
+    try {
+      result = sender.export(ProfilesMapper.toRequest(batch.parts()));
+    } catch (RuntimeException e) {
+      result = ExportResult.failure("cannot build the request: " + e, 1);
+    }
+    tally(result, batch.samples());
+  }
+
+  private void tally(ExportResult result, long samples) {
     if (result.accepted()) {
       requests.incrementAndGet();
-      samplesSent.addAndGet(Sample.count(interval.samples()));
+      samplesSent.addAndGet(samples);
       rejected.addAndGet(result.rejected());
       if (!result.message().isEmpty() || result.rejected() > 0) {
         message("partial success from " + sender.target() + ": " + result.rejected()
@@ -135,7 +172,7 @@ public final class ProfileExporter implements AutoCloseable {
       }
     } else {
       requestsFailed.incrementAndGet();
-      samplesDropped.addAndGet(Sample.count(interval.samples()));
+      samplesDropped.addAndGet(samples);
       message(result.message());
     }
   }

@@ -42,23 +42,39 @@ public final class ProfilesMapper {
   /** The request for {@code recording}; its samples may be empty (a Collector acknowledges). */
   public static ExportProfilesServiceRequest toRequest(Recording recording,
       OtlpResource resource) {
-    return new Build(recording).request(resource);
+    return toRequest(List.of(new ProfileBatch.Part(recording, resource)));
+  }
+
+  /**
+   * One request for several processes: a ResourceProfiles per part, in order, and one
+   * dictionary they all index (function names and files common to them are stored once).
+   */
+  public static ExportProfilesServiceRequest toRequest(List<ProfileBatch.Part> parts) {
+    Dictionary dict = new Dictionary();
+    ExportProfilesServiceRequest.Builder request = ExportProfilesServiceRequest.newBuilder();
+    for (ProfileBatch.Part part : parts) {
+      request.addResourceProfiles(new Build(part.recording(), dict).resourceProfiles(
+          part.resource()));
+    }
+    return request.setDictionary(dict.build()).build();
   }
 
   private record SampleKey(int stack, List<Integer> attributes) {}
 
+  /** One recording's part of a request; locations name its own mappings, so they are its own. */
   private static final class Build {
     private final Recording recording;
-    private final Dictionary dict = new Dictionary();
+    private final Dictionary dict;
     private final Map<StackTrace, Integer> stacks = new IdentityHashMap<>();
     private final Map<ModuleInfo, Integer> mappings = new IdentityHashMap<>();
     private final Map<Frame, Integer> locations = new java.util.HashMap<>();
 
-    Build(Recording recording) {
+    Build(Recording recording, Dictionary dict) {
       this.recording = recording;
+      this.dict = dict;
     }
 
-    ExportProfilesServiceRequest request(OtlpResource resource) {
+    ResourceProfiles resourceProfiles(OtlpResource resource) {
       Map<SampleKey, List<Sample>> merged = new LinkedHashMap<>();
       boolean weighted = false;
       for (Sample sample : recording.samples()) {
@@ -100,13 +116,11 @@ public final class ProfilesMapper {
               .addValues(untimed));
         }
       }
-      return ExportProfilesServiceRequest.newBuilder()
-          .addResourceProfiles(ResourceProfiles.newBuilder()
-              .setResource(resource.toProto())
-              .addScopeProfiles(ScopeProfiles.newBuilder()
-                  .setScope(OtlpResource.scope())
-                  .addProfiles(profile)))
-          .setDictionary(dict.build())
+      return ResourceProfiles.newBuilder()
+          .setResource(resource.toProto())
+          .addScopeProfiles(ScopeProfiles.newBuilder()
+              .setScope(OtlpResource.scope())
+              .addProfiles(profile))
           .build();
     }
 

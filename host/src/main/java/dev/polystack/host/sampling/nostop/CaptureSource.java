@@ -1,6 +1,7 @@
 package dev.polystack.host.sampling.nostop;
 
 import dev.polystack.host.bpf.CaptureRecord;
+import dev.polystack.host.bpf.ProcessEvent;
 import dev.polystack.host.bpf.TickCapture;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -10,14 +11,10 @@ import java.util.function.Consumer;
  * TickCapture} of its own, or one process's share of a capture that serves several
  * ({@link SharedCapture}).
  */
-public interface CaptureSource {
+public interface CaptureSource extends ProcessTicks.PlanSlots {
   void addTarget(int pid, int stackBytes);
 
   void removeTarget(int pid);
-
-  void clearPlans(int pid);
-
-  void setPlan(int pid, int index, byte[] encodedPlan);
 
   /**
    * Hands the ready records, parsed, to {@code records}, first waiting up to
@@ -54,6 +51,9 @@ public interface CaptureSource {
       @Override
       public void poll(int timeoutMillis, Consumer<CaptureRecord> records, Runnable malformed) {
         capture.poll(timeoutMillis, bytes -> {
+          if (ProcessEvent.isEvent(bytes)) {
+            return; // a followed process's events: a record of chosen processes asks for none
+          }
           CaptureRecord r;
           try {
             r = CaptureRecord.parse(bytes);

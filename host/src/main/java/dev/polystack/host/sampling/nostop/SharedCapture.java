@@ -1,6 +1,7 @@
 package dev.polystack.host.sampling.nostop;
 
 import dev.polystack.host.bpf.CaptureRecord;
+import dev.polystack.host.bpf.ProcessEvent;
 import dev.polystack.host.bpf.TickCapture;
 import java.util.ArrayList;
 import java.util.List;
@@ -61,6 +62,9 @@ public final class SharedCapture implements AutoCloseable {
     while (!closed.get()) {
       try {
         capture.poll(POLL_MILLIS, bytes -> {
+          if (ProcessEvent.isEvent(bytes)) {
+            return; // a followed process's events: a record of chosen processes asks for none
+          }
           CaptureRecord r;
           try {
             r = CaptureRecord.parse(bytes);

@@ -1,0 +1,283 @@
+package dev.polystack.host.cli;
+
+import dev.polystack.host.output.OutputException;
+import dev.polystack.host.output.OutputFile;
+import dev.polystack.host.output.Outputs;
+import dev.polystack.host.pipeline.CaptureEngine;
+import dev.polystack.host.pipeline.HostPipeline;
+import dev.polystack.host.pipeline.ProcessSelection;
+import dev.polystack.host.plugins.PluginGuard;
+import dev.polystack.host.plugins.PluginLoader;
+import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.sampling.SamplingOptions;
+import dev.polystack.otel.otlp.OtlpConfig;
+import dev.polystack.otel.otlp.ProfileExporter;
+import jakarta.inject.Inject;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+
+/**
+ * {@code polystack agent}: continuous profiling of the whole host (or a selection) on the bpf
+ * engine, one OTLP profiles request per export interval with one resource per process, and the
+ * agent's own health as OTLP metrics. Runs until SIGTERM or SIGINT (then flushes the last
+ * interval and exits 0) or {@code --duration}.
+ */
+@Command(
+    name = "agent",
+    mixinStandardHelpOptions = true,
+    sortOptions = false,
+    description = {
+        "Profile every process on this host (or those selected) continuously, in the kernel at"
+            + " the tick (bpf), and send one OTLP profiles request every --export-interval, one"
+            + " resource per process, with the agent's health as OTLP metrics. Kernel threads"
+            + " and polystack itself are left out; runtimes (LuaJIT) are recognised as they"
+            + " appear.",
+        "SIGTERM or SIGINT flushes the last interval and exits 0: run it as a service"
+            + " (docs/operations.md has a systemd unit) or inside a Collector (docs/otlp.md).",
+        ""},
+    footer = {"", "Examples:",
+        "  polystack agent --otlp-endpoint http://localhost:4317",
+        "  polystack agent --comm nginx --rate 49 --otlp-endpoint http://collector:4318"
+            + " --otlp-protocol http/protobuf",
+        "  polystack agent --cgroup system.slice/app.service -d 60s"
+            + " --otlp-endpoint http://localhost:4317"})
+final class AgentCommand implements Runnable {
+  /** Default sampling rate per CPU: what the OpenTelemetry eBPF profiler samples at. */
+  static final int DEFAULT_RATE = 20;
+  private static final Duration FINISH_TIMEOUT = Duration.ofSeconds(10);
+
+  @Option(names = {"--pid", "-p"}, paramLabel = "PID", split = ",",
+      description = "Profile this process (repeatable, or PID,PID).")
+  List<Integer> pids = new ArrayList<>();
+
+  @Option(names = "--comm", paramLabel = "NAME",
+      description = "Profile processes whose executable name is NAME (as pgrep -x), and those"
+          + " they create.")
+  String comm;
+
+  @Option(names = "--match", paramLabel = "REGEX",
+      description = "Profile processes whose command line matches REGEX (as pgrep -f; the"
+          + " first 4096 characters), and those they create.")
+  String match;
+
+  @Option(names = "--cgroup", paramLabel = "PATH",
+      description = "Profile processes in this cgroup v2 (a path under /sys/fs/cgroup, or"
+          + " relative to it) or below it.")
+  String cgroup;
+
+  @Option(names = {"--rate", "-r"}, paramLabel = "HZ", defaultValue = "" + DEFAULT_RATE,
+      description = "Samples per second per CPU (default: ${DEFAULT-VALUE}).")
+  int rate;
+
+  @Option(names = {"--duration", "-d"}, paramLabel = "D", converter = Durations.class,
+      description = "Stop after D (default: run until SIGTERM or SIGINT).")
+  Duration duration;
+
+  @Option(names = "--command-line",
+      description = "Add each process's command line to its resource (process.command_line):"
+          + " off by default, command lines can hold secrets.")
+  boolean commandLine;
+
+  @Option(names = "--stats-json", paramLabel = "FILE",
+      description = "At exit, write the agent's figures (samples, losses by reason, processes,"
+          + " export results) as JSON.")
+  Path statsJson;
+
+  @Option(names = {"--verbose", "-v"},
+      description = "Print a line per export interval.")
+  boolean verbose;
+
+  @Mixin OtlpOptions otlp = new OtlpOptions();
+
+  @ParentCommand PolystackCommand parent;
+
+  private final PluginLoader loader;
+  private final PluginGuard guard;
+  private final Console console;
+  private final Outputs outputs;
+
+  @Inject
+  AgentCommand(PluginLoader loader, PluginGuard guard, Console console, Outputs outputs) {
+    this.loader = loader;
+    this.guard = guard;
+    this.console = console;
+    this.outputs = outputs;
+  }
+
+  @Override
+  public void run() {
+    OtlpConfig config = otlp.config(System.getenv());
+    if (config == null) {
+      throw new UsageException("the agent sends OTLP: give --otlp-endpoint URL (or set"
+          + " OTEL_EXPORTER_OTLP_ENDPOINT)");
+    }
+    HostPipeline.Options options = new HostPipeline.Options(checkedRate(),
+        SamplingOptions.DEFAULT_STACK_BYTES, SamplingOptions.DEFAULT_MAX_DEPTH, selection(),
+        commandLine, HostPipeline.Options.DEFAULT_MAX_PROCESSES,
+        HostPipeline.Options.DEFAULT_MAX_INTERVAL_SAMPLES);
+    long durationNanos = duration == null ? 0 : duration.toNanos();
+    if (duration != null && durationNanos <= 0) {
+      throw new UsageException("--duration must be positive");
+    }
+    CaptureEngine engine = HostPipeline.bpfEngine(options);
+    engine.check().ifPresent(why -> {
+      throw new CommandFailedException("cannot run the agent: " + why + "; it needs bpf"
+          + " capture (per-process perf or ptrace sampling cannot be an always-on agent)");
+    });
+    OtlpOptions.warnIfInClear(config, console::warn);
+    OutputFile statsFile = null;
+    try {
+      if (statsJson != null) {
+        statsFile = outputs.replaceAtEnd(statsJson, "--stats-json");
+      }
+      var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
+      HostPipeline pipeline = new HostPipeline(ProcFs.system(), registry, guard, console::warn,
+          options);
+      AgentExport export = new AgentExport(config, otlp.interval);
+      long start = System.nanoTime();
+      double cpuAtStart = AgentExport.cpuSeconds();
+      console.note(String.format(Locale.ROOT, "agent: profiling %s at %d Hz per CPU,"
+          + " exporting every %s to %s", options.selection().describe(), rate,
+          interval(otlp.interval), config.baseUri()));
+      try (StopSignals signals = new StopSignals(console)) {
+        pipeline.run(engine, otlp.interval, durationNanos, signals::stopRequested,
+            verbose ? verbose(export) : export);
+      } catch (CaptureEngine.EngineException e) {
+        throw new CommandFailedException("cannot run the agent: " + e.getMessage());
+      }
+      String metricsFailure = export.finish(FINISH_TIMEOUT);
+      double seconds = (System.nanoTime() - start) / 1e9;
+      HostPipeline.Stats stats = export.stats();
+      ProfileExporter.Stats sent = export.exportStats();
+      if (statsFile != null) {
+        writeStats(statsFile, stats, sent, seconds, AgentExport.cpuSeconds() - cpuAtStart);
+      }
+      console.note(summary(stats, sent, seconds));
+      sent.messages().forEach(m -> console.warn("OTLP export: " + m));
+      if (!metricsFailure.isEmpty()) {
+        console.warn("OTLP metrics: " + metricsFailure);
+      }
+    } catch (OutputException e) {
+      throw OutputErrors.toCli(e);
+    } finally {
+      if (statsFile != null) {
+        statsFile.close();
+      }
+    }
+  }
+
+  private static String interval(Duration d) {
+    return d.toMillis() % 1000 == 0 ? d.toSeconds() + "s" : d.toMillis() + "ms";
+  }
+
+  private int checkedRate() {
+    if (rate < 1 || rate > 1000) {
+      throw new UsageException("--rate " + rate + ": must be 1..1000 Hz per CPU");
+    }
+    return rate;
+  }
+
+  private ProcessSelection selection() {
+    for (int p : pids) {
+      if (p <= 0) {
+        throw new UsageException("--pid " + p + ": a process id is a positive number");
+      }
+    }
+    if (comm != null && comm.isBlank() || cgroup != null && cgroup.isBlank()) {
+      throw new UsageException("--comm and --cgroup take a non-empty value");
+    }
+    Pattern pattern = null;
+    if (match != null) {
+      try {
+        pattern = Pattern.compile(match);
+      } catch (PatternSyntaxException e) {
+        throw new UsageException("--match " + match + ": not a regular expression: "
+            + e.getDescription());
+      }
+    }
+    if (cgroup != null) {
+      Path dir = Path.of("/sys/fs/cgroup").resolve(cgroup.startsWith("/sys/fs/cgroup")
+          ? cgroup.substring("/sys/fs/cgroup".length()).replaceFirst("^/+", "")
+          : cgroup.replaceFirst("^/+", ""));
+      if (!java.nio.file.Files.isDirectory(dir)) {
+        throw new UsageException("--cgroup " + cgroup + ": no such cgroup (" + dir + " is not"
+            + " a directory)");
+      }
+    }
+    return new ProcessSelection(new HashSet<>(pids), comm == null ? "" : comm, pattern,
+        cgroup == null ? "" : cgroup);
+  }
+
+  private HostPipeline.Sink verbose(AgentExport export) {
+    return (profiles, stats, last) -> {
+      export.interval(profiles, stats, last);
+      long samples = profiles.stream()
+          .mapToLong(p -> dev.polystack.otel.model.Sample.count(p.recording().samples())).sum();
+      console.note(String.format(Locale.ROOT, "interval: %d samples from %d processes;"
+          + " %d processes described", samples, profiles.size(), stats.processesTracked()));
+    };
+  }
+
+  private static String summary(HostPipeline.Stats stats, ProfileExporter.Stats sent,
+      double seconds) {
+    long lost = LossGroups.samplesLost(stats.losses()).values().stream()
+        .mapToLong(Long::longValue).sum();
+    return String.format(Locale.ROOT, "agent: %s from %s in %.1f s; %d lost;"
+        + " exported %s (%d samples), %d failed, %d samples dropped",
+        Summaries.plural(stats.samples(), "sample"),
+        stats.processesSeen() + (stats.processesSeen() == 1 ? " process" : " processes"),
+        seconds, lost,
+        Summaries.plural(sent.requests(), "request"), sent.samplesSent(), sent.requestsFailed(),
+        sent.samplesDropped());
+  }
+
+  private static void writeStats(OutputFile file, HostPipeline.Stats s, ProfileExporter.Stats e,
+      double seconds, double cpuSeconds) throws OutputException {
+    StringBuilder b = new StringBuilder("{");
+    b.append("\"seconds\":").append(String.format(Locale.ROOT, "%.3f", seconds));
+    b.append(",\"cpu_seconds\":").append(String.format(Locale.ROOT, "%.3f", cpuSeconds));
+    b.append(",\"rss_bytes\":").append(AgentExport.rssBytes());
+    b.append(",\"samples\":").append(s.samples());
+    b.append(",\"processes_tracked\":").append(s.processesTracked());
+    b.append(",\"processes_seen\":").append(s.processesSeen());
+    b.append(",\"losses\":").append(object(s.losses()));
+    b.append(",\"errors\":").append(object(s.errors()));
+    b.append(",\"capture\":").append(object(s.figures()));
+    b.append(",\"export\":{\"requests\":").append(e.requests())
+        .append(",\"samples_sent\":").append(e.samplesSent())
+        .append(",\"requests_failed\":").append(e.requestsFailed())
+        .append(",\"samples_dropped\":").append(e.samplesDropped())
+        .append(",\"profiles_rejected\":").append(e.rejected()).append("}}\n");
+    try {
+      file.stream().write(b.toString().getBytes(StandardCharsets.UTF_8));
+      file.commit();
+    } catch (IOException ex) {
+      throw new CommandFailedException("cannot write " + file.path() + ": "
+          + OutputFile.reason(ex) + "; choose another --stats-json");
+    }
+  }
+
+  private static String object(Map<String, Long> m) {
+    StringBuilder b = new StringBuilder("{");
+    m.forEach((k, v) -> {
+      if (b.length() > 1) {
+        b.append(',');
+      }
+      b.append(Json.quote(k)).append(':').append(v);
+    });
+    return b.append('}').toString();
+  }
+}

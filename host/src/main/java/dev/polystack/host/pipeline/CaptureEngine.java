@@ -1,0 +1,59 @@
+package dev.polystack.host.pipeline;
+
+import dev.polystack.host.bpf.CaptureRecord;
+import dev.polystack.host.bpf.ProcessEvent;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * A capture backend, after async-profiler's Engine: asked whether it can run here, started,
+ * polled for what it captured, stopped. Everything it holds in the kernel is owned by file
+ * descriptors of this process, so a polystack that dies leaves nothing behind.
+ */
+public interface CaptureEngine extends AutoCloseable {
+
+  /** Receives what the engine captured, on the polling thread. */
+  interface Listener {
+    void tick(CaptureRecord record);
+
+    void event(ProcessEvent event);
+
+    /** A record that did not parse: counted, never read past. */
+    void malformed();
+  }
+
+  /** The engine's name as the CLI says it ({@code bpf}). */
+  String name();
+
+  /** Why the engine cannot run on this machine, in one line with what to do; empty if it can. */
+  Optional<String> check();
+
+  /** Starts capturing; {@link EngineException} says why it could not. */
+  void start() throws EngineException;
+
+  /** Hands what is ready to {@code listener}, first waiting up to {@code timeoutMillis}. */
+  void poll(int timeoutMillis, Listener listener);
+
+  /** Selects one more process (selection modes; host-wide engines select every process). */
+  void select(int pid, boolean followChildren);
+
+  /** Stops selecting a process and drops its capture plans. */
+  void deselect(int pid);
+
+  /** Installs the capture plans of a process. */
+  dev.polystack.host.sampling.nostop.ProcessTicks.PlanSlots planSlots();
+
+  /** The engine's own counters, cumulative since start, by lower_snake name. */
+  Map<String, Long> counters();
+
+  /** Stops capturing and frees everything. Idempotent. */
+  @Override
+  void close();
+
+  /** An engine that could not start. */
+  final class EngineException extends Exception {
+    public EngineException(String message) {
+      super(message);
+    }
+  }
+}

@@ -1,0 +1,552 @@
+package dev.polystack.host.pipeline;
+
+import dev.polystack.host.bpf.CaptureRecord;
+import dev.polystack.host.bpf.ProcessEvent;
+import dev.polystack.host.bpf.TickCapture;
+import dev.polystack.host.memory.ProcessMemory;
+import dev.polystack.host.modules.ModuleOpener;
+import dev.polystack.host.plugins.PluginGuard;
+import dev.polystack.host.plugins.PluginRegistry;
+import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.proc.ProcReadException;
+import dev.polystack.host.proc.ProcessIdentity;
+import dev.polystack.host.process.TargetProcess;
+import dev.polystack.host.sampling.SampleSink;
+import dev.polystack.host.sampling.SamplingOptions;
+import dev.polystack.host.sampling.StackWalker;
+import dev.polystack.host.sampling.TargetDescriber;
+import dev.polystack.host.sampling.ThreadSample;
+import dev.polystack.host.sampling.nostop.ProcessTicks;
+import dev.polystack.host.session.SampleProcessor;
+import dev.polystack.otel.model.Recording;
+import dev.polystack.otel.model.TargetInfo;
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+
+/**
+ * The host-wide pipeline: one {@link CaptureEngine} for every selected process, one process
+ * table keyed by pid (each entry validated by its {@link ProcessIdentity}), one walk stage
+ * ({@link ProcessTicks} per process, on this one thread), and one sink that takes every
+ * interval's profiles, one per process. Processes are described when first seen (a tick, or an
+ * exec or fork event: the kernel says so, nothing rescans /proc) and released when they exit.
+ *
+ * <p>Everything it holds is bounded: {@link Options#maxProcesses} described processes (the one
+ * ticked least recently is let go first), {@link Options#maxIntervalSamples} samples per
+ * interval; what does not fit is counted.
+ */
+public final class HostPipeline {
+  /** Longest wait on an empty ring: bounds how late a stop or a cut is noticed. */
+  static final int POLL_MILLIS = 250;
+  /** How often plans and map refreshes are looked after, for processes that ticked. */
+  static final long HOUSEKEEPING_NANOS = 100_000_000L;
+  /** A process not ticked for this many intervals has its identity checked at the cut. */
+  static final int IDLE_INTERVALS = 3;
+
+  /**
+   * How to run.
+   *
+   * @param stackBytes stack copied at each tick
+   * @param commandLine put process.command_line on each resource
+   * @param maxProcesses processes described at once
+   * @param maxIntervalSamples samples one interval holds (over every process)
+   */
+  public record Options(int rateHz, int stackBytes, int maxDepth, ProcessSelection selection,
+      boolean commandLine, int maxProcesses, int maxIntervalSamples) {
+    public static final int DEFAULT_MAX_PROCESSES = 1024;
+    public static final int DEFAULT_MAX_INTERVAL_SAMPLES = 1 << 18;
+
+    public Options {
+      java.util.Objects.requireNonNull(selection, "selection");
+      if (maxProcesses < 1 || maxIntervalSamples < 1) {
+        throw new IllegalArgumentException("bounds must be positive");
+      }
+      new SamplingOptions(rateHz, 0, false, Set.of(), maxDepth, stackBytes); // validates
+    }
+
+    SamplingOptions sampling() {
+      return new SamplingOptions(rateHz, 0, false, Set.of(), maxDepth, stackBytes);
+    }
+  }
+
+  /** One process's samples of one interval, and the resource they belong to. */
+  public record ProcessProfile(Recording recording, Map<String, Object> resource) {
+    public ProcessProfile {
+      resource = Map.copyOf(resource);
+    }
+  }
+
+  /**
+   * The pipeline's figures so far, cumulative.
+   *
+   * @param losses samples lost by reason (the kernel's, the walk's, the pipeline's bounds)
+   * @param errors stacks ending in an error frame, by reason
+   * @param figures what the capture did besides (kernel ticks and records, events, plans)
+   */
+  public record Stats(long samples, int processesTracked, long processesSeen,
+      Map<String, Long> losses, Map<String, Long> errors, Map<String, Long> figures) {
+    public Stats {
+      losses = Map.copyOf(losses);
+      errors = Map.copyOf(errors);
+      figures = Map.copyOf(figures);
+    }
+  }
+
+  /** Takes each interval's profiles; runs on the pipeline's thread and must not block. */
+  public interface Sink {
+    void interval(List<ProcessProfile> profiles, Stats stats, boolean last);
+  }
+
+  /** Kernel counters that are samples lost, by the loss name the summaries use. */
+  private static final Map<String, String> KERNEL_LOSSES = Map.of("ring_full", "bpf_ring_full",
+      "no_user_regs", "bpf_no_user_regs", "event_ring_full", "process_event_lost");
+
+  private final ProcFs proc;
+  private final PluginRegistry plugins;
+  private final PluginGuard guard;
+  private final Consumer<String> warn;
+  private final Options options;
+  private final SamplingOptions sampling;
+  private final ModuleOpener modules = new ModuleOpener();
+  private final StackWalker walker;
+  private final ProcessResource resources;
+  private final int self = (int) ProcessHandle.current().pid();
+  private final Map<Integer, TrackedProcess> table = new HashMap<>();
+  private final List<TrackedProcess> retired = new ArrayList<>();
+  /** Processes not to describe again until they exec or exit (gone, refused, unreadable). */
+  private final Map<Integer, Long> unreadable = new HashMap<>();
+  private final Map<String, Long> losses = new TreeMap<>();
+  /** Losses and errors of released processes, so the totals stay cumulative. */
+  private final Map<String, Long> releasedLosses = new TreeMap<>();
+  private final Map<String, Long> releasedErrors = new TreeMap<>();
+  private long releasedSamples;
+  private long processesSeen;
+  /** Processes gone or unreadable when they were to be described (short-lived programs). */
+  private long notDescribed;
+  private long intervalSamples;
+  private Map<String, Long> kernel = Map.of();
+  private CaptureEngine engine;
+
+  public HostPipeline(ProcFs proc, PluginRegistry plugins, PluginGuard guard,
+      Consumer<String> warn, Options options) {
+    this.proc = proc;
+    this.plugins = plugins;
+    this.guard = guard;
+    this.warn = warn;
+    this.options = options;
+    this.sampling = options.sampling();
+    this.walker = new StackWalker(options.maxDepth(), guard);
+    this.resources = ProcessResource.forThisHost(proc, options.commandLine());
+  }
+
+  /** The bpf engine for {@code options}: host-wide, or the selected processes and events. */
+  public static CaptureEngine bpfEngine(Options options) {
+    ProcessSelection s = options.selection();
+    int self = (int) ProcessHandle.current().pid();
+    return new BpfEngine(options.rateHz(), new TickCapture.Settings(s.isHostWide(), self,
+        options.stackBytes(), true, s.byName()));
+  }
+
+  /**
+   * Starts {@code engine} and runs until {@code stop} says so or {@code durationNanos} (0: no
+   * end) passed, handing {@code sink} one batch every {@code interval} and a last one at the end.
+   * The engine is closed on return.
+   */
+  public void run(CaptureEngine engine, Duration interval, long durationNanos,
+      BooleanSupplier stop, Sink sink) throws CaptureEngine.EngineException {
+    long intervalNanos = interval.toNanos();
+    if (intervalNanos <= 0) {
+      throw new IllegalArgumentException("interval must be positive");
+    }
+    this.engine = engine;
+    engine.start();
+    try {
+      long start = System.nanoTime();
+      long end = durationNanos == 0 ? Long.MAX_VALUE : start + durationNanos;
+      selectRunning();
+      long fromEpoch = epochNow();
+      long nextCut = start + intervalNanos;
+      long nextHousekeeping = start + HOUSEKEEPING_NANOS;
+      List<TrackedProcess> batch = new ArrayList<>();
+      CaptureEngine.Listener listener = listener(batch);
+      while (!stop.getAsBoolean()) {
+        long now = System.nanoTime();
+        if (now >= end) {
+          break;
+        }
+        long until = Math.min(end, nextCut);
+        engine.poll((int) Math.max(0, Math.min(POLL_MILLIS, (until - now + 999_999) / 1_000_000)),
+            listener);
+        afterBatch(batch);
+        now = System.nanoTime();
+        if (now >= nextHousekeeping) {
+          nextHousekeeping = now + HOUSEKEEPING_NANOS;
+          housekeeping(now);
+        }
+        if (now >= nextCut) {
+          nextCut = now + intervalNanos;
+          long to = epochNow();
+          cut(sink, fromEpoch, to, false, now, intervalNanos);
+          fromEpoch = to;
+        }
+      }
+      engine.poll(0, listener); // what the kernel wrote before the end still counts
+      afterBatch(batch);
+      for (TrackedProcess p : table.values()) {
+        p.ticks.finish();
+      }
+      cut(sink, fromEpoch, epochNow(), true, System.nanoTime(), intervalNanos);
+    } finally {
+      for (TrackedProcess p : table.values()) {
+        p.close();
+      }
+      table.clear();
+      engine.close();
+    }
+  }
+
+  private CaptureEngine.Listener listener(List<TrackedProcess> batch) {
+    return new CaptureEngine.Listener() {
+      @Override
+      public void tick(CaptureRecord r) {
+        TrackedProcess p = table.get(r.tgid());
+        if (p == null) {
+          p = track(r.tgid());
+          if (p == null) {
+            lost("process_gone", 1);
+            return;
+          }
+        }
+        p.lastTickNanos = System.nanoTime();
+        if (!p.tickedInBatch) {
+          p.tickedInBatch = true;
+          batch.add(p);
+        }
+        p.ticks.accept(r);
+      }
+
+      @Override
+      public void event(ProcessEvent e) {
+        onEvent(e);
+      }
+
+      @Override
+      public void malformed() {
+        lost("malformed_record", 1);
+      }
+    };
+  }
+
+  private void afterBatch(List<TrackedProcess> batch) {
+    for (TrackedProcess p : batch) {
+      p.tickedInBatch = false;
+      p.ticks.afterBatch(true);
+    }
+    batch.clear();
+  }
+
+  /**
+   * Exec: the program changed, so its description is retired and the process described anew
+   * now, while it surely runs (a short-lived program may be gone by its first tick's walk);
+   * a selection by name re-decides. Exit: released after its last samples are cut. Fork of a
+   * followed process: described now, for the same reason.
+   */
+  private void onEvent(ProcessEvent e) {
+    int pid = e.tgid();
+    switch (e.kind()) {
+      case EXEC -> {
+        retire(table.remove(pid));
+        unreadable.remove(pid);
+        ProcessSelection s = options.selection();
+        if (s.isHostWide() || s.pids().contains(pid)) {
+          track(pid);
+        } else if (s.selects(proc, pid)) {
+          select(pid);
+          track(pid);
+        } else {
+          deselect(pid);
+        }
+      }
+      case EXIT -> {
+        retire(table.remove(pid));
+        unreadable.remove(pid);
+        if (!options.selection().isHostWide()) {
+          deselect(pid);
+        }
+      }
+      case FORK -> {
+        unreadable.remove(pid);
+        if (!table.containsKey(pid)) {
+          track(pid);
+        }
+      }
+    }
+  }
+
+  /** At the start, in a selection: the running processes it selects. */
+  private void selectRunning() {
+    ProcessSelection s = options.selection();
+    if (s.isHostWide()) {
+      return;
+    }
+    for (int pid : s.pids()) {
+      if (!proc.forPid(pid).exists()) {
+        warn.accept("process " + pid + " does not exist: it is not profiled");
+        continue;
+      }
+      select(pid);
+    }
+    if (!s.byName()) {
+      return;
+    }
+    try (DirectoryStream<Path> dir = Files.newDirectoryStream(proc.root())) {
+      for (Path p : dir) {
+        String name = p.getFileName().toString();
+        if (!name.chars().allMatch(Character::isDigit) || name.length() > 9) {
+          continue;
+        }
+        int pid = Integer.parseInt(name);
+        if (pid != self && !s.pids().contains(pid) && s.selects(proc, pid)) {
+          select(pid);
+        }
+      }
+    } catch (IOException e) {
+      warn.accept("cannot list " + proc.root() + ": " + e.getMessage()
+          + "; only processes that start from now on are profiled");
+    }
+  }
+
+  private void select(int pid) {
+    try {
+      engine.select(pid, options.selection().byName());
+    } catch (RuntimeException e) {
+      lost("select_failed", 1);
+    }
+  }
+
+  private void deselect(int pid) {
+    try {
+      engine.deselect(pid);
+    } catch (RuntimeException e) {
+      // the kernel entry is gone with the process, or the capture is closing
+    }
+  }
+
+  /** Describes a process seen for the first time; null when it cannot be (counted). */
+  private TrackedProcess track(int pid) {
+    Long refusedAt = unreadable.get(pid);
+    if (refusedAt != null) {
+      return null;
+    }
+    if (table.size() >= options.maxProcesses()) {
+      evictLeastRecent();
+    }
+    ProcessIdentity identity = ProcessIdentity.read(proc, pid).orElse(null);
+    if (identity == null) {
+      refuse(pid);
+      return null;
+    }
+    TargetProcess target = new TargetProcess(pid, proc, modules, ProcessMemory.of(pid), plugins,
+        guard, warn);
+    try {
+      target.refresh();
+    } catch (ProcReadException | RuntimeException e) {
+      target.close();
+      refuse(pid);
+      return null;
+    }
+    TargetInfo info = TargetDescriber.describe(proc, pid);
+    SampleProcessor samples = SampleProcessor.forIntervals(target, proc);
+    TrackedProcess[] self = new TrackedProcess[1];
+    ProcessTicks ticks = new ProcessTicks(target, sampling, walker, bounded(samples),
+        () -> self[0].refreshWanted = true, guard, engine.planSlots(),
+        Runtime.getRuntime().availableProcessors());
+    self[0] = new TrackedProcess(identity, info, resources.of(info), target, samples, ticks,
+        System.nanoTime());
+    table.put(pid, self[0]);
+    processesSeen++;
+    return self[0];
+  }
+
+  private void refuse(int pid) {
+    notDescribed++;
+    if (unreadable.size() < options.maxProcesses()) {
+      unreadable.put(pid, System.nanoTime());
+    }
+  }
+
+  /** The sink of one process's walk, within the interval's sample bound. */
+  private SampleSink bounded(SampleProcessor samples) {
+    return new SampleSink() {
+      @Override
+      public void accept(ThreadSample sample) {
+        if (intervalSamples >= options.maxIntervalSamples()) {
+          lost("interval_full", sample.periods());
+          return;
+        }
+        intervalSamples++;
+        samples.accept(sample);
+      }
+
+      @Override
+      public void lost(String reason) {
+        samples.lost(reason);
+      }
+
+      @Override
+      public void lost(String reason, long count) {
+        samples.lost(reason, count);
+      }
+    };
+  }
+
+  private void evictLeastRecent() {
+    TrackedProcess oldest = null;
+    for (TrackedProcess p : table.values()) {
+      if (oldest == null || p.lastTickNanos < oldest.lastTickNanos) {
+        oldest = p;
+      }
+    }
+    if (oldest != null) {
+      table.remove(oldest.pid());
+      retire(oldest);
+      lost("process_evicted", 1);
+    }
+  }
+
+  private void retire(TrackedProcess p) {
+    if (p != null) {
+      p.ticks.finish();
+      retired.add(p);
+    }
+  }
+
+  private void housekeeping(long now) {
+    for (TrackedProcess p : table.values()) {
+      if (now - p.lastTickNanos > 2_000_000_000L) {
+        continue; // plans and maps only matter to processes that run
+      }
+      if (p.refreshWanted) {
+        p.refreshWanted = false;
+        try {
+          p.target.refresh();
+        } catch (ProcReadException | RuntimeException e) {
+          // going away: its exit event follows
+        }
+      }
+      p.ticks.housekeeping();
+    }
+  }
+
+  private void cut(Sink sink, long fromEpoch, long toEpoch, boolean last, long now,
+      long intervalNanos) {
+    List<ProcessProfile> profiles = new ArrayList<>();
+    for (TrackedProcess p : table.values()) {
+      add(profiles, p, fromEpoch, toEpoch);
+    }
+    for (TrackedProcess p : retired) {
+      add(profiles, p, fromEpoch, toEpoch);
+    }
+    intervalSamples = 0;
+    readKernel();
+    Stats stats = stats();
+    for (TrackedProcess p : retired) {
+      release(p);
+    }
+    retired.clear();
+    if (!last) {
+      checkIdle(now, intervalNanos);
+    }
+    try {
+      sink.interval(profiles, stats, last);
+    } catch (RuntimeException e) {
+      lost("export_hook_failed", profiles.stream()
+          .mapToLong(pp -> dev.polystack.otel.model.Sample.count(pp.recording().samples()))
+          .sum());
+    }
+  }
+
+  private void add(List<ProcessProfile> out, TrackedProcess p, long from, long to) {
+    Recording r = p.cut(from, to, sampling.periodNanos(), engine.name());
+    if (r != null) {
+      out.add(new ProcessProfile(r, p.resource));
+    }
+  }
+
+  /** A process that stopped ticking may be gone with its exit event lost: checked, not trusted. */
+  private void checkIdle(long now, long intervalNanos) {
+    List<TrackedProcess> gone = new ArrayList<>();
+    for (TrackedProcess p : table.values()) {
+      if (now - p.lastTickNanos > IDLE_INTERVALS * intervalNanos && !p.identity.isCurrent(proc)) {
+        gone.add(p);
+      }
+    }
+    for (TrackedProcess p : gone) {
+      table.remove(p.pid());
+      release(p);
+    }
+  }
+
+  private void release(TrackedProcess p) {
+    releasedSamples += p.samples.processed();
+    p.samples.losses().forEach((k, v) -> releasedLosses.merge(k, v, Long::sum));
+    p.samples.errors().forEach((k, v) -> releasedErrors.merge(k, v, Long::sum));
+    p.target.getAndResetCounters().forEach((k, v) -> releasedLosses.merge(k, v, Long::sum));
+    p.close();
+  }
+
+  private void readKernel() {
+    try {
+      kernel = engine.counters();
+    } catch (RuntimeException e) {
+      lost("capture_counters_unreadable", 1);
+    }
+  }
+
+  private Stats stats() {
+    long samples = releasedSamples;
+    Map<String, Long> l = new TreeMap<>(releasedLosses);
+    Map<String, Long> err = new TreeMap<>(releasedErrors);
+    List<TrackedProcess> all = new ArrayList<>(table.values());
+    all.addAll(retired);
+    for (TrackedProcess p : all) {
+      samples += p.samples.processed();
+      p.samples.losses().forEach((k, v) -> l.merge(k, v, Long::sum));
+      p.samples.errors().forEach((k, v) -> err.merge(k, v, Long::sum));
+    }
+    losses.forEach((k, v) -> l.merge(k, v, Long::sum));
+    Map<String, Long> figures = new TreeMap<>();
+    if (notDescribed > 0) {
+      figures.put("processes_not_described", notDescribed);
+    }
+    kernel.forEach((k, v) -> {
+      String loss = KERNEL_LOSSES.get(k);
+      if (loss != null) {
+        if (v > 0) {
+          l.merge(loss, v, Long::sum);
+        }
+      } else if (v > 0) {
+        figures.put("capture_" + k, v);
+      }
+    });
+    return new Stats(samples, table.size(), processesSeen, l, err, figures);
+  }
+
+  private void lost(String reason, long n) {
+    losses.merge(reason, n, Long::sum);
+  }
+
+  private static long epochNow() {
+    return System.currentTimeMillis() * 1_000_000L;
+  }
+}

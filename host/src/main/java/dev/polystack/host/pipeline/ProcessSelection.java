@@ -1,0 +1,139 @@
+package dev.polystack.host.pipeline;
+
+import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.proc.ProcReadException;
+import dev.polystack.host.proc.ProcessView;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * Which processes a pipeline profiles: every user process of the host (no criterion), or the
+ * processes given by pid plus those whose name criteria all hold: executable name ({@code
+ * comm}, as {@code pgrep -x}), command line ({@code match}, as {@code pgrep -f}) and cgroup v2
+ * path (the process's cgroup or one below it).
+ *
+ * @param cgroup a path relative to the cgroup v2 root ({@code system.slice/nginx.service}), or
+ *     empty
+ */
+public record ProcessSelection(Set<Integer> pids, String comm, Pattern match, String cgroup) {
+  /** Bytes of a command line a {@code match} looks at: a hostile process cannot stall it. */
+  static final int MATCH_BYTES = 4096;
+  /** Bytes of /proc/PID/cgroup read: a cgroup path is bounded by PATH_MAX. */
+  static final int CGROUP_BYTES = 8192;
+
+  public ProcessSelection {
+    pids = Set.copyOf(pids);
+    Objects.requireNonNull(comm, "comm");
+    cgroup = normalize(Objects.requireNonNull(cgroup, "cgroup"));
+    for (int pid : pids) {
+      if (pid <= 0) {
+        throw new IllegalArgumentException("pid must be positive: " + pid);
+      }
+    }
+  }
+
+  /** Every user process of the host. */
+  public static ProcessSelection hostWide() {
+    return new ProcessSelection(Set.of(), "", null, "");
+  }
+
+  public boolean isHostWide() {
+    return pids.isEmpty() && !byName();
+  }
+
+  /** Whether processes may join by name, cgroup or command line (checked at every exec). */
+  public boolean byName() {
+    return !comm.isEmpty() || match != null || !cgroup.isEmpty();
+  }
+
+  /** Whether {@code pid} is selected now; false for a process that is gone or unreadable. */
+  public boolean selects(ProcFs proc, int pid) {
+    if (isHostWide() || pids.contains(pid)) {
+      return true;
+    }
+    if (!byName()) {
+      return false;
+    }
+    ProcessView view = proc.forPid(pid);
+    try {
+      if (!comm.isEmpty() && !comm.equals(view.status().name())) {
+        return false;
+      }
+      if (match != null) {
+        String line = String.join(" ", view.cmdline().arguments());
+        if (line.length() > MATCH_BYTES) {
+          line = line.substring(0, MATCH_BYTES);
+        }
+        if (!match.matcher(line).find()) {
+          return false;
+        }
+      }
+      return cgroup.isEmpty() || inCgroup(cgroupOf(proc, pid), cgroup);
+    } catch (ProcReadException e) {
+      return false;
+    }
+  }
+
+  /** The process's cgroup v2 path ({@code 0::/PATH}), relative, or empty when unreadable. */
+  static String cgroupOf(ProcFs proc, int pid) {
+    Path file = proc.root().resolve(Integer.toString(pid)).resolve("cgroup");
+    byte[] head;
+    try (var in = Files.newInputStream(file)) {
+      head = in.readNBytes(CGROUP_BYTES);
+    } catch (IOException e) {
+      return "";
+    }
+    for (String line : new String(head, StandardCharsets.UTF_8).split("\n")) {
+      if (line.startsWith("0::")) {
+        return normalize(line.substring(3));
+      }
+    }
+    return "";
+  }
+
+  static boolean inCgroup(String processCgroup, String wanted) {
+    return processCgroup.equals(wanted) || processCgroup.startsWith(wanted + "/");
+  }
+
+  private static String normalize(String path) {
+    String p = path.strip();
+    if (p.startsWith("/sys/fs/cgroup")) {
+      p = p.substring("/sys/fs/cgroup".length());
+    }
+    while (p.startsWith("/")) {
+      p = p.substring(1);
+    }
+    while (p.endsWith("/")) {
+      p = p.substring(0, p.length() - 1);
+    }
+    return p;
+  }
+
+  /** What the startup line says is profiled. */
+  public String describe() {
+    if (isHostWide()) {
+      return "every process on this host";
+    }
+    List<String> parts = new java.util.ArrayList<>();
+    if (!pids.isEmpty()) {
+      parts.add("pid " + pids.stream().sorted().map(String::valueOf)
+          .collect(java.util.stream.Collectors.joining(",")));
+    }
+    if (!comm.isEmpty()) {
+      parts.add("--comm " + comm);
+    }
+    if (match != null) {
+      parts.add("--match " + match.pattern());
+    }
+    if (!cgroup.isEmpty()) {
+      parts.add("--cgroup /" + cgroup);
+    }
+    return "processes selected by " + String.join(" and ", parts);
+  }
+}

@@ -1,0 +1,71 @@
+package dev.polystack.host.pipeline;
+
+import dev.polystack.host.proc.ProcessIdentity;
+import dev.polystack.host.process.LoadedModule;
+import dev.polystack.host.process.TargetProcess;
+import dev.polystack.host.sampling.nostop.ProcessTicks;
+import dev.polystack.host.session.SampleProcessor;
+import dev.polystack.otel.model.ModuleInfo;
+import dev.polystack.otel.model.Recording;
+import dev.polystack.otel.model.Sample;
+import dev.polystack.otel.model.TargetInfo;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One process of the process table: described once (its identity, what /proc says of it, its
+ * resource, its modules and runtimes), walked from its ticks, its samples held until the next
+ * interval is cut. A process that exits or execs is retired: its last samples are cut with the
+ * next interval and everything it held is then released.
+ */
+final class TrackedProcess implements AutoCloseable {
+  final ProcessIdentity identity;
+  final TargetInfo info;
+  final Map<String, Object> resource;
+  final TargetProcess target;
+  final SampleProcessor samples;
+  final ProcessTicks ticks;
+  /** Mapped files named in samples so far, by path and start (the OTLP mapping table). */
+  private final Map<String, ModuleInfo> modules = new LinkedHashMap<>();
+  long lastTickNanos;
+  boolean refreshWanted;
+  boolean tickedInBatch;
+
+  TrackedProcess(ProcessIdentity identity, TargetInfo info, Map<String, Object> resource,
+      TargetProcess target, SampleProcessor samples, ProcessTicks ticks, long nowNanos) {
+    this.identity = identity;
+    this.info = info;
+    this.resource = Map.copyOf(resource);
+    this.target = target;
+    this.samples = samples;
+    this.ticks = ticks;
+    this.lastTickNanos = nowNanos;
+  }
+
+  int pid() {
+    return identity.pid();
+  }
+
+  /** The samples since the last cut as one recording; null when there were none. */
+  Recording cut(long fromEpochNanos, long toEpochNanos, long periodNanos, String mode) {
+    List<Sample> batch = samples.takeNew();
+    if (batch.isEmpty()) {
+      return null;
+    }
+    for (LoadedModule m : target.table().modules()) {
+      String key = m.path() + "@" + Long.toHexString(m.start());
+      modules.computeIfAbsent(key,
+          k -> new ModuleInfo(m.start(), m.end(), m.fileOffset(), m.path(), m.buildId()));
+    }
+    return new Recording(info, fromEpochNanos, Math.max(fromEpochNanos, toEpochNanos),
+        periodNanos, mode, new ArrayList<>(modules.values()), batch, Map.of());
+  }
+
+  @Override
+  public void close() {
+    samples.close();
+    target.close();
+  }
+}

@@ -1,0 +1,258 @@
+package dev.polystack.host.sampling.nostop;
+
+import dev.polystack.host.bpf.CaptureRecord;
+import dev.polystack.host.bpf.PlanEncoder;
+import dev.polystack.host.plugins.PluginGuard;
+import dev.polystack.host.process.RuntimeBinding;
+import dev.polystack.host.process.TargetProcess;
+import dev.polystack.host.sampling.CapturedThread;
+import dev.polystack.host.sampling.CarriedPeriods;
+import dev.polystack.host.sampling.RawStack;
+import dev.polystack.host.sampling.SampleSink;
+import dev.polystack.host.sampling.SamplingOptions;
+import dev.polystack.host.sampling.StackWalker;
+import dev.polystack.host.sampling.ThreadSample;
+import dev.polystack.host.sys.MonotonicClock;
+import dev.polystack.host.unwind.UnwindError;
+import dev.polystack.plugin.api.Capability;
+import dev.polystack.plugin.api.CapturePlan;
+import dev.polystack.plugin.api.Registers;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The walk of one process's tick records, whoever reads the ring (a record's {@link BpfSampler},
+ * or the host-wide pipeline): each record is walked exactly as a stopped thread is; the
+ * runtimes' capture plans are kept installed; records taken before a plan existed, or whose PC
+ * no module explained yet, are held and settled as {@link #accept} describes. Not thread-safe:
+ * one reader thread drives it.
+ */
+public final class ProcessTicks {
+  /** Most plans a process runs at the tick (the capture program's bound). */
+  static final int MAX_PLANS = 4;
+  /** Records held for a refresh; beyond this they are kept with their no_module frame. */
+  static final int MAX_DEFERRED = 256;
+
+  /** Where a process's capture plans are installed. */
+  public interface PlanSlots {
+    void clearPlans(int pid);
+
+    void setPlan(int pid, int index, byte[] encodedPlan);
+  }
+
+  private final TargetProcess target;
+  private final SamplingOptions options;
+  private final StackWalker walker;
+  private final SampleSink sink;
+  private final Runnable refreshRequest;
+  private final PluginGuard guard;
+  private final PlanSlots slots;
+  private final int cpus;
+  private final long epochOffset = MonotonicClock.epochOffsetNanos();
+  /** Records whose walk met a PC in no known module, waiting for the next map refresh. */
+  private final List<CaptureRecord> deferred = new ArrayList<>();
+  private List<CapturePlan> plans = List.of();
+  /** Pages walks read beyond the plans; copied at the tick too (the last plan slot). */
+  private final LearnedPages learned = new LearnedPages();
+  /** Ticks of each thread not kept (taken before the plan), carried by its next sample. */
+  private final CarriedPeriods carried;
+
+  /** A sample walked from live memory before the plan, see {@link #hold}. */
+  private record Held(CaptureRecord record, RawStack stack) {}
+
+  private final List<Held> held = new ArrayList<>();
+  /** Records not kept for want of a plan so far. */
+  private long learningDrops;
+  /** Samples whose walk read memory the capture did not copy (from the live process). */
+  private long uncapturedSamples;
+  private final PollLoop.SyncRefresh syncRefresh;
+
+  /**
+   * @param refreshRequest asks for the memory map to be read again soon; never blocks
+   * @param cpus CPUs that tick (bounds the records held before the first plan)
+   */
+  public ProcessTicks(TargetProcess target, SamplingOptions options, StackWalker walker,
+      SampleSink sink, Runnable refreshRequest, PluginGuard guard, PlanSlots slots, int cpus) {
+    this.target = target;
+    this.options = options;
+    this.walker = walker;
+    this.sink = sink;
+    this.refreshRequest = refreshRequest;
+    this.guard = guard;
+    this.slots = slots;
+    this.cpus = Math.max(1, cpus);
+    this.carried = new CarriedPeriods(options.periodNanos());
+    this.syncRefresh = new PollLoop.SyncRefresh(target);
+  }
+
+  public TargetProcess target() {
+    return target;
+  }
+
+  /**
+   * Walks one record of this process and hands the sample to the sink, or holds it: a record
+   * taken before the runtime's plan was installed read the runtime's state after the tick, so
+   * it is kept only if no record with a plan follows; a record whose PC no module explains waits
+   * for a map refresh (new JIT code, a dlopen).
+   */
+  public void accept(CaptureRecord r) {
+    if (!options.threads().isEmpty() && !options.threads().contains(r.tid())) {
+      return;
+    }
+    TickMemory memory = new TickMemory(r, target.hostMemory());
+    RawStack stack = walk(r, memory);
+    boolean beforePlan = r.planStops().length == 0 && memory.uncapturedReads() > 0 && learning();
+    if (beforePlan && (!stack.errors().isEmpty() || !hold(r, stack))) {
+      // The runtime's state was read after the tick and the walk went wrong on it: its time
+      // goes to the thread's next sample.
+      notKept(r.tid());
+      return;
+    }
+    if (beforePlan) {
+      return; // held: kept only if no record with a plan follows (see hold)
+    }
+    if (r.planStops().length > 0 && !held.isEmpty()) {
+      // Records from the tick follow: the ones read live are not kept, their time carried.
+      held.forEach(h -> notKept(h.record().tid()));
+      held.clear();
+    }
+    if (stack.endedWith(UnwindError.NO_MODULE)) {
+      refreshRequest.run();
+      if (syncRefresh.now()) {
+        stack = walk(r, new TickMemory(r, target.hostMemory())); // the record is ours
+      } else if (deferred.size() < MAX_DEFERRED) {
+        deferred.add(r);
+        return;
+      }
+    }
+    emit(r, stack);
+  }
+
+  /** After a batch of records: the first plan as soon as a walk found what it needs. */
+  public void afterBatch(boolean hadRecords) {
+    if (hadRecords && plans.isEmpty()) {
+      updatePlans();
+    }
+    walkDeferred(false);
+  }
+
+  /** Keeps the plans current (a runtime's plan appears after its first walks). */
+  public void housekeeping() {
+    updatePlans();
+  }
+
+  /** Settles what is held, at the end of the process's sampling. */
+  public void finish() {
+    walkDeferred(true);
+    held.forEach(h -> emit(h.record(), h.stack())); // no record with a plan came after them
+    held.clear();
+  }
+
+  /** What the walk did beyond samples: live reads, plans installed (capture_* figures). */
+  public Map<String, Long> figures() {
+    Map<String, Long> out = new TreeMap<>();
+    if (uncapturedSamples > 0) {
+      out.put("capture_live_read_samples", uncapturedSamples);
+    }
+    if (!plans.isEmpty()) {
+      out.put("capture_plans", (long) plans.size());
+    }
+    return out;
+  }
+
+  private boolean hold(CaptureRecord r, RawStack stack) {
+    if (held.size() >= Math.max(64, options.rateHz() * cpus)) {
+      return false;
+    }
+    held.add(new Held(r, stack));
+    return true;
+  }
+
+  private void notKept(int tid) {
+    sink.lost("learning_walk");
+    carried.notKept(tid);
+    learningDrops++;
+  }
+
+  private void emit(CaptureRecord r, RawStack stack) {
+    sink.accept(new ThreadSample(r.tid(), r.monotonicNanos() + epochOffset, stack, 0,
+        carried.take(r.tid())));
+  }
+
+  /**
+   * Whether records taken without a plan are still from before the plan: a runtime that
+   * declares plans has one now, or is expected to within its first second of samples. A runtime
+   * that never offers one is sampled as in perf mode rather than not at all.
+   */
+  private boolean learning() {
+    if (!plans.isEmpty()) {
+      return true;
+    }
+    return learningDrops < options.rateHz() && target.table().bindings().stream()
+        .anyMatch(b -> b.plugin().descriptor().capabilities().contains(Capability.CAPTURE_AT_TICK));
+  }
+
+  private void walkDeferred(boolean atEnd) {
+    if (deferred.isEmpty()) {
+      return;
+    }
+    boolean refreshed = atEnd ? syncRefresh.force() : syncRefresh.now();
+    if (!refreshed && !atEnd) {
+      return;
+    }
+    for (CaptureRecord r : deferred) {
+      emit(r, walk(r, new TickMemory(r, target.hostMemory())));
+    }
+    deferred.clear();
+  }
+
+  private RawStack walk(CaptureRecord r, TickMemory memory) {
+    Registers regs = Registers.of(r.regs());
+    RawStack stack = walker.walk(new CapturedThread(target.pid(), r.tid(), regs, memory,
+        r.stackStart(), r.stack().length), target.table());
+    if (memory.uncapturedReads() > 0) {
+      uncapturedSamples++;
+      learned.walked(memory.uncapturedPages());
+    }
+    return stack;
+  }
+
+  /**
+   * Asks every runtime instance for its capture plan and installs the plans that changed, with
+   * the pages the walks keep needing beyond them ({@link LearnedPages}).
+   */
+  private void updatePlans() {
+    List<CapturePlan> wanted = new ArrayList<>();
+    for (RuntimeBinding b : target.table().bindings()) {
+      if (!b.plugin().descriptor().capabilities().contains(Capability.CAPTURE_AT_TICK)) {
+        continue;
+      }
+      CapturePlan plan = guard.call(b.plugin(), "capturePlan", b.instance()::capturePlan)
+          .orElse(CapturePlan.NONE);
+      if (!plan.isEmpty() && wanted.size() < MAX_PLANS - 1 && !wanted.contains(plan)) {
+        wanted.add(plan);
+      }
+    }
+    if (!target.table().bindings().isEmpty()) {
+      // Only for runtimes: a native walk's reads beyond the stack copy are stable code.
+      CapturePlan pages = learned.plan();
+      if (!pages.isEmpty()) {
+        wanted.add(pages);
+      }
+    }
+    if (wanted.equals(plans)) {
+      return;
+    }
+    try {
+      slots.clearPlans(target.pid());
+      for (int i = 0; i < wanted.size(); i++) {
+        slots.setPlan(target.pid(), i, PlanEncoder.encode(wanted.get(i)));
+      }
+      plans = List.copyOf(wanted);
+    } catch (RuntimeException e) {
+      sink.lost("capture_plan_refused");
+    }
+  }
+}
