@@ -59,7 +59,7 @@ func fakeAgent(args []string) int {
 	}
 	terminated := make(chan os.Signal, 1)
 	signal.Notify(terminated, syscall.SIGTERM)
-	fmt.Fprintf(os.Stderr, "polystack agent: profiling every process at %d Hz per CPU, exporting to %s\n", *rate, *endpoint)
+	fmt.Fprintf(os.Stderr, "polystack: agent: profiling every process at %d Hz per CPU, exporting every 10s to %s\n", *rate, *endpoint)
 
 	conn, err := grpc.NewClient(strings.TrimPrefix(*endpoint, "http://"),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),

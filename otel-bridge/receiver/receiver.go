@@ -31,11 +31,15 @@ const (
 	maxRequestBytes = 64 << 20
 	// serverStopTimeout bounds the wait for requests in flight when the receiver stops.
 	serverStopTimeout = 5 * time.Second
-	// agentStartedPrefix starts the line the agent prints on stderr once it is profiling.
-	agentStartedPrefix = "polystack agent: profiling"
+
 	// startupTimeout bounds how long Start waits for that line: a JVM starts in seconds.
 	startupTimeout = time.Minute
 )
+
+// agentStartedPrefixes start the line the agent prints on stderr once it is profiling:
+// "polystack: agent: profiling every process at 20 Hz per CPU, exporting every 10s to URL"
+// (the CLI contract writes it "polystack agent: profiling ...": both are taken).
+var agentStartedPrefixes = []string{"polystack: agent: profiling ", "polystack agent: profiling "}
 
 // polystackReceiver runs one agent and one private OTLP gRPC server for it, shared by the
 // profiles and metrics pipelines that name the receiver.
@@ -108,7 +112,7 @@ func (r *polystackReceiver) start(host component.Host) error {
 
 	endpoint := "http://" + listener.Addr().String()
 	spec := childSpec{path: path, args: r.cfg.agentArgs(endpoint), env: childEnv(os.Environ(), r.cfg),
-		readyPrefix: agentStartedPrefix}
+		readyPrefixes: agentStartedPrefixes}
 	agent := newSupervisor(r.settings.Logger, spec, r.cfg.Restart, func(err error) {
 		componentstatus.ReportStatus(host, componentstatus.NewFatalErrorEvent(err))
 	})

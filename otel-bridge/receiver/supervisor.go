@@ -33,8 +33,8 @@ type childSpec struct {
 	path string
 	args []string
 	env  []string
-	// readyPrefix starts the line a child prints once it is up; "" when it prints none.
-	readyPrefix string
+	// readyPrefixes start the line a child prints once it is up; none when it prints none.
+	readyPrefixes []string
 }
 
 // supervisor keeps one child process running: it restarts it with exponential backoff when it
@@ -53,7 +53,7 @@ type supervisor struct {
 	stop      chan struct{}
 	stopOnce  sync.Once
 	done      chan struct{}
-	ready     chan struct{} // closed when a child printed its readyPrefix line
+	ready     chan struct{} // closed when a child printed a readyPrefixes line
 	readyOnce sync.Once
 
 	mu       sync.Mutex
@@ -183,8 +183,10 @@ func (s *supervisor) launch() (*child, error) {
 
 	c := &child{cmd: cmd, started: time.Now(), exited: make(chan error, 1)}
 	seen := func(line string) {
-		if s.spec.readyPrefix != "" && strings.HasPrefix(line, s.spec.readyPrefix) {
-			s.readyOnce.Do(func() { close(s.ready) })
+		for _, prefix := range s.spec.readyPrefixes {
+			if strings.HasPrefix(line, prefix) {
+				s.readyOnce.Do(func() { close(s.ready) })
+			}
 		}
 	}
 	var output sync.WaitGroup
@@ -236,7 +238,7 @@ func (s *supervisor) run(c *child) {
 			status := exitStatus(err)
 			logger := s.logger.With(zap.Int("agent.pid", c.cmd.Process.Pid), zap.String("exit", status),
 				zap.Duration("ran", ran.Round(time.Millisecond)))
-			if s.spec.readyPrefix != "" && !s.isReady() && s.restartCount() == 0 {
+			if len(s.spec.readyPrefixes) > 0 && !s.isReady() && s.restartCount() == 0 {
 				// The first agent never got going: a Collector start that fails says why, where
 				// restarts would only repeat it in the log.
 				logger.Error("polystack agent exited before it started profiling")

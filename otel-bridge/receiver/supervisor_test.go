@@ -230,7 +230,7 @@ func equalDurations(a, b []time.Duration) bool {
 func TestFirstChildThatExitsBeforeItIsReadyIsNotRestarted(t *testing.T) {
 	core, logs := observer.New(zapcore.InfoLevel)
 	s := newSupervisor(zap.New(core), childSpec{path: "/bin/sh", args: []string{"-c", `echo "bpf: operation not permitted" >&2; exit 1`},
-		env: os.Environ(), readyPrefix: "polystack agent: profiling"}, quickRestarts(), func(error) { t.Error("fatal reported") })
+		env: os.Environ(), readyPrefixes: agentStartedPrefixes}, quickRestarts(), func(error) { t.Error("fatal reported") })
 	if err := s.start(); err != nil {
 		t.Fatal(err)
 	}
@@ -247,8 +247,8 @@ func TestFirstChildThatExitsBeforeItIsReadyIsNotRestarted(t *testing.T) {
 
 func TestReadyLineThenExitIsRestarted(t *testing.T) {
 	core, _ := observer.New(zapcore.InfoLevel)
-	s := newSupervisor(zap.New(core), childSpec{path: "/bin/sh", args: []string{"-c", `echo "polystack agent: profiling" >&2; exit 1`},
-		env: os.Environ(), readyPrefix: "polystack agent: profiling"}, quickRestarts(), func(error) {})
+	s := newSupervisor(zap.New(core), childSpec{path: "/bin/sh", args: []string{"-c", `echo "polystack: agent: profiling every process at 20 Hz per CPU" >&2; exit 1`},
+		env: os.Environ(), readyPrefixes: agentStartedPrefixes}, quickRestarts(), func(error) {})
 	if err := s.start(); err != nil {
 		t.Fatal(err)
 	}
