@@ -105,16 +105,18 @@ final class Collector implements AutoCloseable {
       config = config.replace("127.0.0.1:" + grpc + "\n", "127.0.0.1:" + grpc + tls + "\n")
           .replace("127.0.0.1:" + http + "\n", "127.0.0.1:" + http + tls + "\n");
     }
-    return launch(binary, dir, config, grpc, http, certFile != null, true);
+    return launch(binary, dir, config, grpc, http, certFile != null, 30);
   }
 
   /**
    * A Collector running {@code config} from {@code dir}, where its file exporters write
    * profiles.pb and metrics.pb for {@link #profiles} and {@link #metrics}; it has no OTLP ports
-   * of its own unless the config opens them.
+   * of its own unless the config opens them. Its start may wait for a receiver's child (the
+   * polystack receiver waits for its agent's JVM), so it gets two minutes.
    */
-  static Collector startWithConfig(Path dir, String config) throws IOException, InterruptedException {
-    return launch(binary(), dir, config, -1, -1, false, true);
+  static Collector startWithConfig(Path dir, String config)
+      throws IOException, InterruptedException {
+    return launch(binary(), dir, config, -1, -1, false, 120);
   }
 
   /** How a Collector run that was expected to end by itself ended. */
@@ -125,7 +127,7 @@ final class Collector implements AutoCloseable {
    * refuses, a fatal error), for up to two minutes.
    */
   static Exit run(Path dir, String config) throws IOException, InterruptedException {
-    Collector c = launch(binary(), dir, config, -1, -1, false, false);
+    Collector c = launch(binary(), dir, config, -1, -1, false, 0);
     if (!c.process.waitFor(2, TimeUnit.MINUTES)) {
       c.close();
       throw new AssertionError("the Collector did not exit by itself: " + c.log());
@@ -133,8 +135,9 @@ final class Collector implements AutoCloseable {
     return new Exit(c.process.exitValue(), c.log());
   }
 
+  /** Starts the Collector; waits up to {@code readySeconds} until it is ready, unless 0. */
   private static Collector launch(Path binary, Path dir, String config, int grpc, int http,
-      boolean tls, boolean awaitReady) throws IOException, InterruptedException {
+      boolean tls, int readySeconds) throws IOException, InterruptedException {
     Files.writeString(dir.resolve("config.yaml"), config);
     Process p = new ProcessBuilder(binary.toString(), "--config", dir.resolve("config.yaml")
         .toString(), "--feature-gates=service.profilesSupport")
@@ -142,10 +145,10 @@ final class Collector implements AutoCloseable {
         .redirectOutput(dir.resolve("collector.log").toFile())
         .start();
     Collector c = new Collector(dir, p, grpc, http, tls);
-    if (!awaitReady) {
+    if (readySeconds == 0) {
       return c;
     }
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(readySeconds);
     while (!c.log().contains("Everything is ready")) {
       if (!p.isAlive() || System.nanoTime() > deadline) {
         c.close();
