@@ -48,10 +48,12 @@ final class SamplingRun {
   }
 
   /**
-   * How often the helper thread looks for work (refresh requests, an interval to cut, the status
-   * line): each wake-up costs the host CPU whether there is work or not.
+   * Longest the helper thread sleeps when nothing asks for it: it wakes at once for a refresh
+   * request, and otherwise only when the status line or an interval cut is due (each wake-up
+   * costs the host CPU whether there is work or not: docs/benchmarks.md, "The agent and
+   * record's fixed cost").
    */
-  static final long HELPER_MILLIS = 100;
+  static final long HELPER_MILLIS = 1000;
 
   private final ProcFs proc;
   private final PluginRegistry plugins;
@@ -90,6 +92,7 @@ final class SamplingRun {
     TargetInfo info = TargetDescriber.describe(proc, pid);
     Map<String, ModuleInfo> modules = new LinkedHashMap<>();
     AtomicBoolean refreshWanted = new AtomicBoolean();
+    Object wake = new Object();
     try {
       target.refresh();
     } catch (ProcReadException e) {
@@ -129,10 +132,20 @@ final class SamplingRun {
           progress.update(processor.processed(), processor.errorCount(), processor.lostCount(),
               (now - startNanos) / 1e9);
         }
-        try {
-          Thread.sleep(HELPER_MILLIS);
-        } catch (InterruptedException e) {
-          return;
+        long due = lastStatus + 1_000_000_000L;
+        if (listener != null) {
+          due = Math.min(due, lastCut + intervalNanos);
+        }
+        long waitMillis = Math.max(1, Math.min(HELPER_MILLIS,
+            (due - System.nanoTime() + 999_999) / 1_000_000));
+        synchronized (wake) {
+          try {
+            if (!refreshWanted.get() && !done.get()) {
+              wake.wait(waitMillis);
+            }
+          } catch (InterruptedException e) {
+            return;
+          }
         }
       }
     }, "polystack-refresh-" + pid);
@@ -140,11 +153,20 @@ final class SamplingRun {
     helper.start();
     SamplerOutcome outcome;
     try {
-      outcome = loop.run(target, processor, () -> refreshWanted.set(true));
+      outcome = loop.run(target, processor, () -> {
+        if (!refreshWanted.getAndSet(true)) {
+          synchronized (wake) {
+            wake.notifyAll();
+          }
+        }
+      });
     } catch (SyscallException e) {
       throw new SamplingException("sampling process " + pid + " failed: " + e.getMessage());
     } finally {
       done.set(true);
+      synchronized (wake) {
+        wake.notifyAll();
+      }
       processor.close();
       try {
         helper.join(1000);

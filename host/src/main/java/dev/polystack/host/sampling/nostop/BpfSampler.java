@@ -92,8 +92,8 @@ public final class BpfSampler implements NoStopSampler {
     PollLoop.Ended ended = PollLoop.run(options, HOUSEKEEPING_NANOS, stop, exit,
         new PollLoop.Body() {
           @Override
-          public void poll(int timeoutMillis) {
-            drain(timeoutMillis);
+          public boolean poll(int timeoutMillis) {
+            return drain(timeoutMillis);
           }
 
           @Override
@@ -119,8 +119,11 @@ public final class BpfSampler implements NoStopSampler {
     return new SamplerOutcome(exit.status(), ended.byUser(), ended.targetGone(), counters());
   }
 
-  /** Copies the ready records out of the ring first, so the kernel gets the space back early. */
-  private void drain(int timeoutMillis) {
+  /**
+   * Copies the ready records out of the ring first, so the kernel gets the space back early;
+   * false when there were none.
+   */
+  private boolean drain(int timeoutMillis) {
     batch.clear();
     capture.poll(timeoutMillis, batch::add, () -> sink.lost("malformed_record"));
     boolean any = false;
@@ -135,7 +138,9 @@ public final class BpfSampler implements NoStopSampler {
       ticks.accept(r);
     }
     ticks.afterBatch(any);
+    boolean read = !batch.isEmpty();
     batch.clear();
+    return read;
   }
 
   private void countKernelLosses() {

@@ -194,8 +194,9 @@ public final class PerfSampler implements NoStopSampler {
   public SamplerOutcome run(BooleanSupplier stop, TargetExit exit) throws SyscallException {
     PollLoop.Ended ended = PollLoop.run(options, RESCAN_NANOS, stop, exit, new PollLoop.Body() {
       @Override
-      public void poll(int timeoutMillis) throws SyscallException {
+      public boolean poll(int timeoutMillis) throws SyscallException {
         pollAndDrain(timeoutMillis);
+        return true; // new threads are looked for at the housekeeping pace: never slowed down
       }
 
       @Override
