@@ -24,6 +24,8 @@ import dev.polystack.host.process.TargetProcess;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.sched.CpuPlacement;
 import dev.polystack.host.unwind.UnwindError;
+import dev.polystack.otel.counters.Counter;
+import dev.polystack.otel.counters.HostCounters;
 import dev.polystack.plugin.api.CapturePlan;
 import dev.polystack.plugin.api.Capability;
 import dev.polystack.plugin.api.Registers;
@@ -52,10 +54,6 @@ public final class BpfSampler implements NoStopSampler {
   static final int MAX_PLANS = 4;
   /** Records held for a refresh; beyond this they are kept with their no_module frame. */
   static final int MAX_DEFERRED = 256;
-
-  /** Kernel counters that are samples lost, and the loss name the summary shows for each. */
-  private static final Map<String, String> KERNEL_LOSSES = Map.of(
-      "ring_full", "bpf_ring_full", "no_user_regs", "bpf_no_user_regs");
 
   private final TargetProcess target;
   private final SamplingOptions options;
@@ -161,7 +159,7 @@ public final class BpfSampler implements NoStopSampler {
   /** Copies the ready records out of the ring first, so the kernel gets the space back early. */
   private void drain(int timeoutMillis) {
     batch.clear();
-    capture.poll(timeoutMillis, batch::add, () -> sink.lost("malformed_record"));
+    capture.poll(timeoutMillis, batch::add, () -> sink.lost(HostCounters.MALFORMED_RECORD));
     for (CaptureRecord r : batch) {
       sample(r);
     }
@@ -225,7 +223,7 @@ public final class BpfSampler implements NoStopSampler {
   }
 
   private void notKept(int tid) {
-    sink.lost("learning_walk");
+    sink.lost(HostCounters.LEARNING_WALK);
     carried.notKept(tid);
     learningDrops++;
   }
@@ -313,7 +311,7 @@ public final class BpfSampler implements NoStopSampler {
       }
       plans = List.copyOf(wanted);
     } catch (RuntimeException e) {
-      sink.lost("capture_plan_refused");
+      sink.lost(HostCounters.CAPTURE_PLAN_REFUSED);
     }
   }
 
@@ -323,9 +321,9 @@ public final class BpfSampler implements NoStopSampler {
       long before = kernelSeen.getOrDefault(e.getKey(), 0L);
       long delta = e.getValue() - before;
       kernelSeen.put(e.getKey(), e.getValue());
-      String loss = KERNEL_LOSSES.get(e.getKey());
-      if (delta > 0 && loss != null) {
-        sink.lost(loss, delta);
+      Counter counter = HostCounters.kernel(e.getKey());
+      if (delta > 0 && counter.isLoss()) {
+        sink.lost(counter, delta);
       }
     }
   }
@@ -338,15 +336,16 @@ public final class BpfSampler implements NoStopSampler {
   private Map<String, Long> counters() {
     Map<String, Long> out = new java.util.TreeMap<>();
     kernelSeen.forEach((k, v) -> {
-      if (v > 0 && !KERNEL_LOSSES.containsKey(k)) {
-        out.put("capture_" + k, v);
+      Counter counter = HostCounters.kernel(k);
+      if (v > 0 && !counter.isLoss()) {
+        out.put(counter.name(), v);
       }
     });
     if (uncapturedSamples > 0) {
-      out.put("capture_live_read_samples", uncapturedSamples);
+      out.put(HostCounters.CAPTURE_LIVE_READ_SAMPLES.name(), uncapturedSamples);
     }
     if (!plans.isEmpty()) {
-      out.put("capture_plans", (long) plans.size());
+      out.put(HostCounters.CAPTURE_PLANS.name(), (long) plans.size());
     }
     return out;
   }
@@ -375,14 +374,14 @@ public final class BpfSampler implements NoStopSampler {
   }
 
   /**
-   * A shared capture's kernel counters as a run's losses and figures: the losses by their
-   * summary names, the rest as capture_* (as one sampler reports its own capture's).
+   * A shared capture's kernel counters as a run's losses and figures, by their declared names
+   * (as one sampler reports its own capture's).
    */
   public static Map<String, Long> kernelFigures(Map<String, Long> counters) {
     Map<String, Long> out = new java.util.TreeMap<>();
     counters.forEach((k, v) -> {
       if (v > 0) {
-        out.put(KERNEL_LOSSES.getOrDefault(k, "capture_" + k), v);
+        out.put(HostCounters.kernel(k).name(), v);
       }
     });
     return out;
