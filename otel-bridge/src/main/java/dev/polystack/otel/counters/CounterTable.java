@@ -40,7 +40,9 @@ public final class CounterTable {
       row(sb, "`" + c.name() + "`", c.kind().id(), c.group().words(), c.unit(), c.description());
     }
     row(sb, "`plugin.<id>.<name>`", CounterKind.PLUGIN_NOTE.id(), "", "event",
-        "A plug-in's own count of how it read the target (`plugin.luajit.g_from_cache`).");
+        "A plug-in's own count of how it read the target (`plugin.luajit.g_from_cache`); the"
+            + " host adds `plugin.<id>.unsupported` (the plug-in recognised its runtime in a"
+            + " version it does not support) and `plugin.<id>.attach_failed`.");
     return sb.toString();
   }
 
