@@ -39,13 +39,13 @@ public final class SessionMetrics implements AutoCloseable {
   /**
    * The session's figures so far (cumulative).
    *
-   * @param lostSamples the session's counters by name, of every kind (losses, capture figures,
+   * @param counters the session's counters by name, of every kind (losses, capture figures,
    *     notes): each is reported as its declaration says
    */
-  public record Snapshot(long samples, Map<String, Long> lostSamples,
+  public record Snapshot(long samples, Map<String, Long> counters,
       Map<String, Long> stackErrors, ProfileExporter.Stats export) {
     public Snapshot {
-      lostSamples = Map.copyOf(lostSamples);
+      counters = Map.copyOf(counters);
       stackErrors = Map.copyOf(stackErrors);
     }
   }
@@ -83,7 +83,7 @@ public final class SessionMetrics implements AutoCloseable {
     meter.batchCallback(() -> {
       Snapshot s = source.get();
       samples.record(s.samples());
-      s.lostSamples().forEach((name, n) -> {
+      s.counters().forEach((name, n) -> {
         Counter c = Counters.classify(name);
         switch (c.kind()) {
           case LOSS -> lost.record(n, Attributes.of(REASON, name));
