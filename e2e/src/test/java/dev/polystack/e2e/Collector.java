@@ -422,8 +422,9 @@ final class Collector implements AutoCloseable {
             for (NumberDataPoint p : m.getSum().getDataPointsList()) {
               String reason = attribute(p.getAttributesList(), "reason");
               String error = attribute(p.getAttributesList(), "error.type");
+              String name = attribute(p.getAttributesList(), "name");
               String key = m.getName() + "/" + (reason != null ? reason
-                  : error != null ? error : "");
+                  : error != null ? error : name != null ? name : "");
               current.merge(key, p.getAsInt(), Long::sum);
             }
             out.putAll(current); // cumulative: a later export replaces an earlier one

@@ -18,6 +18,8 @@ import dev.polystack.host.sampling.TargetDescriber;
 import dev.polystack.host.sampling.ThreadSample;
 import dev.polystack.host.sampling.nostop.ProcessTicks;
 import dev.polystack.host.session.SampleProcessor;
+import dev.polystack.otel.counters.Counter;
+import dev.polystack.otel.counters.HostCounters;
 import dev.polystack.otel.model.Recording;
 import dev.polystack.otel.model.TargetInfo;
 import java.io.IOException;
@@ -107,10 +109,6 @@ public final class HostPipeline {
     void interval(List<ProcessProfile> profiles, Stats stats, boolean last);
   }
 
-  /** Kernel counters that are samples lost, by the loss name the summaries use. */
-  private static final Map<String, String> KERNEL_LOSSES = Map.of("ring_full", "bpf_ring_full",
-      "no_user_regs", "bpf_no_user_regs", "event_ring_full", "process_event_lost");
-
   private final ProcFs proc;
   private final PluginRegistry plugins;
   private final PluginGuard guard;
@@ -133,6 +131,8 @@ public final class HostPipeline {
   private long processesSeen;
   /** Processes gone or unreadable when they were to be described (short-lived programs). */
   private long notDescribed;
+  /** Processes let go to stay within the bound (described again if they run). */
+  private long evicted;
   private long intervalSamples;
   private Map<String, Long> kernel = Map.of();
   private CaptureEngine engine;
@@ -223,7 +223,7 @@ public final class HostPipeline {
         if (p == null) {
           p = track(r.tgid());
           if (p == null) {
-            lost("process_gone", 1);
+            lost(HostCounters.PROCESS_GONE, 1);
             return;
           }
         }
@@ -242,7 +242,7 @@ public final class HostPipeline {
 
       @Override
       public void malformed() {
-        lost("malformed_record", 1);
+        lost(HostCounters.MALFORMED_RECORD, 1);
       }
     };
   }
@@ -330,7 +330,7 @@ public final class HostPipeline {
     try {
       engine.select(pid, options.selection().byName());
     } catch (RuntimeException e) {
-      lost("select_failed", 1);
+      lost(HostCounters.SELECT_FAILED, 1);
     }
   }
 
@@ -391,7 +391,7 @@ public final class HostPipeline {
       @Override
       public void accept(ThreadSample sample) {
         if (intervalSamples >= options.maxIntervalSamples()) {
-          lost("interval_full", sample.periods());
+          lost(HostCounters.INTERVAL_FULL, sample.periods());
           return;
         }
         intervalSamples++;
@@ -401,6 +401,16 @@ public final class HostPipeline {
       @Override
       public void lost(String reason) {
         samples.lost(reason);
+      }
+
+      @Override
+      public void lost(Counter reason) {
+        samples.lost(reason);
+      }
+
+      @Override
+      public void lost(Counter reason, long count) {
+        samples.lost(reason, count);
       }
 
       @Override
@@ -420,7 +430,7 @@ public final class HostPipeline {
     if (oldest != null) {
       table.remove(oldest.pid());
       retire(oldest);
-      lost("process_evicted", 1);
+      evicted++;
     }
   }
 
@@ -470,7 +480,7 @@ public final class HostPipeline {
     try {
       sink.interval(profiles, stats, last);
     } catch (RuntimeException e) {
-      lost("export_hook_failed", profiles.stream()
+      lost(HostCounters.EXPORT_HOOK_FAILED, profiles.stream()
           .mapToLong(pp -> dev.polystack.otel.model.Sample.count(pp.recording().samples()))
           .sum());
     }
@@ -509,7 +519,7 @@ public final class HostPipeline {
     try {
       kernel = engine.counters();
     } catch (RuntimeException e) {
-      lost("capture_counters_unreadable", 1);
+      lost(HostCounters.CAPTURE_COUNTERS_UNREADABLE, 1);
     }
   }
 
@@ -526,24 +536,23 @@ public final class HostPipeline {
     }
     losses.forEach((k, v) -> l.merge(k, v, Long::sum));
     Map<String, Long> figures = new TreeMap<>();
+    if (evicted > 0) {
+      figures.put(HostCounters.PROCESS_EVICTED.name(), evicted);
+    }
     if (notDescribed > 0) {
-      figures.put("processes_not_described", notDescribed);
+      figures.put(HostCounters.PROCESSES_NOT_DESCRIBED.name(), notDescribed);
     }
     kernel.forEach((k, v) -> {
-      String loss = KERNEL_LOSSES.get(k);
-      if (loss != null) {
-        if (v > 0) {
-          l.merge(loss, v, Long::sum);
-        }
-      } else if (v > 0) {
-        figures.put("capture_" + k, v);
+      Counter c = HostCounters.kernel(k);
+      if (v > 0) {
+        (c.isLoss() ? l : figures).merge(c.name(), v, Long::sum);
       }
     });
     return new Stats(samples, table.size(), processesSeen, l, err, figures);
   }
 
-  private void lost(String reason, long n) {
-    losses.merge(reason, n, Long::sum);
+  private void lost(Counter reason, long n) {
+    losses.merge(reason.name(), n, Long::sum);
   }
 
   private static long epochNow() {

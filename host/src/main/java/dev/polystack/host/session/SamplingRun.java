@@ -13,6 +13,7 @@ import dev.polystack.host.sampling.SamplingException;
 import dev.polystack.host.sampling.SamplingOptions;
 import dev.polystack.host.sampling.TargetDescriber;
 import dev.polystack.host.sys.SyscallException;
+import dev.polystack.otel.counters.HostCounters;
 import dev.polystack.otel.model.HtlHash;
 import dev.polystack.otel.model.ModuleInfo;
 import dev.polystack.otel.model.Recording;
@@ -123,7 +124,7 @@ final class SamplingRun {
             // The process is going away; the sampling loop will notice.
           } catch (RuntimeException e) {
             // A bug here must not silently end module refreshes for the rest of the run.
-            processor.lost("refresh_failed");
+            processor.lost(HostCounters.REFRESH_FAILED);
           }
         }
         long now = System.nanoTime();
@@ -183,7 +184,7 @@ final class SamplingRun {
     outcome.counters().forEach((k, v) -> losses.merge(k, v, Long::sum));
     if (processor.mergedSamples() > 0) {
       // Not lost, but their times are (see SampleStore): said where losses are.
-      losses.merge("sample_times_merged", processor.mergedSamples(), Long::sum);
+      losses.merge(HostCounters.SAMPLE_TIMES_MERGED.name(), processor.mergedSamples(), Long::sum);
     }
     target.close();
     if (listener != null) {
@@ -278,7 +279,7 @@ final class SamplingRun {
             losses), totals, last);
       } catch (RuntimeException e) {
         // The listener's bug must not end refreshes; the samples count as lost.
-        processor.lost("export_hook_failed", Sample.count(batch));
+        processor.lost(HostCounters.EXPORT_HOOK_FAILED, Sample.count(batch));
       }
       fromEpoch = now;
     }
