@@ -106,17 +106,22 @@ class AgentTest {
       awaitStarted(agent);
       Process c = new ProcessBuilder(Workloads.binary("hot_cold").toString())
           .redirectErrorStream(true).start();
+      Distribution.Result r;
       try {
         Awaits.cpuTicks(c.pid(), 100, 30_000); // a second of CPU: about 20 ticks at 20 Hz
         assertEquals(0, collector.profiles().size(), "nothing is due before the interval ends");
         agent.signal("TERM");
-        Distribution.Result r = agent.await(60);
+        r = agent.await(60);
         assertEquals(0, r.exitCode(), r.stderr());
       } finally {
         c.destroy();
       }
-      Awaits.until("the flushed interval at the Collector", 20_000,
-          () -> framesByPid(collector.profiles()).getOrDefault(c.pid(), Set.of()).contains("hot"));
+      try {
+        Awaits.until("the flushed interval at the Collector", 30_000, () ->
+            framesByPid(collector.profiles()).getOrDefault(c.pid(), Set.of()).contains("hot"));
+      } catch (AssertionError e) {
+        throw new AssertionError(e.getMessage() + "; agent:\n" + r.stderr(), e);
+      }
     }
   }
 
@@ -167,8 +172,13 @@ class AgentTest {
       shell.waitFor();
       // The chance that a child with ~20 ticks due gets none is nil; each one missing is a
       // process not described in time: at most one in ten is allowed on a loaded machine.
-      Awaits.until("samples of most of the short-lived processes", 60_000, () ->
-          pidsNamed(collector.profiles(), "cpu_burst").size() >= children * 9 / 10);
+      try {
+        Awaits.until("samples of most of the short-lived processes", 60_000, () ->
+            pidsNamed(collector.profiles(), "cpu_burst").size() >= children * 9 / 10);
+      } catch (AssertionError e) {
+        throw new AssertionError(e.getMessage() + ": " + pidsNamed(collector.profiles(),
+            "cpu_burst").size() + " of " + children + "; agent:\n" + agent.stderrSoFar(), e);
+      }
       agent.signal("TERM");
       Distribution.Result r = agent.await(60);
       assertEquals(0, r.exitCode(), r.stderr());

@@ -57,7 +57,8 @@ import picocli.CommandLine.ParentCommand;
 final class AgentCommand implements Runnable {
   /** Default sampling rate per CPU: what the OpenTelemetry eBPF profiler samples at. */
   static final int DEFAULT_RATE = 20;
-  private static final Duration FINISH_TIMEOUT = Duration.ofSeconds(10);
+  /** Profiles get two thirds of it, the last metrics the rest (docs/operations.md). */
+  private static final Duration FINISH_TIMEOUT = Duration.ofSeconds(15);
 
   @Option(names = {"--pid", "-p"}, paramLabel = "PID", split = ",",
       description = "Profile this process (repeatable, or PID,PID).")
