@@ -128,7 +128,7 @@ final class AgentCommand implements Runnable {
     HostPipeline.Options options = new HostPipeline.Options(checkedRate(),
         SamplingOptions.DEFAULT_STACK_BYTES, SamplingOptions.DEFAULT_MAX_DEPTH, selection(),
         commandLine, HostPipeline.Options.DEFAULT_MAX_PROCESSES,
-        HostPipeline.Options.DEFAULT_MAX_INTERVAL_SAMPLES);
+        HostPipeline.Options.DEFAULT_MAX_INTERVAL_SAMPLES, false);
     long durationNanos = duration == null ? 0 : duration.toNanos();
     if (duration != null && durationNanos <= 0) {
       throw new UsageException("--duration must be positive");

@@ -27,7 +27,7 @@ final class AgentExport implements HostPipeline.Sink {
   private final ProfileExporter profiles;
   private final AgentMetrics metrics;
   private volatile HostPipeline.Stats stats =
-      new HostPipeline.Stats(0, 0, 0, Map.of(), Map.of(), Map.of());
+      new HostPipeline.Stats(0, 0, 0, Map.of(), Map.of(), Map.of(), Map.of());
 
   AgentExport(OtlpConfig config, Duration interval) {
     this.profiles = new ProfileExporter(ProfilesSender.create(config),

@@ -253,7 +253,7 @@ public final class SampleProcessor implements SampleSink, AutoCloseable {
     return processed;
   }
 
-  long periods() {
+  public long periods() {
     return periods;
   }
 
@@ -337,7 +337,7 @@ public final class SampleProcessor implements SampleSink, AutoCloseable {
     return pauses;
   }
 
-  synchronized int threadCount() {
+  public synchronized int threadCount() {
     return threads.size();
   }
 }
