@@ -60,7 +60,7 @@ public final class TraceCounters {
 
   // Calls not recorded: breakpoints not armed.
   public static final Counter THREAD_NOT_ARMED = loss("thread_not_armed", NOT_ARMED, "thread",
-      "A thread that could not get its breakpoints (its debug registers are taken).");
+      "A thread that could not get its breakpoints (e.g. its debug registers are in use).");
   public static final Counter NO_RETURN_SLOT = loss("no_return_slot", NOT_ARMED, "call",
       "A call whose return site got no breakpoint: no debug register is left for returns.");
   public static final Counter RETURN_SLOT_FAILED = loss("return_slot_failed", NOT_ARMED, "call",
