@@ -11,9 +11,6 @@ import static dev.polystack.otel.counters.LossGroup.NONE;
 import static dev.polystack.otel.counters.LossGroup.STACK_UNREADABLE;
 import static dev.polystack.otel.counters.LossGroup.THREADS_GONE;
 
-import java.lang.reflect.Field;
-import java.lang.reflect.Modifier;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -227,11 +224,16 @@ public final class HostCounters {
       "ring_full", BPF_RING_FULL, "no_user_regs", BPF_NO_USER_REGS,
       "follow_full", PROCESS_NOT_FOLLOWED);
 
-  private static final List<Counter> ALL = declared();
+  private static final CounterRegistry REGISTRY = CounterRegistry.of(HostCounters.class);
 
   /** Every declaration above, in the order declared. */
   public static List<Counter> all() {
-    return ALL;
+    return REGISTRY.all();
+  }
+
+  /** The declarations above as a registry: how a record's counters are looked up. */
+  public static CounterRegistry registry() {
+    return REGISTRY;
   }
 
   /**
@@ -269,20 +271,5 @@ public final class HostCounters {
 
   private static Counter error(String name, String description) {
     return new Counter(name, ERROR_FRAME, NONE, "stack", description);
-  }
-
-  private static List<Counter> declared() {
-    List<Counter> out = new ArrayList<>();
-    for (Field f : HostCounters.class.getDeclaredFields()) {
-      int m = f.getModifiers();
-      if (f.getType() == Counter.class && Modifier.isStatic(m) && Modifier.isPublic(m)) {
-        try {
-          out.add((Counter) f.get(null));
-        } catch (IllegalAccessException e) {
-          throw new IllegalStateException(e);
-        }
-      }
-    }
-    return List.copyOf(out);
   }
 }

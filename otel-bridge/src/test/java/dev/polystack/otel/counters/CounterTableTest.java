@@ -9,33 +9,43 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
 class CounterTableTest {
-  /** Surefire runs in the module's directory; the docs are beside it. */
-  private static final Path OPERATIONS = Path.of("..", "docs", "operations.md");
+  /** Surefire runs in the module's directory; the repository's root is its parent. */
+  private static final Path ROOT = Path.of("..");
 
   @Test
-  void docsTableIsTheGeneratedOne() throws IOException {
-    String text = Files.readString(OPERATIONS);
-    assertEquals(CounterTable.markdown(), CounterTable.current(text),
-        "docs/operations.md's counters table differs from the declarations in HostCounters;"
-            + " regenerate it from the repository's root with: " + CounterTable.COMMAND);
+  void docsTablesAreTheGeneratedOnes() throws IOException {
+    assertEquals(CounterTable.hostTable(), CounterTable.current(
+        Files.readString(ROOT.resolve(CounterTable.HOST_DOC))), message(CounterTable.HOST_DOC));
+    assertEquals(CounterTable.traceTable(), CounterTable.current(
+        Files.readString(ROOT.resolve(CounterTable.TRACE_DOC))), message(CounterTable.TRACE_DOC));
+  }
+
+  private static String message(Path doc) {
+    return doc + "'s counters table differs from the declarations (HostCounters, TraceCounters);"
+        + " regenerate it from the repository's root with: " + CounterTable.COMMAND;
   }
 
   @Test
-  void tableHasARowPerDeclarationAndOneForPlugins() {
-    String table = CounterTable.markdown();
+  void tablesHaveARowPerDeclaration() {
+    String host = CounterTable.hostTable();
     for (Counter c : HostCounters.all()) {
-      assertTrue(table.contains("| `" + c.name() + "` | " + c.kind().id() + " |"), c.name());
+      assertTrue(host.contains("| `" + c.name() + "` | " + c.kind().id() + " |"), c.name());
     }
-    assertTrue(table.contains("| `plugin.<id>.<name>` | plugin_note |"));
-    assertEquals(HostCounters.all().size() + 3, table.split("\n").length);
+    assertTrue(host.contains("| `plugin.<id>.<name>` | plugin_note |"));
+    assertEquals(HostCounters.all().size() + 3, host.split("\n").length);
+    String trace = CounterTable.traceTable();
+    for (Counter c : TraceCounters.all()) {
+      assertTrue(trace.contains("| `" + c.name() + "` | " + c.kind().id() + " |"), c.name());
+    }
+    assertEquals(TraceCounters.all().size() + 2, trace.split("\n").length);
   }
 
   @Test
   void replacingKeepsTheTextAroundTheMarkers() {
     String text = "before\n" + CounterTable.BEGIN + "\nold\n" + CounterTable.END + "\nafter\n";
-    String replaced = CounterTable.replaceIn(text);
+    String replaced = CounterTable.replaceIn(text, CounterTable.traceTable());
     assertTrue(replaced.startsWith("before\n" + CounterTable.BEGIN + "\n| counter |"));
     assertTrue(replaced.endsWith(CounterTable.END + "\nafter\n"));
-    assertEquals(CounterTable.markdown(), CounterTable.current(replaced));
+    assertEquals(CounterTable.traceTable(), CounterTable.current(replaced));
   }
 }

@@ -87,6 +87,26 @@ class CountersTest {
   }
 
   @Test
+  void traceCountersAreDeclaredApartFromARecords() {
+    CounterRegistry trace = TraceCounters.registry();
+    Set<String> names = new HashSet<>();
+    for (Counter c : TraceCounters.all()) {
+      assertTrue(c.name().matches("[a-z][a-z0-9_]{0,63}"), c.name());
+      assertTrue(names.add(c.name()), "declared twice: " + c.name());
+      assertEquals(c, trace.classify(c.name()));
+      assertFalse(c.group() == LossGroup.OTHER, c.name());
+    }
+    // The same name may mean a sample in a record and a call record in a trace.
+    assertEquals("sample", Counters.classify("thread_gone").unit());
+    assertEquals("hit", trace.classify("thread_gone").unit());
+    // What every call still has recorded is not a loss.
+    assertEquals(CounterKind.NOTE, trace.classify("sigtrap_delivered").kind());
+    assertEquals(CounterKind.NOTE, trace.classify("exec").kind());
+    assertEquals(CounterKind.LOSS, trace.classify("return_missed").kind());
+    assertEquals(LossGroup.OTHER, trace.classify("something_new").group());
+  }
+
+  @Test
   void aDeclarationIsValidated() {
     assertThrows(IllegalArgumentException.class, () -> new Counter("x", CounterKind.LOSS,
         LossGroup.NONE, "sample", "A loss without a group."));
