@@ -55,6 +55,7 @@ while [ $(( $(date +%s) - start )) -lt $((minutes * 60)) ]; do
   if [ $(( ${#rss[@]} % 6 )) -eq 0 ]; then echo "| $(( ${#rss[@]} / 6 )) | $r |"; fi
 done
 kill -TERM "$agent"; wait "$agent" || true
+[ -s "$tmp/stats.json" ] || { echo "soak-agent: the agent wrote no --stats-json; its stderr:" >&2; tail -20 "$tmp/agent.err" >&2; exit 1; }
 n=${#rss[@]}
 third=$((n / 3))
 python3 - "$tmp/stats.json" "$minutes" "$interval" "${rss[@]}" <<'PY'

@@ -31,20 +31,35 @@ public final class ModuleOpener implements ModuleSource {
   private record Identity(DeviceNumber device, long inode, String path) {}
 
   private final Path procRoot;
-  private final Map<Identity, ElfFile> cache =
-      new LinkedHashMap<>(64, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<Identity, ElfFile> eldest) {
-          return size() > MAX_CACHED_FILES;
-        }
-      };
+  private final Map<Identity, ElfFile> cache;
 
   public ModuleOpener() {
-    this(Path.of("/proc"));
+    this(Path.of("/proc"), MAX_CACHED_FILES);
+  }
+
+  /**
+   * An opener that keeps at most {@code maxCachedFiles} parsed files beyond those processes hold
+   * (the host-wide agent keeps few: a parsed libjvm.so alone holds tens of thousands of symbols).
+   */
+  public ModuleOpener(int maxCachedFiles) {
+    this(Path.of("/proc"), maxCachedFiles);
   }
 
   ModuleOpener(Path procRoot) {
+    this(procRoot, MAX_CACHED_FILES);
+  }
+
+  private ModuleOpener(Path procRoot, int maxCachedFiles) {
+    if (maxCachedFiles < 1) {
+      throw new IllegalArgumentException("cache must hold at least one file: " + maxCachedFiles);
+    }
     this.procRoot = procRoot;
+    this.cache = new LinkedHashMap<>(64, 0.75f, true) {
+      @Override
+      protected boolean removeEldestEntry(Map.Entry<Identity, ElfFile> eldest) {
+        return size() > maxCachedFiles;
+      }
+    };
   }
 
   /** Opens a mapped file of process {@code pid}. */

@@ -54,6 +54,13 @@ public final class HostPipeline {
   static final long HOUSEKEEPING_NANOS = 100_000_000L;
   /** A process not ticked for this many intervals has its identity checked at the cut. */
   static final int IDLE_INTERVALS = 3;
+  /**
+   * A process not ticked for this long is let go (described again if it runs): memory follows
+   * the processes that run, not every process that ever ran (docs/benchmarks.md, "The agent").
+   */
+  static final long IDLE_RELEASE_NANOS = 60_000_000_000L;
+  /** Parsed files kept beyond those described processes hold. */
+  static final int CACHED_FILES = 64;
 
   /**
    * How to run.
@@ -148,7 +155,7 @@ public final class HostPipeline {
   private final Consumer<String> warn;
   private final Options options;
   private final SamplingOptions sampling;
-  private final ModuleOpener modules = new ModuleOpener();
+  private final ModuleOpener modules = new ModuleOpener(CACHED_FILES);
   private final StackWalker walker;
   private final ProcessResource resources;
   private final int self = (int) ProcessHandle.current().pid();
@@ -565,7 +572,11 @@ public final class HostPipeline {
   private void checkIdle(long now, long intervalNanos) {
     List<TrackedProcess> gone = new ArrayList<>();
     for (TrackedProcess p : table.values()) {
-      if (now - p.lastTickNanos > IDLE_INTERVALS * intervalNanos && !p.identity.isCurrent(proc)) {
+      long idle = now - p.lastTickNanos;
+      if (idle > IDLE_RELEASE_NANOS) {
+        evicted++;
+        gone.add(p);
+      } else if (idle > IDLE_INTERVALS * intervalNanos && !p.identity.isCurrent(proc)) {
         gone.add(p);
       }
     }

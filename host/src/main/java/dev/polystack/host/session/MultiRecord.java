@@ -25,7 +25,8 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 /**
- * A {@code record} of several processes: one {@link RecordSession} per process, each on its own
+ * A {@code record} of several processes in perf or ptrace mode (bpf mode records them on the
+ * host-wide pipeline: {@link PipelineRecord}): one {@link RecordSession} per process, each on its own
  * thread with its own target model (modules, plug-ins), joined at the end into one recording
  * whose samples say their process ({@link RecordingMerger}). With {@code subprocesses}, the
  * descendants of the targets are looked for every {@value #SCAN_MILLIS} ms in /proc and
@@ -110,6 +111,19 @@ public final class MultiRecord {
   public RecordSession.Result run(Targets targets, RecordSession.Backend backend,
       SamplingOptions options, BooleanSupplier stop, RecordSession.Progress progress)
       throws SamplingException {
+    if (backend.mode() == RecordSession.Mode.BPF) {
+      java.util.Optional<String> why = PipelineRecord.unavailableReason();
+      if (why.isEmpty()) {
+        return new PipelineRecord(proc, plugins, guard, warn, launchAs).run(targets, options,
+            stop, progress);
+      }
+      if (!backend.fallback()) {
+        throw new SamplingException("cannot sample in bpf mode: " + why.get()
+            + "; use --mode perf or --mode ptrace");
+      }
+      warn.accept("bpf mode unavailable (" + why.get() + "); sampling in perf mode instead");
+      backend = RecordSession.Backend.exactly(RecordSession.Mode.PERF);
+    }
     SamplingOptions partOptions = new SamplingOptions(options.rateHz(), 0, options.idle(),
         options.threads(), options.maxDepth(), options.stackBytes());
     AtomicBoolean stopAll = new AtomicBoolean();

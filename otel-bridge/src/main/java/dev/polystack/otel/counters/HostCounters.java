@@ -134,8 +134,8 @@ public final class HostCounters {
       "process", "Processes the agent was told of (an exec, a fork) that were gone or"
           + " unreadable before it read their memory map.");
   public static final Counter PROCESS_EVICTED = note("process_evicted", "process",
-      "Processes the agent let go to stay within 1024 described at once; described again if"
-          + " they run.");
+      "Processes the agent let go, idle for a minute or to stay within 1024 described at once;"
+          + " described again if they run.");
 
   // How polystack read the target: not losses.
   public static final Counter SAMPLE_TIMES_MERGED = note("sample_times_merged", "sample",
