@@ -83,6 +83,7 @@ class EmbeddingExampleTest {
     try (Target target = Target.start(Workloads.binary("hot_cold"))) {
       Awaits.cpuTicks(target.pid(), 2, 20_000); // running its loop, past the loader
       Tools.Output out = runExample(java.util.Map.of(), "4", Integer.toString(target.pid()));
+      System.out.println(out.stdout()); // in the test report: the figures docs/embedding.md shows
 
       assertEquals(0, out.exitCode(), out.stdout() + out.stderr());
       Matcher process = Pattern.compile("(?m)^process " + target.pid()

@@ -34,6 +34,11 @@ final class Delivery {
     thread.start();
   }
 
+  /** Whether the caller is the listener's thread (a listener that stops its own session). */
+  boolean onListenerThread() {
+    return Thread.currentThread() == thread;
+  }
+
   /**
    * Queues {@code interval}; when the queue is full, waits for room until {@code deadlineNanos}
    * ({@link System#nanoTime()}; 0: no wait) and otherwise drops it, counted.
@@ -70,6 +75,9 @@ final class Delivery {
    * what is still queued is dropped (counted) and the thread left to end on its own.
    */
   void awaitDelivered(long deadlineNanos) {
+    if (onListenerThread()) {
+      return; // the listener gets what is queued once it returns
+    }
     try {
       long left = deadlineNanos - System.nanoTime();
       if (left > 0) {

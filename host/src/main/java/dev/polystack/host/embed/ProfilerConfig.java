@@ -29,9 +29,13 @@ public record ProfilerConfig(int rateHz, Selection selection, Duration interval,
     int listenerQueue) {
   /** What the OpenTelemetry eBPF profiler samples at. */
   public static final int DEFAULT_RATE_HZ = 20;
+  /** What {@code polystack agent --export-interval} defaults to. */
   public static final Duration DEFAULT_INTERVAL = Duration.ofSeconds(10);
+  /** As {@code polystack agent}. */
   public static final int DEFAULT_MAX_PROCESSES = 1024;
+  /** As {@code polystack agent}. */
   public static final int DEFAULT_MAX_INTERVAL_SAMPLES = 1 << 18;
+  /** As the OTLP exporter's queue: a minute of intervals at 10 s. */
   public static final int DEFAULT_LISTENER_QUEUE = 6;
   static final Duration MIN_INTERVAL = Duration.ofMillis(100);
   static final Duration MAX_INTERVAL = Duration.ofHours(1);

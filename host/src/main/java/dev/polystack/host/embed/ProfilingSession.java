@@ -62,7 +62,9 @@ public final class ProfilingSession implements AutoCloseable {
     } catch (ExecutionException e) {
       session.stop(Duration.ofSeconds(5));
       Throwable cause = e.getCause();
-      throw new ProfilerException("cannot profile: " + cause.getMessage(), cause);
+      String why = cause instanceof CaptureEngine.EngineException ? cause.getMessage()
+          : oneLine(cause);
+      throw new ProfilerException("cannot profile: " + why, cause);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       session.stop(Duration.ofSeconds(5));
@@ -78,8 +80,7 @@ public final class ProfilingSession implements AutoCloseable {
     } catch (CaptureEngine.EngineException e) {
       started.completeExceptionally(e); // already so: the engine reported it
     } catch (RuntimeException | Error e) {
-      failure = e.getClass().getSimpleName() + (e.getMessage() == null ? ""
-          : ": " + e.getMessage().lines().findFirst().orElse(""));
+      failure = oneLine(e);
       started.completeExceptionally(e);
       if (e instanceof VirtualMachineError) {
         throw e;
@@ -131,7 +132,9 @@ public final class ProfilingSession implements AutoCloseable {
    * Stops the capture, cuts the interval in progress (delivered with {@link
    * ProfileInterval#last()}), waits up to {@code timeout} for the listener to have every interval,
    * and returns the final figures; what the listener has not had by then is dropped and
-   * counted. Idempotent: later calls return the same figures at once.
+   * counted. Idempotent: later calls return the same figures at once. Called from the listener
+   * itself, it asks the capture to stop and returns at once with {@link #stats()}; the last
+   * interval follows when the listener returns (dropped, counted, if the queue is full).
    */
   public synchronized ProfilerStats stop(Duration timeout) {
     Objects.requireNonNull(timeout, "timeout");
@@ -139,8 +142,13 @@ public final class ProfilingSession implements AutoCloseable {
       return finalStats;
     }
     long deadline = System.nanoTime() + Math.max(0, timeout.toNanos());
-    lastOfferDeadline = deadline;
+    // Called by the listener (or a warning) itself, nothing can wait for the thread it blocks.
+    boolean ownThread = delivery.onListenerThread() || Thread.currentThread() == pipelineThread;
+    lastOfferDeadline = ownThread ? 0 : deadline;
     stopRequested = true;
+    if (ownThread) {
+      return stats(); // a later stop() from another thread waits and returns the final figures
+    }
     try {
       long left = deadline - System.nanoTime();
       if (left > 0) {
@@ -155,6 +163,11 @@ public final class ProfilingSession implements AutoCloseable {
     delivery.awaitDelivered(deadline);
     finalStats = stats();
     return finalStats;
+  }
+
+  private static String oneLine(Throwable t) {
+    return t.getClass().getSimpleName() + (t.getMessage() == null ? ""
+        : ": " + t.getMessage().lines().findFirst().orElse(""));
   }
 
   /** {@link #stop()}. */

@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -95,11 +96,13 @@ class ProfilerTest {
       List<ProfileInterval> seen = new CopyOnWriteArrayList<>();
       Profiler profiler = Profiler.builder().selection(Selection.ofPids(pid)).rateHz(99)
           .interval(Duration.ofHours(1)).build();
-      ProfilingSession session = profiler.start(seen::add);
-      long ticks = cpuTicks(pid);
-      await("the target to run for 0.3 s of CPU", () -> cpuTicks(pid) >= ticks + 30);
-      assertTrue(seen.isEmpty(), "no interval is due before an hour");
-      ProfilerStats stats = session.stop();
+      ProfilerStats stats;
+      try (ProfilingSession session = profiler.start(seen::add)) {
+        long ticks = cpuTicks(pid);
+        await("the target to run for 0.3 s of CPU", () -> cpuTicks(pid) >= ticks + 30);
+        assertTrue(seen.isEmpty(), "no interval is due before an hour");
+        stats = session.stop();
+      }
       assertEquals(1, seen.size(), "stop delivered the interval in progress before it returned");
       ProfileInterval only = seen.get(0);
       assertTrue(only.last());
@@ -116,13 +119,15 @@ class ProfilerTest {
       List<Long> calls = new CopyOnWriteArrayList<>();
       Profiler profiler = Profiler.builder().selection(Selection.ofPids(target.pid()))
           .interval(Duration.ofMillis(100)).warnings(warnings::add).build();
-      ProfilingSession session = profiler.start(interval -> {
+      ProfilerStats stats;
+      try (ProfilingSession session = profiler.start(interval -> {
         calls.add(interval.sequence());
         throw new IllegalStateException("vendor bug");
-      });
-      await("three intervals", () -> calls.size() >= 3);
-      assertTrue(session.isRunning(), "the session survives its listener");
-      ProfilerStats stats = session.stop();
+      })) {
+        await("three intervals", () -> calls.size() >= 3);
+        assertTrue(session.isRunning(), "the session survives its listener");
+        stats = session.stop();
+      }
       assertEquals(calls.size(), stats.listenerFailures());
       assertEquals(calls.size(), stats.intervalsDelivered());
       assertEquals(1, warnings.stream().filter(w -> w.contains("vendor bug")).count(),
@@ -137,18 +142,63 @@ class ProfilerTest {
       List<ProfileInterval> seen = new CopyOnWriteArrayList<>();
       Profiler profiler = Profiler.builder().selection(Selection.ofPids(target.pid()))
           .interval(Duration.ofMillis(100)).listenerQueue(1).build();
-      ProfilingSession session = profiler.start(interval -> {
+      ProfilerStats stats;
+      try (ProfilingSession session = profiler.start(interval -> {
         seen.add(interval);
         release.await();
-      });
-      await("an interval dropped", () -> session.stats().intervalsDropped() > 0);
-      release.countDown();
-      ProfilerStats stats = session.stop();
+      })) {
+        await("an interval dropped", () -> session.stats().intervalsDropped() > 0);
+        release.countDown();
+        stats = session.stop();
+      }
       ProfileInterval last = seen.get(seen.size() - 1);
       assertTrue(last.last(), "the last interval waits for room");
       assertEquals(last.sequence() + 1, stats.intervalsDelivered() + stats.intervalsDropped(),
           "every interval cut is delivered or dropped: " + stats);
       assertEquals(seen.size(), stats.intervalsDelivered());
+    }
+  }
+
+  @Test
+  void aListenerMayStopItsOwnSession() throws Exception {
+    try (TestTarget target = TestTarget.start("loop")) {
+      CompletableFuture<ProfilingSession> started = new CompletableFuture<>();
+      List<ProfileInterval> seen = new CopyOnWriteArrayList<>();
+      Profiler profiler = Profiler.builder().selection(Selection.ofPids(target.pid()))
+          .interval(Duration.ofMillis(100)).build();
+      try (ProfilingSession session = profiler.start(interval -> {
+        seen.add(interval);
+        started.get().stop();
+      })) {
+        started.complete(session);
+        await("the last interval", () -> seen.stream().anyMatch(ProfileInterval::last));
+        ProfilerStats stats = session.stop();
+        assertFalse(session.isRunning());
+        assertEquals(seen.size(), stats.intervalsDelivered());
+        assertEquals(0, stats.intervalsDropped());
+      }
+    }
+  }
+
+  @Test
+  void twoSessionsRunAtOnceEachWithItsOwnCapture() throws Exception {
+    try (TestTarget first = TestTarget.start("loop");
+        TestTarget second = TestTarget.start("loop")) {
+      List<ProfileInterval> a = new CopyOnWriteArrayList<>();
+      List<ProfileInterval> b = new CopyOnWriteArrayList<>();
+      Profiler.Builder builder = Profiler.builder().interval(Duration.ofMillis(200)).rateHz(99);
+      try (ProfilingSession sa = builder.selection(Selection.ofPids(first.pid())).build()
+              .start(a::add);
+          ProfilingSession sb = builder.selection(Selection.ofPids(second.pid())).build()
+              .start(b::add)) {
+        await("samples of both programs", () -> a.stream().anyMatch(i -> samplesOf(i,
+            first.pid()) > 0) && b.stream().anyMatch(i -> samplesOf(i, second.pid()) > 0));
+        sa.stop();
+        assertTrue(sb.isRunning(), "stopping one session leaves the other running");
+      }
+      assertTrue(a.stream().allMatch(i -> samplesOf(i, second.pid()) == 0
+          && i.processes().size() <= 1), "each session has its own selection");
+      assertTrue(b.stream().allMatch(i -> samplesOf(i, first.pid()) == 0));
     }
   }
 
