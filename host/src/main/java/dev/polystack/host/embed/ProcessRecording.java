@@ -16,6 +16,7 @@ import java.util.Objects;
  * @param resource attribute values are {@code String} or {@code Long}, in a stable order
  */
 public record ProcessRecording(Recording recording, Map<String, Object> resource) {
+  /** Copies the attributes; {@code recording} is required. */
   public ProcessRecording {
     Objects.requireNonNull(recording, "recording");
     resource = Map.copyOf(resource);

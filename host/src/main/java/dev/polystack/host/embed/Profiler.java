@@ -100,7 +100,9 @@ public final class Profiler {
     try {
       registry = new PluginLoader().load(config.pluginPath());
     } catch (PluginPathException e) {
-      throw new ProfilerException("cannot load plug-ins: " + e.getMessage(), e);
+      // The loader words it for the command line's option; here it is a builder setting.
+      throw new ProfilerException("cannot load plug-ins: "
+          + e.getMessage().replaceFirst("^--plugin-path ", "plug-in directory "), e);
     }
     registry.refusals().forEach(r -> warnings.accept("refused plug-in " + r));
     registry.warnings().forEach(warnings);

@@ -7,10 +7,12 @@ package dev.polystack.host.embed;
 public final class ProfilerException extends Exception {
   private static final long serialVersionUID = 1L;
 
+  /** An exception with {@code message}, one line. */
   public ProfilerException(String message) {
     super(message);
   }
 
+  /** An exception with {@code message}, one line, and what caused it. */
   public ProfilerException(String message, Throwable cause) {
     super(message, cause);
   }

@@ -25,6 +25,7 @@ public record ProfilerStats(long samples, int processesTracked, long processesSe
     Map<String, Long> losses, Map<String, Long> errors, Map<String, Long> figures,
     Map<String, Long> pluginFailures, long intervalsDelivered, long intervalsDropped,
     long samplesDropped, long listenerFailures) {
+  /** Copies the maps. */
   public ProfilerStats {
     losses = Map.copyOf(losses);
     errors = Map.copyOf(errors);

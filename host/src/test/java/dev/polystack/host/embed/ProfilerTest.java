@@ -216,8 +216,9 @@ class ProfilerTest {
     ProfilerException plugins = assertThrows(ProfilerException.class,
         () -> Profiler.builder().addPluginDirectory(notADirectory).build()
             .start(interval -> { }));
-    assertTrue(plugins.getMessage().startsWith("cannot load plug-ins: ")
-        && plugins.getMessage().contains("not a directory"), plugins.getMessage());
+    assertEquals("cannot load plug-ins: plug-in directory " + notADirectory + ": not a"
+        + " directory; pass the directory that holds the jar, not the jar itself",
+        plugins.getMessage());
     assertFalse(plugins.getMessage().contains("\n"));
   }
 
