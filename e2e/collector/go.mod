@@ -3,6 +3,7 @@ module dev.polystack/e2e/collector
 go 1.26.0
 
 require (
+	dev.polystack/otel-bridge/receiver v0.0.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/exporter/fileexporter v0.165.0
 	go.opentelemetry.io/collector/component v1.71.0
 	go.opentelemetry.io/collector/confmap v1.71.0
@@ -198,3 +199,6 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
+
+// The polystack receiver is built from this repository's sources.
+replace dev.polystack/otel-bridge/receiver => ../../otel-bridge/receiver

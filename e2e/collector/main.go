@@ -1,12 +1,14 @@
 // Command polystack-otelcol is a minimal OpenTelemetry Collector assembled from the Collector's
-// Go modules (one release line, see go.mod): the OTLP receiver, the debug exporter and the
-// contrib file exporter. The e2e tests build it with `go build` and run it on loopback with
+// Go modules (one release line, see go.mod): the OTLP receiver, polystack's own receiver
+// (otel-bridge/receiver, which runs `polystack agent`), the debug exporter and the contrib file
+// exporter. The e2e tests build it with `go build` and run it on loopback with
 // --feature-gates=service.profilesSupport to check what polystack sends.
 package main
 
 import (
 	"log"
 
+	polystackreceiver "dev.polystack/otel-bridge/receiver"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/fileexporter"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
@@ -22,7 +24,8 @@ import (
 func components() (otelcol.Factories, error) {
 	var err error
 	factories := otelcol.Factories{}
-	if factories.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](otlpreceiver.NewFactory()); err != nil {
+	if factories.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](
+		otlpreceiver.NewFactory(), polystackreceiver.NewFactory()); err != nil {
 		return otelcol.Factories{}, err
 	}
 	if factories.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](

@@ -24,9 +24,10 @@ import java.util.function.Predicate;
 
 /**
  * A real OpenTelemetry Collector (e2e/collector, built with {@code go build} and cached under
- * e2e/target/collector/HASH-OF-GO.SUM) on loopback ports, with traces, metrics and profiles
- * pipelines into the debug exporter and the file exporter ({@code format: proto}: a 4-byte
- * big-endian length before each binary OTLP message), which the tests read back.
+ * e2e/target/collector/HASH-OF-ITS-SOURCES, see {@link #binary}) on loopback ports, with
+ * traces, metrics and profiles pipelines into the debug exporter and the file exporter
+ * ({@code format: proto}: a 4-byte big-endian length before each binary OTLP message), which the
+ * tests read back.
  */
 final class Collector implements AutoCloseable {
   private static final String CONFIG = """
@@ -118,14 +119,50 @@ final class Collector implements AutoCloseable {
       config = config.replace("127.0.0.1:" + grpc + "\n", "127.0.0.1:" + grpc + tls + "\n")
           .replace("127.0.0.1:" + http + "\n", "127.0.0.1:" + http + tls + "\n");
     }
+    return launch(binary, dir, config, grpc, http, certFile != null, 30);
+  }
+
+  /**
+   * A Collector running {@code config} from {@code dir}, where its file exporters write
+   * profiles.pb and metrics.pb for {@link #profiles} and {@link #metrics}; it has no OTLP ports
+   * of its own unless the config opens them. Its start may wait for a receiver's child (the
+   * polystack receiver waits for its agent's JVM), so it gets two minutes.
+   */
+  static Collector startWithConfig(Path dir, String config)
+      throws IOException, InterruptedException {
+    return launch(binary(), dir, config, -1, -1, false, 120);
+  }
+
+  /** How a Collector run that was expected to end by itself ended. */
+  record Exit(int code, String output) {}
+
+  /**
+   * Runs a Collector on {@code config} from {@code dir} until it exits by itself (a config it
+   * refuses, a fatal error), for up to two minutes.
+   */
+  static Exit run(Path dir, String config) throws IOException, InterruptedException {
+    Collector c = launch(binary(), dir, config, -1, -1, false, 0);
+    if (!c.process.waitFor(2, TimeUnit.MINUTES)) {
+      c.close();
+      throw new AssertionError("the Collector did not exit by itself: " + c.log());
+    }
+    return new Exit(c.process.exitValue(), c.log());
+  }
+
+  /** Starts the Collector; waits up to {@code readySeconds} until it is ready, unless 0. */
+  private static Collector launch(Path binary, Path dir, String config, int grpc, int http,
+      boolean tls, int readySeconds) throws IOException, InterruptedException {
     Files.writeString(dir.resolve("config.yaml"), config);
     Process p = new ProcessBuilder(binary.toString(), "--config", dir.resolve("config.yaml")
         .toString(), "--feature-gates=service.profilesSupport")
         .redirectErrorStream(true)
         .redirectOutput(dir.resolve("collector.log").toFile())
         .start();
-    Collector c = new Collector(dir, p, grpc, http, certFile != null);
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    Collector c = new Collector(dir, p, grpc, http, tls);
+    if (readySeconds == 0) {
+      return c;
+    }
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(readySeconds);
     while (!c.log().contains("Everything is ready")) {
       if (!p.isAlive() || System.nanoTime() > deadline) {
         c.close();
@@ -229,6 +266,23 @@ final class Collector implements AutoCloseable {
     return out;
   }
 
+  long pid() {
+    return process.pid();
+  }
+
+  /**
+   * Sends SIGTERM and waits for the Collector to exit: its exit code, or -1 when it had to be
+   * killed after a minute.
+   */
+  int stop() throws InterruptedException {
+    process.destroy();
+    if (!process.waitFor(60, TimeUnit.SECONDS)) {
+      process.destroyForcibly().waitFor();
+      return -1;
+    }
+    return process.exitValue();
+  }
+
   @Override
   public void close() {
     process.destroy();
@@ -247,15 +301,37 @@ final class Collector implements AutoCloseable {
     }
   }
 
-  /** The Collector binary for the current go.sum, built once and then reused. */
+  /**
+   * The Collector binary for the current sources, built once and then reused. The hash covers
+   * e2e/collector's go.sum, go.mod and main.go, then the polystack receiver's go.mod, go.sum and
+   * non-test .go files (otel-bridge/receiver, built in through a replace directive) in byte
+   * order of their paths: the same bytes ./run-tests hashes, so both find the same binary.
+   */
   static synchronized Path binary() throws IOException, InterruptedException {
-    Path source = Distribution.root().resolve("e2e/collector");
+    Path root = Distribution.root();
+    Path source = root.resolve("e2e/collector");
+    List<Path> files = new ArrayList<>(List.of(source.resolve("go.sum"), source.resolve("go.mod"),
+        source.resolve("main.go")));
+    Path receiver = root.resolve("otel-bridge/receiver");
+    try (java.util.stream.Stream<Path> walk = Files.walk(receiver)) {
+      walk.filter(Files::isRegularFile)
+          .filter(f -> {
+            String name = f.getFileName().toString();
+            return name.equals("go.mod") || name.equals("go.sum")
+                || name.endsWith(".go") && !name.endsWith("_test.go");
+          })
+          .map(root::relativize)
+          .sorted(java.util.Comparator.comparing(Collector::pathBytes,
+              java.util.Arrays::compareUnsigned))
+          .forEach(f -> files.add(root.resolve(f)));
+    }
     String hash;
     try {
-      byte[] digest = MessageDigest.getInstance("SHA-256").digest(
-          (Files.readString(source.resolve("go.sum")) + Files.readString(source.resolve("go.mod"))
-              + Files.readString(source.resolve("main.go"))).getBytes(StandardCharsets.UTF_8));
-      hash = HexFormat.of().formatHex(digest, 0, 8);
+      MessageDigest sha = MessageDigest.getInstance("SHA-256");
+      for (Path f : files) {
+        sha.update(Files.readAllBytes(f));
+      }
+      hash = HexFormat.of().formatHex(sha.digest(), 0, 8);
     } catch (java.security.NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
     }
@@ -277,6 +353,11 @@ final class Collector implements AutoCloseable {
           + Files.readString(log));
     }
     return binary;
+  }
+
+  /** A relative path's bytes, which {@code LC_ALL=C sort} orders unsigned. */
+  private static byte[] pathBytes(Path relative) {
+    return relative.toString().getBytes(StandardCharsets.UTF_8);
   }
 
   private static String go() {
@@ -341,8 +422,9 @@ final class Collector implements AutoCloseable {
             for (NumberDataPoint p : m.getSum().getDataPointsList()) {
               String reason = attribute(p.getAttributesList(), "reason");
               String error = attribute(p.getAttributesList(), "error.type");
+              String name = attribute(p.getAttributesList(), "name");
               String key = m.getName() + "/" + (reason != null ? reason
-                  : error != null ? error : "");
+                  : error != null ? error : name != null ? name : "");
               current.merge(key, p.getAsInt(), Long::sum);
             }
             out.putAll(current); // cumulative: a later export replaces an earlier one

@@ -51,6 +51,18 @@ class DemoTest {
     assertTrue(top.stdout().contains("fib"), top.stdout());
     assertTrue(top.stdout().contains("demo.lua"), top.stdout());
 
+    // Issue 26: the headers' lost row lists losses only; bpf mode's capture figures (records,
+    // ticks, plans: not samples lost) have a row of their own.
+    Matcher lost = LOST_ROW.matcher(page);
+    assertTrue(lost.find(), "no lost row in " + html);
+    assertFalse(lost.group(1).contains("capture_"), lost.group(1));
+    if (page.contains("<dt>mode</dt><dd>bpf</dd>")) {
+      assertTrue(page.contains("<dt>tick capture</dt><dd>") && page.contains("records: "), page);
+    }
+    var raw = Tools.run(300, null, List.of(Tools.go(), "tool", "pprof", "-raw", pprof.toString()));
+    assertEquals(0, raw.exitCode(), raw.stderr());
+    assertFalse(raw.stdout().contains("lost: capture_"), raw.stdout());
+
     // Every line is JSON (Python's parser says so); the program's os.clock calls are there as
     // clock_gettime(CLOCK_PROCESS_CPUTIME_ID) with the timespec it got, and the summary counts
     // exactly the call lines written.
@@ -91,6 +103,7 @@ class DemoTest {
     }
   }
 
+  private static final Pattern LOST_ROW = Pattern.compile("<dt>lost</dt><dd>([^<]*)</dd>");
   private static final Pattern SCRIPT = Pattern.compile("running 'luajit (/\\S+)/demo\\.lua ");
 
   /**

@@ -3,6 +3,8 @@ package dev.polystack.e2e;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.polystack.otel.counters.CounterKind;
+import dev.polystack.otel.counters.TraceCounters;
 import dev.polystack.otel.otlp.OtlpProtocol;
 import io.opentelemetry.proto.trace.v1.Span;
 import java.net.ServerSocket;
@@ -60,6 +62,11 @@ class VdsoOtlpTest extends WithCollector {
     // The loss series exist even when nothing was lost: "none" is not "not reported".
     assertEquals(0L, points.get("polystack.vdso.records.lost/ring_lost"), points.toString());
     assertEquals(0L, points.get("polystack.export.spans.dropped/"), points.toString());
+    // Only declared losses (calls not recorded) are lost records: never a note such as exec.
+    String lost = "polystack.vdso.records.lost/";
+    points.keySet().stream().filter(k -> k.startsWith(lost)).forEach(k -> assertEquals(
+        CounterKind.LOSS, TraceCounters.registry().classify(k.substring(lost.length())).kind(),
+        k));
   }
 
   @Test

@@ -57,7 +57,8 @@ import picocli.CommandLine.ParentCommand;
 final class AgentCommand implements Runnable {
   /** Default sampling rate per CPU: what the OpenTelemetry eBPF profiler samples at. */
   static final int DEFAULT_RATE = 20;
-  private static final Duration FINISH_TIMEOUT = Duration.ofSeconds(10);
+  /** Profiles get two thirds of it, the last metrics the rest (docs/operations.md). */
+  private static final Duration FINISH_TIMEOUT = Duration.ofSeconds(15);
 
   @Option(names = {"--pid", "-p"}, paramLabel = "PID", split = ",",
       description = "Profile this process (repeatable, or PID,PID).")
@@ -127,7 +128,7 @@ final class AgentCommand implements Runnable {
     HostPipeline.Options options = new HostPipeline.Options(checkedRate(),
         SamplingOptions.DEFAULT_STACK_BYTES, SamplingOptions.DEFAULT_MAX_DEPTH, selection(),
         commandLine, HostPipeline.Options.DEFAULT_MAX_PROCESSES,
-        HostPipeline.Options.DEFAULT_MAX_INTERVAL_SAMPLES);
+        HostPipeline.Options.DEFAULT_MAX_INTERVAL_SAMPLES, false);
     long durationNanos = duration == null ? 0 : duration.toNanos();
     if (duration != null && durationNanos <= 0) {
       throw new UsageException("--duration must be positive");

@@ -27,7 +27,7 @@ final class AgentExport implements HostPipeline.Sink {
   private final ProfileExporter profiles;
   private final AgentMetrics metrics;
   private volatile HostPipeline.Stats stats =
-      new HostPipeline.Stats(0, 0, 0, Map.of(), Map.of(), Map.of());
+      new HostPipeline.Stats(0, 0, 0, Map.of(), Map.of(), Map.of(), Map.of());
 
   AgentExport(OtlpConfig config, Duration interval) {
     this.profiles = new ProfileExporter(ProfilesSender.create(config),
@@ -57,7 +57,7 @@ final class AgentExport implements HostPipeline.Sink {
   /** Sends what is queued (profiles first), then the last metrics; the metrics' failure, if any. */
   String finish(Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();
-    profiles.close(timeout.dividedBy(2));
+    profiles.close(timeout.multipliedBy(2).dividedBy(3));
     return metrics.close(Duration.ofNanos(Math.max(1_000_000, deadline - System.nanoTime())));
   }
 

@@ -20,10 +20,21 @@ public final class DumpFormat {
     PrintWriter out = console.out();
     out.print(json ? toJson(dump) + "\n" : text(dump));
     out.flush();
-    if (!dump.losses().isEmpty()) {
-      console.warn("not captured: " + dump.losses().entrySet().stream()
-          .map(e -> e.getKey() + " " + e.getValue()).collect(Collectors.joining(", ")));
+    // Which counters are losses is their declaration's kind (docs/operations.md).
+    Map<String, Long> lost = Summaries.losses(dump.losses());
+    if (!lost.isEmpty()) {
+      console.warn("not captured: " + join(lost));
     }
+    Map<String, Long> notes = Summaries.notes(dump.losses());
+    if (!notes.isEmpty()) {
+      console.err().println("polystack: notes (not losses): " + join(notes));
+      console.err().flush();
+    }
+  }
+
+  private static String join(Map<String, Long> counts) {
+    return counts.entrySet().stream().map(e -> e.getKey() + " " + e.getValue())
+        .collect(Collectors.joining(", "));
   }
 
   /** The text form, lines ending in a newline; target-derived text escaped (TerminalText). */

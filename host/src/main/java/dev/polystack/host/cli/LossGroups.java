@@ -1,52 +1,46 @@
 package dev.polystack.host.cli;
 
+import dev.polystack.otel.counters.CounterKind;
+import dev.polystack.otel.counters.Counters;
+import dev.polystack.otel.counters.LossGroup;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Loss reasons in the words of someone reading a profile: why samples are missing, grouped by
- * what they can do about it. The exact reasons stay in {@code --stats-json} and {@code -v}.
+ * The summary's loss line, from the counters' declarations ({@code HostCounters}): samples
+ * missing, grouped by what a reader can do about it. The exact reasons stay in
+ * {@code --stats-json} and {@code -v}.
  */
 final class LossGroups {
   private LossGroups() {}
 
-  /** Group, in the order printed, with the reasons it gathers (docs/operations.md lists them). */
-  private static final Map<String, List<String>> GROUPS = groups();
-
-  private static Map<String, List<String>> groups() {
-    Map<String, List<String>> g = new LinkedHashMap<>();
-    g.put("while polystack was busy", List.of("late_tick", "queue_full", "bpf_ring_full",
-        "ring_lost", "throttled"));
-    g.put("threads gone", List.of("thread_gone"));
-    g.put("while learning a thread's stack", List.of("learning_walk", "read_after_resume"));
-    g.put("stack unreadable", List.of("stack_copy_failed", "walk_page_missed", "no_user_regs",
-        "malformed_record", "capture_plan_refused", "raced_event", "stop_timeout"));
-    g.put("polystack could not sample", List.of("perf_open_failed", "refresh_failed",
-        "detach_failed", "export_hook_failed"));
-    return g;
-  }
-
   /**
-   * The counters that are missing samples. A plug-in's own counters ({@code plugin.reason}) are
-   * notes on how it read the target, not samples missing, so they stay out.
+   * The counters that are missing samples: the declared losses, and any name no declaration
+   * knows (shown "for other reasons" rather than dropped). Capture figures, notes and plug-in
+   * notes are not.
    */
-  static Map<String, Long> samplesLost(Map<String, Long> losses) {
+  static Map<String, Long> samplesLost(Map<String, Long> counters) {
     Map<String, Long> out = new LinkedHashMap<>();
-    losses.forEach((k, v) -> {
-      if (!k.contains(".") && v > 0) {
+    Counters.ofKind(counters, CounterKind.LOSS).forEach((k, v) -> {
+      if (v > 0) {
         out.put(k, v);
       }
     });
     return out;
   }
 
+  /** The sum of {@link #samplesLost}. */
+  static long total(Map<String, Long> counters) {
+    return samplesLost(counters).values().stream().mapToLong(Long::longValue).sum();
+  }
+
   /** {@code lost 12 samples: 10 while polystack was busy, 2 threads gone}. */
   static String describe(Map<String, Long> lost) {
     long total = 0;
-    Map<String, Long> byGroup = new LinkedHashMap<>();
-    GROUPS.keySet().forEach(g -> byGroup.put(g, 0L));
+    Map<LossGroup, Long> byGroup = new EnumMap<>(LossGroup.class);
     for (Map.Entry<String, Long> e : lost.entrySet()) {
       total += e.getValue();
       byGroup.merge(group(e.getKey()), e.getValue(), Long::sum);
@@ -54,18 +48,15 @@ final class LossGroups {
     List<String> parts = new ArrayList<>();
     byGroup.forEach((g, n) -> {
       if (n > 0) {
-        parts.add(n + " " + g);
+        parts.add(n + " " + g.words());
       }
     });
     return "lost " + Summaries.plural(total, "sample") + ": " + String.join(", ", parts);
   }
 
-  static String group(String reason) {
-    for (Map.Entry<String, List<String>> e : GROUPS.entrySet()) {
-      if (e.getValue().contains(reason)) {
-        return e.getKey();
-      }
-    }
-    return "for other reasons";
+  /** The group of a loss; {@link LossGroup#OTHER} for a name that is not a declared loss. */
+  static LossGroup group(String reason) {
+    LossGroup g = Counters.classify(reason).group();
+    return g == LossGroup.NONE ? LossGroup.OTHER : g;
   }
 }

@@ -2,6 +2,8 @@ package dev.polystack.host.cli;
 
 import dev.polystack.host.ptrace.WaitStatus;
 import dev.polystack.host.session.RecordSession;
+import dev.polystack.otel.counters.CounterKind;
+import dev.polystack.otel.counters.Counters;
 import dev.polystack.otel.model.Recording;
 import java.nio.file.Path;
 import java.util.Map;
@@ -41,22 +43,24 @@ final class Summaries {
     if (!s.errors().isEmpty()) {
       err.println("polystack: stacks ending in an error frame: " + join(s.errors()));
     }
-    Map<String, Long> losses = withoutCapture(s.losses());
-    Map<String, Long> lost = LossGroups.samplesLost(losses);
+    Map<String, Long> lost = LossGroups.samplesLost(s.losses());
     if (!lost.isEmpty()) {
       err.println("polystack: " + LossGroups.describe(lost)
           + (verbose ? "" : " (-v or --stats-json for the exact reasons)"));
     }
-    if (verbose && !losses.isEmpty()) {
-      err.println("polystack: not sampled or lost, by reason: " + join(losses));
+    if (verbose && !lost.isEmpty()) {
+      err.println("polystack: not sampled or lost, by reason: " + join(lost));
+    }
+    Map<String, Long> notes = notes(s.losses());
+    if (verbose && !notes.isEmpty()) {
+      err.println("polystack: notes (not losses): " + join(notes));
     }
     Map<String, Long> capture = capture(s.losses());
     if (verbose && !capture.isEmpty()) {
       err.println("polystack: tick capture: " + join(capture));
     }
     for (RecordSession.ProcessPart p : result.processes()) {
-      long lostHere = LossGroups.samplesLost(withoutCapture(p.losses())).values().stream()
-          .mapToLong(Long::longValue).sum();
+      long lostHere = LossGroups.total(p.losses());
       err.println("polystack: process " + p.pid() + " (" + p.name() + "): "
           + plural(p.samples(), "sample") + (lostHere > 0 ? ", " + lostHere + " lost" : "")
           + (p.exited() ? "; exited during the run" : ""));
@@ -104,8 +108,9 @@ final class Summaries {
    * counts, the sampling periods the samples stand for (see {@code Sample#periods}), achieved
    * rate, target pause per sample in nanoseconds (count, mean, median, p99, max),
    * the error and loss counters by reason, the tick capture's figures (bpf mode: ticks the
-   * kernel saw, records, plan stops and copies by outcome), and polystack's own CPU time and
-   * peak RSS.
+   * kernel saw, records, plan stops and copies by outcome), the notes (how polystack and its
+   * plug-ins read the target), and polystack's own CPU time and peak RSS. Which counter goes
+   * where is its declaration's kind (docs/operations.md, "The record summary").
    */
   static String statsJson(RecordSession.Summary s) {
     return statsJson(s, java.util.List.of());
@@ -120,7 +125,7 @@ final class Summaries {
           .append(", \"name\": ").append(Json.quote(p.name()))
           .append(", \"samples\": ").append(p.samples())
           .append(", \"exited\": ").append(p.exited())
-          .append(", \"losses\": ").append(jsonCounts(withoutCapture(p.losses()))).append('}');
+          .append(", \"losses\": ").append(jsonCounts(losses(p.losses()))).append('}');
     }
     return "{\"samples\": " + s.samples()
         + ", \"periods\": " + s.periods()
@@ -132,33 +137,34 @@ final class Summaries {
         + ", \"p99\": " + s.p99PauseNanos()
         + ", \"max\": " + s.maxPauseNanos() + "}"
         + ", \"errors\": " + jsonCounts(s.errors())
-        + ", \"losses\": " + jsonCounts(withoutCapture(s.losses()))
+        + ", \"losses\": " + jsonCounts(losses(s.losses()))
         + ", \"capture\": " + jsonCounts(capture(s.losses()))
+        + ", \"notes\": " + jsonCounts(notes(s.losses()))
         + (processes.isEmpty() ? "" : ", \"processes\": [" + parts + "]")
         + ", \"host\": {\"cpu_ns\": " + ownCpuNanos()
         + ", \"peak_rss_kib\": " + peakRssKib() + "}}\n";
   }
 
-  /** What bpf mode's capture reports besides losses travels with them, named capture_*. */
-  static final String CAPTURE_PREFIX = "capture_";
+  /** The losses among a run's counters, by name (undeclared names included: never hidden). */
+  static Map<String, Long> losses(Map<String, Long> counters) {
+    return Counters.ofKind(counters, CounterKind.LOSS);
+  }
 
+  /** The tick capture's figures (bpf mode), named without their {@code capture_} prefix. */
   static Map<String, Long> capture(Map<String, Long> counters) {
     Map<String, Long> out = new java.util.TreeMap<>();
-    counters.forEach((k, v) -> {
-      if (k.startsWith(CAPTURE_PREFIX)) {
-        out.put(k.substring(CAPTURE_PREFIX.length()), v);
-      }
-    });
+    Counters.ofKind(counters, CounterKind.CAPTURE_FIGURE).forEach((k, v) -> out.put(
+        k.startsWith(Counters.CAPTURE_PREFIX) ? k.substring(Counters.CAPTURE_PREFIX.length()) : k,
+        v));
     return out;
   }
 
-  static Map<String, Long> withoutCapture(Map<String, Long> counters) {
-    Map<String, Long> out = new java.util.LinkedHashMap<>();
-    counters.forEach((k, v) -> {
-      if (!k.startsWith(CAPTURE_PREFIX)) {
-        out.put(k, v);
-      }
-    });
+  /** How polystack and its plug-ins read the target (notes of both kinds), by name. */
+  static Map<String, Long> notes(Map<String, Long> counters) {
+    Map<String, Long> out = new java.util.TreeMap<>();
+    var byKind = Counters.byKind(counters);
+    out.putAll(byKind.getOrDefault(CounterKind.NOTE, Map.of()));
+    out.putAll(byKind.getOrDefault(CounterKind.PLUGIN_NOTE, Map.of()));
     return out;
   }
 

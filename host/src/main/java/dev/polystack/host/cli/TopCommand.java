@@ -162,8 +162,7 @@ final class TopCommand implements Runnable {
 
     /** Two lines: the target and the run's figures; what the columns cover. */
     String header(TopTable.Window window) {
-      long lost = totals == null ? 0
-          : LossGroups.samplesLost(Summaries.withoutCapture(totals.losses())).values().stream().mapToLong(v -> v).sum();
+      long lost = totals == null ? 0 : LossGroups.total(totals.losses());
       long errors = totals == null ? 0
           : totals.errors().values().stream().mapToLong(v -> v).sum();
       double seconds = startEpochNanos < 0 ? 0 : (endEpochNanos - startEpochNanos) / 1e9;

@@ -15,6 +15,7 @@ import dev.polystack.host.probes.ProbeBackend;
 import dev.polystack.host.probes.ProbeException;
 import dev.polystack.host.probes.TraceSession;
 import dev.polystack.host.proc.ProcFs;
+import dev.polystack.otel.counters.TraceCounters;
 import dev.polystack.otel.otlp.OtlpConfig;
 import dev.polystack.plugin.api.ProbePlugin;
 import java.io.BufferedWriter;
@@ -228,7 +229,8 @@ final class VdsoCommand implements Runnable {
         failure = new CommandFailedException("cannot write the output: "
             + result.outputFailure().getMessage() + "; the target was detached unharmed");
       } else if (result != null) {
-        long sigtraps = result.counters().getOrDefault("sigtrap_delivered", 0L);
+        long sigtraps =
+            result.counters().getOrDefault(TraceCounters.SIGTRAP_DELIVERED.name(), 0L);
         if (sigtraps > 0) {
           // Not ours to stop without ptrace: say it, since the rule is that the target gets no
           // signal it would not have got (docs/vdso.md, "Spurious SIGTRAPs").

@@ -4,6 +4,8 @@ import dev.polystack.host.probes.ResolvedPlan;
 import dev.polystack.host.probes.TraceSession;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.sampling.TargetDescriber;
+import dev.polystack.otel.counters.CounterKind;
+import dev.polystack.otel.counters.TraceCounters;
 import dev.polystack.otel.model.TargetInfo;
 import dev.polystack.otel.otlp.CallExporter;
 import dev.polystack.otel.otlp.OtlpConfig;
@@ -12,7 +14,6 @@ import dev.polystack.plugin.api.CallRecord;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * {@code vdso}'s OTLP stream, in front of the local output: every emitted call becomes a span,
@@ -25,10 +26,6 @@ final class VdsoOtlp implements TraceSession.Sink {
 
   /** How the export went, for the summary and the exit code. */
   record Report(String target, CallExporter.Result result) {}
-
-  /** Session counters that count events, not calls that went unrecorded. */
-  static final Set<String> NOT_LOSSES = Set.of("return_slot_retargeted", "outputs_not_captured",
-      "after_max_calls");
 
   private final TraceSession.Sink local;
   private final OtlpConfig config;
@@ -78,9 +75,11 @@ final class VdsoOtlp implements TraceSession.Sink {
     if (exporter == null) {
       return null;
     }
-    exporter.lost("ring_lost", counters.getOrDefault("ring_lost", 0L));
-    counters.forEach((reason, n) -> {
-      if (!NOT_LOSSES.contains(reason) && !reason.equals("ring_lost")) {
+    String ringLost = TraceCounters.RING_LOST.name();
+    exporter.lost(ringLost, counters.getOrDefault(ringLost, 0L));
+    // Calls not recorded, as declared; notes (every call recorded) are not losses.
+    TraceCounters.registry().ofKind(counters, CounterKind.LOSS).forEach((reason, n) -> {
+      if (!reason.equals(ringLost)) {
         exporter.lost(reason, n);
       }
     });

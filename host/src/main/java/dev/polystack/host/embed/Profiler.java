@@ -118,7 +118,7 @@ public final class Profiler {
   private HostPipeline.Options options() {
     return new HostPipeline.Options(config.rateHz(), SamplingOptions.DEFAULT_STACK_BYTES,
         SamplingOptions.DEFAULT_MAX_DEPTH, config.selection().toPipeline(),
-        config.commandLine(), config.maxProcesses(), config.maxIntervalSamples());
+        config.commandLine(), config.maxProcesses(), config.maxIntervalSamples(), false);
   }
 
   static Path cgroupDirectory(String cgroup) {

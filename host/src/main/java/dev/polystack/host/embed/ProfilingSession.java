@@ -25,7 +25,7 @@ public final class ProfilingSession implements AutoCloseable {
   public static final Duration DEFAULT_STOP_TIMEOUT = Duration.ofSeconds(30);
 
   private static final HostPipeline.Stats NONE =
-      new HostPipeline.Stats(0, 0, 0, Map.of(), Map.of(), Map.of());
+      new HostPipeline.Stats(0, 0, 0, Map.of(), Map.of(), Map.of(), Map.of());
 
   private final PluginGuard guard;
   private final Delivery delivery;

@@ -18,6 +18,8 @@ import dev.polystack.host.sampling.TargetDescriber;
 import dev.polystack.host.sampling.ThreadSample;
 import dev.polystack.host.sampling.nostop.ProcessTicks;
 import dev.polystack.host.session.SampleProcessor;
+import dev.polystack.otel.counters.Counter;
+import dev.polystack.otel.counters.HostCounters;
 import dev.polystack.otel.model.Recording;
 import dev.polystack.otel.model.TargetInfo;
 import java.io.IOException;
@@ -60,9 +62,11 @@ public final class HostPipeline {
    * @param commandLine put process.command_line on each resource
    * @param maxProcesses processes described at once
    * @param maxIntervalSamples samples one interval holds (over every process)
+   * @param followChildren the processes selected ones create are selected too, by the kernel at
+   *     their fork (always so for a selection by name)
    */
   public record Options(int rateHz, int stackBytes, int maxDepth, ProcessSelection selection,
-      boolean commandLine, int maxProcesses, int maxIntervalSamples) {
+      boolean commandLine, int maxProcesses, int maxIntervalSamples, boolean followChildren) {
     public static final int DEFAULT_MAX_PROCESSES = 1024;
     public static final int DEFAULT_MAX_INTERVAL_SAMPLES = 1 << 18;
 
@@ -77,13 +81,40 @@ public final class HostPipeline {
     SamplingOptions sampling() {
       return new SamplingOptions(rateHz, 0, false, Set.of(), maxDepth, stackBytes);
     }
+
+    boolean follows() {
+      return followChildren || selection.byName();
+    }
   }
 
-  /** One process's samples of one interval, and the resource they belong to. */
-  public record ProcessProfile(Recording recording, Map<String, Object> resource) {
+  /**
+   * One process's samples of one interval, the resource they belong to, and its figures so far.
+   */
+  public record ProcessProfile(Recording recording, Map<String, Object> resource,
+      ProcessFigures figures) {
     public ProcessProfile {
       resource = Map.copyOf(resource);
     }
+  }
+
+  /**
+   * One process's figures since it was described.
+   *
+   * @param exited its exit (or exec into another program) was seen
+   */
+  public record ProcessFigures(long samples, long periods, int threads,
+      Map<String, Long> errors, Map<String, Long> losses, boolean exited) {
+    public ProcessFigures {
+      errors = Map.copyOf(errors);
+      losses = Map.copyOf(losses);
+    }
+  }
+
+  /** What to do once the engine runs, before the first poll (e.g. launch a command). */
+  public interface Start {
+    /** @param select selects one more process (with the pipeline's follow rule) */
+    void started(java.util.function.IntConsumer select)
+        throws dev.polystack.host.sampling.SamplingException;
   }
 
   /**
@@ -92,13 +123,17 @@ public final class HostPipeline {
    * @param losses samples lost by reason (the kernel's, the walk's, the pipeline's bounds)
    * @param errors stacks ending in an error frame, by reason
    * @param figures what the capture did besides (kernel ticks and records, events, plans)
+   * @param runLosses the part of {@code losses} that is the run's, not one process's: the
+   *     kernel's and the pipeline's own
    */
   public record Stats(long samples, int processesTracked, long processesSeen,
-      Map<String, Long> losses, Map<String, Long> errors, Map<String, Long> figures) {
+      Map<String, Long> losses, Map<String, Long> errors, Map<String, Long> figures,
+      Map<String, Long> runLosses) {
     public Stats {
       losses = Map.copyOf(losses);
       errors = Map.copyOf(errors);
       figures = Map.copyOf(figures);
+      runLosses = Map.copyOf(runLosses);
     }
   }
 
@@ -106,10 +141,6 @@ public final class HostPipeline {
   public interface Sink {
     void interval(List<ProcessProfile> profiles, Stats stats, boolean last);
   }
-
-  /** Kernel counters that are samples lost, by the loss name the summaries use. */
-  private static final Map<String, String> KERNEL_LOSSES = Map.of("ring_full", "bpf_ring_full",
-      "no_user_regs", "bpf_no_user_regs", "event_ring_full", "process_event_lost");
 
   private final ProcFs proc;
   private final PluginRegistry plugins;
@@ -122,6 +153,8 @@ public final class HostPipeline {
   private final ProcessResource resources;
   private final int self = (int) ProcessHandle.current().pid();
   private final Map<Integer, TrackedProcess> table = new HashMap<>();
+  /** In a selection, the selected processes not seen to exit yet. */
+  private final Set<Integer> selected = new java.util.HashSet<>();
   private final List<TrackedProcess> retired = new ArrayList<>();
   /** Processes not to describe again until they exec or exit (gone, refused, unreadable). */
   private final Map<Integer, Long> unreadable = new HashMap<>();
@@ -133,6 +166,8 @@ public final class HostPipeline {
   private long processesSeen;
   /** Processes gone or unreadable when they were to be described (short-lived programs). */
   private long notDescribed;
+  /** Processes let go to stay within the bound (described again if they run). */
+  private long evicted;
   private long intervalSamples;
   private Map<String, Long> kernel = Map.of();
   private CaptureEngine engine;
@@ -164,6 +199,20 @@ public final class HostPipeline {
    */
   public void run(CaptureEngine engine, Duration interval, long durationNanos,
       BooleanSupplier stop, Sink sink) throws CaptureEngine.EngineException {
+    try {
+      run(engine, interval, durationNanos, stop, sink, select -> { });
+    } catch (dev.polystack.host.sampling.SamplingException e) {
+      throw new IllegalStateException(e); // no start hook, nothing throws it
+    }
+  }
+
+  /**
+   * {@link #run(CaptureEngine, Duration, long, BooleanSupplier, Sink)} that calls {@code start}
+   * once the engine runs and the running processes are selected, before the first poll.
+   */
+  public void run(CaptureEngine engine, Duration interval, long durationNanos,
+      BooleanSupplier stop, Sink sink, Start onStart)
+      throws CaptureEngine.EngineException, dev.polystack.host.sampling.SamplingException {
     long intervalNanos = interval.toNanos();
     if (intervalNanos <= 0) {
       throw new IllegalArgumentException("interval must be positive");
@@ -174,6 +223,7 @@ public final class HostPipeline {
       long start = System.nanoTime();
       long end = durationNanos == 0 ? Long.MAX_VALUE : start + durationNanos;
       selectRunning();
+      onStart.started(this::select);
       long fromEpoch = epochNow();
       long nextCut = start + intervalNanos;
       long nextHousekeeping = start + HOUSEKEEPING_NANOS;
@@ -223,7 +273,7 @@ public final class HostPipeline {
         if (p == null) {
           p = track(r.tgid());
           if (p == null) {
-            lost("process_gone", 1);
+            lost(HostCounters.PROCESS_GONE, 1);
             return;
           }
         }
@@ -242,7 +292,7 @@ public final class HostPipeline {
 
       @Override
       public void malformed() {
-        lost("malformed_record", 1);
+        lost(HostCounters.MALFORMED_RECORD, 1);
       }
     };
   }
@@ -286,6 +336,7 @@ public final class HostPipeline {
       }
       case FORK -> {
         unreadable.remove(pid);
+        selected.add(pid);
         if (!table.containsKey(pid)) {
           track(pid);
         }
@@ -328,13 +379,24 @@ public final class HostPipeline {
 
   private void select(int pid) {
     try {
-      engine.select(pid, options.selection().byName());
+      engine.select(pid, options.follows());
+      selected.add(pid);
     } catch (RuntimeException e) {
-      lost("select_failed", 1);
+      lost(HostCounters.SELECT_FAILED, 1);
     }
   }
 
+  /**
+   * In a selection, how many selected processes have not been seen to exit (a followed child
+   * counts from its fork); 0 once all are gone. For the stop condition, which runs on the
+   * pipeline's thread.
+   */
+  public int selectedRunning() {
+    return selected.size();
+  }
+
   private void deselect(int pid) {
+    selected.remove(pid);
     try {
       engine.deselect(pid);
     } catch (RuntimeException e) {
@@ -391,7 +453,7 @@ public final class HostPipeline {
       @Override
       public void accept(ThreadSample sample) {
         if (intervalSamples >= options.maxIntervalSamples()) {
-          lost("interval_full", sample.periods());
+          lost(HostCounters.INTERVAL_FULL, sample.periods());
           return;
         }
         intervalSamples++;
@@ -401,6 +463,16 @@ public final class HostPipeline {
       @Override
       public void lost(String reason) {
         samples.lost(reason);
+      }
+
+      @Override
+      public void lost(Counter reason) {
+        samples.lost(reason);
+      }
+
+      @Override
+      public void lost(Counter reason, long count) {
+        samples.lost(reason, count);
       }
 
       @Override
@@ -420,7 +492,7 @@ public final class HostPipeline {
     if (oldest != null) {
       table.remove(oldest.pid());
       retire(oldest);
-      lost("process_evicted", 1);
+      evicted++;
     }
   }
 
@@ -452,10 +524,10 @@ public final class HostPipeline {
       long intervalNanos) {
     List<ProcessProfile> profiles = new ArrayList<>();
     for (TrackedProcess p : table.values()) {
-      add(profiles, p, fromEpoch, toEpoch);
+      add(profiles, p, fromEpoch, toEpoch, false);
     }
     for (TrackedProcess p : retired) {
-      add(profiles, p, fromEpoch, toEpoch);
+      add(profiles, p, fromEpoch, toEpoch, true);
     }
     intervalSamples = 0;
     readKernel();
@@ -470,16 +542,22 @@ public final class HostPipeline {
     try {
       sink.interval(profiles, stats, last);
     } catch (RuntimeException e) {
-      lost("export_hook_failed", profiles.stream()
+      lost(HostCounters.EXPORT_HOOK_FAILED, profiles.stream()
           .mapToLong(pp -> dev.polystack.otel.model.Sample.count(pp.recording().samples()))
           .sum());
     }
   }
 
-  private void add(List<ProcessProfile> out, TrackedProcess p, long from, long to) {
+  private void add(List<ProcessProfile> out, TrackedProcess p, long from, long to,
+      boolean exited) {
     Recording r = p.cut(from, to, sampling.periodNanos(), engine.name());
     if (r != null) {
-      out.add(new ProcessProfile(r, p.resource));
+      Map<String, Long> l = new TreeMap<>(p.samples.losses());
+      p.target.getAndResetCounters().forEach((k, v) -> p.counted.merge(k, v, Long::sum));
+      p.counted.forEach((k, v) -> l.merge(k, v, Long::sum));
+      p.ticks.figures().forEach((k, v) -> l.merge(k, v, Long::sum));
+      out.add(new ProcessProfile(r, p.resource, new ProcessFigures(p.samples.processed(),
+          p.samples.periods(), p.samples.threadCount(), p.samples.errors(), l, exited)));
     }
   }
 
@@ -501,7 +579,8 @@ public final class HostPipeline {
     releasedSamples += p.samples.processed();
     p.samples.losses().forEach((k, v) -> releasedLosses.merge(k, v, Long::sum));
     p.samples.errors().forEach((k, v) -> releasedErrors.merge(k, v, Long::sum));
-    p.target.getAndResetCounters().forEach((k, v) -> releasedLosses.merge(k, v, Long::sum));
+    p.target.getAndResetCounters().forEach((k, v) -> p.counted.merge(k, v, Long::sum));
+    p.counted.forEach((k, v) -> releasedLosses.merge(k, v, Long::sum));
     p.close();
   }
 
@@ -509,11 +588,12 @@ public final class HostPipeline {
     try {
       kernel = engine.counters();
     } catch (RuntimeException e) {
-      lost("capture_counters_unreadable", 1);
+      lost(HostCounters.CAPTURE_COUNTERS_UNREADABLE, 1);
     }
   }
 
-  private Stats stats() {
+  /** The figures so far; on the pipeline's thread only (a stop condition, a sink). */
+  public Stats stats() {
     long samples = releasedSamples;
     Map<String, Long> l = new TreeMap<>(releasedLosses);
     Map<String, Long> err = new TreeMap<>(releasedErrors);
@@ -522,28 +602,32 @@ public final class HostPipeline {
     for (TrackedProcess p : all) {
       samples += p.samples.processed();
       p.samples.losses().forEach((k, v) -> l.merge(k, v, Long::sum));
+      p.counted.forEach((k, v) -> l.merge(k, v, Long::sum));
       p.samples.errors().forEach((k, v) -> err.merge(k, v, Long::sum));
     }
     losses.forEach((k, v) -> l.merge(k, v, Long::sum));
+    Map<String, Long> run = new TreeMap<>(losses);
     Map<String, Long> figures = new TreeMap<>();
+    if (evicted > 0) {
+      figures.put(HostCounters.PROCESS_EVICTED.name(), evicted);
+    }
     if (notDescribed > 0) {
-      figures.put("processes_not_described", notDescribed);
+      figures.put(HostCounters.PROCESSES_NOT_DESCRIBED.name(), notDescribed);
     }
     kernel.forEach((k, v) -> {
-      String loss = KERNEL_LOSSES.get(k);
-      if (loss != null) {
-        if (v > 0) {
-          l.merge(loss, v, Long::sum);
+      Counter c = HostCounters.kernel(k);
+      if (v > 0) {
+        (c.isLoss() ? l : figures).merge(c.name(), v, Long::sum);
+        if (c.isLoss()) {
+          run.merge(c.name(), v, Long::sum);
         }
-      } else if (v > 0) {
-        figures.put("capture_" + k, v);
       }
     });
-    return new Stats(samples, table.size(), processesSeen, l, err, figures);
+    return new Stats(samples, table.size(), processesSeen, l, err, figures, run);
   }
 
-  private void lost(String reason, long n) {
-    losses.merge(reason, n, Long::sum);
+  private void lost(Counter reason, long n) {
+    losses.merge(reason.name(), n, Long::sum);
   }
 
   private static long epochNow() {

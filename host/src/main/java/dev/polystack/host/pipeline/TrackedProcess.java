@@ -29,6 +29,8 @@ final class TrackedProcess implements AutoCloseable {
   final ProcessTicks ticks;
   /** Mapped files named in samples so far, by path and start (the OTLP mapping table). */
   private final Map<String, ModuleInfo> modules = new LinkedHashMap<>();
+  /** The target model's counters taken so far (it resets them as they are read). */
+  final Map<String, Long> counted = new java.util.TreeMap<>();
   long lastTickNanos;
   boolean refreshWanted;
   boolean tickedInBatch;

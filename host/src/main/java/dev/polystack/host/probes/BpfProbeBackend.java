@@ -8,6 +8,7 @@ import dev.polystack.host.perf.PerfEventAttr;
 import dev.polystack.host.sampling.TargetExit;
 import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.SyscallException;
+import dev.polystack.otel.counters.TraceCounters;
 import dev.polystack.plugin.api.ProbeExit;
 import dev.polystack.plugin.api.ProbeHit;
 import dev.polystack.plugin.api.ProbeSite;
@@ -226,7 +227,7 @@ public final class BpfProbeBackend implements ProbeBackend {
       drain(0); // what it wrote before still counts
       long unfinished = trace.dropPending(tid -> true);
       if (unfinished > 0) {
-        listener.count("entry_without_return", unfinished);
+        listener.count(TraceCounters.ENTRY_WITHOUT_RETURN, unfinished);
       }
       reportCounters();
       trace.close();
@@ -253,7 +254,7 @@ public final class BpfProbeBackend implements ProbeBackend {
     long gone = trace.dropPending(
         tid -> !Files.exists(Path.of("/proc", Integer.toString(tid))));
     if (gone > 0) {
-      listener.count("entry_without_return", gone);
+      listener.count(TraceCounters.ENTRY_WITHOUT_RETURN, gone);
     }
     reportCounters();
   }
@@ -276,7 +277,7 @@ public final class BpfProbeBackend implements ProbeBackend {
         arm(tid);
       } catch (SyscallException | BpfLoadException e) {
         refused.add(tid);
-        listener.count("thread_not_armed", 1);
+        listener.count(TraceCounters.THREAD_NOT_ARMED, 1);
       }
     }
   }
@@ -307,7 +308,7 @@ public final class BpfProbeBackend implements ProbeBackend {
   /** One complete call (struct call of vdso_trace.bpf.c) as an entry hit and a return hit. */
   private void call(ByteBuffer raw) {
     if (raw.remaining() < VdsoTrace.RECORD_BYTES) {
-      listener.count("malformed_record", 1);
+      listener.count(TraceCounters.MALFORMED_RECORD, 1);
       return;
     }
     ByteBuffer b = raw.duplicate().order(ByteOrder.LITTLE_ENDIAN);
@@ -327,7 +328,7 @@ public final class BpfProbeBackend implements ProbeBackend {
     watch(tgid); // a followed child, from its first call on
     ProbeSite site = entrySites.get(entry);
     if (site == null) {
-      listener.count("malformed_record", 1); // not an address this session declared
+      listener.count(TraceCounters.MALFORMED_RECORD, 1); // not an address this session declared
       return;
     }
     long[] in = new long[Register.values().length];

@@ -1,5 +1,6 @@
 package dev.polystack.host.probes;
 
+import dev.polystack.otel.counters.Counter;
 import dev.polystack.plugin.api.ProbeHit;
 
 /** Where a probe backend delivers what it sees. Called from the backend's one thread. */
@@ -22,4 +23,9 @@ public interface HitListener {
 
   /** Something was lost or refused, by reason (e.g. ring_lost, return_slot_retargeted). */
   void count(String reason, long n);
+
+  /** Counts {@code n} for a declared reason ({@code TraceCounters}). */
+  default void count(Counter reason, long n) {
+    count(reason.name(), n);
+  }
 }

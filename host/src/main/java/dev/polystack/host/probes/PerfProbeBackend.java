@@ -12,6 +12,7 @@ import dev.polystack.host.perf.SampleParser;
 import dev.polystack.host.sampling.RegisterConversion;
 import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.SyscallException;
+import dev.polystack.otel.counters.TraceCounters;
 import dev.polystack.plugin.api.Bytes;
 import dev.polystack.plugin.api.ProbeHit;
 import dev.polystack.plugin.api.ProbeSite;
@@ -174,7 +175,7 @@ public final class PerfProbeBackend implements ProbeBackend {
       } catch (SyscallException e) {
         if (e.errno() != Errno.ESRCH) {
           refused.add(tid); // not retried: a limit would refuse again every rescan
-          listener.count("thread_not_armed", 1);
+          listener.count(TraceCounters.THREAD_NOT_ARMED, 1);
         }
       }
     }
@@ -199,7 +200,7 @@ public final class PerfProbeBackend implements ProbeBackend {
       try {
         arm(tid);
       } catch (SyscallException e) {
-        listener.count("thread_not_armed", 1);
+        listener.count(TraceCounters.THREAD_NOT_ARMED, 1);
       }
     }
   }
@@ -225,16 +226,18 @@ public final class PerfProbeBackend implements ProbeBackend {
     b.ring().drain(records::add);
     long bad = b.ring().stats().malformed() - malformed;
     if (bad > 0) {
-      listener.count("malformed_record", bad);
+      listener.count(TraceCounters.MALFORMED_RECORD, bad);
     }
     for (PerfRecord r : records) {
       if (r.type() == PerfConstants.RECORD_SAMPLE) {
         sample(b, r);
       } else if (r.type() == PerfConstants.RECORD_LOST) {
         // struct { u64 id; u64 lost; }: hits the kernel dropped because the ring was full
-        listener.count("ring_lost", r.body().length >= 16 ? r.buffer().getLong(8) : 1);
+        listener.count(TraceCounters.RING_LOST,
+            r.body().length >= 16 ? r.buffer().getLong(8) : 1);
       } else if (r.type() == PerfConstants.RECORD_THROTTLE) {
-        listener.count("throttled", 1); // the kernel's sample-rate limit paused an event
+        // The kernel's sample-rate limit paused an event.
+        listener.count(TraceCounters.THROTTLED, 1);
       }
     }
     if (!records.isEmpty()) {
@@ -247,11 +250,11 @@ public final class PerfProbeBackend implements ProbeBackend {
     try {
       s = parser.parse(r);
     } catch (IllegalArgumentException e) {
-      listener.count("malformed_record", 1);
+      listener.count(TraceCounters.MALFORMED_RECORD, 1);
       return;
     }
     if (s.regsAbi() == 0 || s.regs().length != Long.bitCount(REGS)) {
-      listener.count("no_user_regs", 1);
+      listener.count(TraceCounters.NO_USER_REGS, 1);
       return;
     }
     Registers regs = RegisterConversion.fromPerf(s.regs(), REGS);
@@ -268,13 +271,13 @@ public final class PerfProbeBackend implements ProbeBackend {
   private void watchReturn(Breakpoints b, long returnAddress) {
     try {
       switch (b.watchReturn(returnAddress)) {
-        case RETARGETED -> listener.count("return_slot_retargeted", 1);
-        case NO_SLOT -> listener.count("no_return_slot", 1);
+        case RETARGETED -> listener.count(TraceCounters.RETURN_SLOT_RETARGETED, 1);
+        case NO_SLOT -> listener.count(TraceCounters.NO_RETURN_SLOT, 1);
         default -> { }
       }
     } catch (SyscallException e) {
       if (e.errno() != Errno.ESRCH) { // ESRCH: the thread is gone, nothing will return
-        listener.count("return_slot_failed", 1);
+        listener.count(TraceCounters.RETURN_SLOT_FAILED, 1);
       }
     }
   }

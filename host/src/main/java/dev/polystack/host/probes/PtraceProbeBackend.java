@@ -16,6 +16,7 @@ import dev.polystack.host.sampling.RegisterConversion;
 import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.SyscallException;
 import dev.polystack.host.sys.Syscalls;
+import dev.polystack.otel.counters.TraceCounters;
 import dev.polystack.plugin.api.Bytes;
 import dev.polystack.plugin.api.MemoryReadException;
 import dev.polystack.plugin.api.ProbeHit;
@@ -164,7 +165,7 @@ public final class PtraceProbeBackend implements ProbeBackend {
       threads.put(tid, Breakpoints.arm(tid, plan, slots, PtraceProbeBackend::attr, -1));
     } catch (SyscallException e) {
       if (e.errno() != Errno.ESRCH) {
-        listener.count("thread_not_armed", 1);
+        listener.count(TraceCounters.THREAD_NOT_ARMED, 1);
       }
     }
   }
@@ -201,7 +202,7 @@ public final class PtraceProbeBackend implements ProbeBackend {
 
     @Override
     public void goneInStop(int tid) {
-      listener.count("thread_gone", 1);
+      listener.count(TraceCounters.THREAD_GONE, 1);
     }
 
     @Override
@@ -238,7 +239,7 @@ public final class PtraceProbeBackend implements ProbeBackend {
         };
       }
       if (spuriousTrap(p, tid)) {
-        listener.count("spurious_sigtrap", 1);
+        listener.count(TraceCounters.SPURIOUS_SIGTRAP, 1);
         return NOTHING; // the breakpoint re-fires when the instruction runs again
       }
       return null;
@@ -325,7 +326,7 @@ public final class PtraceProbeBackend implements ProbeBackend {
         stack = memory.readFully(regs.sp(), 8);
         place(b, Bytes.getLong(stack, 0));
       } catch (MemoryReadException ex) {
-        listener.count("unreadable_return_address", 1);
+        listener.count(TraceCounters.UNREADABLE_RETURN_ADDRESS, 1);
       }
     }
     if (entry != null) {
@@ -339,12 +340,12 @@ public final class PtraceProbeBackend implements ProbeBackend {
   private void place(Breakpoints b, long returnAddress) {
     try {
       switch (b.watchReturn(returnAddress)) {
-        case RETARGETED -> listener.count("return_slot_retargeted", 1);
-        case NO_SLOT -> listener.count("no_return_slot", 1);
+        case RETARGETED -> listener.count(TraceCounters.RETURN_SLOT_RETARGETED, 1);
+        case NO_SLOT -> listener.count(TraceCounters.NO_RETURN_SLOT, 1);
         default -> { }
       }
     } catch (SyscallException e) {
-      listener.count("return_slot_failed", 1);
+      listener.count(TraceCounters.RETURN_SLOT_FAILED, 1);
     }
   }
 
@@ -369,7 +370,7 @@ public final class PtraceProbeBackend implements ProbeBackend {
       arm(p, tid, process);
     } catch (ProbeException e) {
       plans.remove(process);
-      listener.count("exec_not_resolved", 1);
+      listener.count(TraceCounters.EXEC_NOT_RESOLVED, 1);
     }
   }
 
@@ -393,7 +394,7 @@ public final class PtraceProbeBackend implements ProbeBackend {
     threads.clear();
     int failed = control.detachAll(p);
     if (failed > 0) {
-      listener.count("detach_failed", failed);
+      listener.count(TraceCounters.DETACH_FAILED, failed);
     }
   }
 }

@@ -13,6 +13,7 @@ import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.ptrace.WaitStatus;
 import dev.polystack.host.sys.MonotonicClock;
 import dev.polystack.host.sys.SyscallException;
+import dev.polystack.otel.counters.TraceCounters;
 import dev.polystack.plugin.api.CallRecord;
 import dev.polystack.plugin.api.ProbeHit;
 import dev.polystack.plugin.api.ProbeMonitor;
@@ -310,7 +311,8 @@ public final class TraceSession {
         try {
           monitor.onHit(hit, TraceSession.this::completed);
         } catch (RuntimeException e) {
-          count("plugin_error", 1); // a plug-in bug must not end the session or harm the target
+// A plug-in bug must not end the session or harm the target.
+count(TraceCounters.PLUGIN_ERROR.name(), 1);
         }
       }
 
@@ -352,7 +354,7 @@ public final class TraceSession {
 
   private void account(CallRecord r) {
     if (maxReached) {
-      count("after_max_calls", 1);
+      count(TraceCounters.AFTER_MAX_CALLS.name(), 1);
       return;
     }
     stats.add(r);

@@ -4,6 +4,7 @@ import dev.polystack.host.elf.ElfFile;
 import dev.polystack.host.elf.ElfParseException;
 import dev.polystack.host.elf.SymbolMatch;
 import dev.polystack.host.modules.DebugFiles;
+import dev.polystack.otel.counters.HostCounters;
 import java.util.Optional;
 import java.util.function.Consumer;
 
@@ -48,7 +49,7 @@ public final class NativeSymbols {
     } catch (ElfParseException e) {
       if (!broken) {
         broken = true; // a bad symbol table stays bad; do not pay for it again
-        count.accept("symbols_unreadable");
+        count.accept(HostCounters.SYMBOLS_UNREADABLE.name());
       }
       return Optional.empty();
     }
@@ -65,8 +66,8 @@ public final class NativeSymbols {
     if (s == null) {
       s = elf;
       if (elf.staticSymbols().isEmpty()) {
-        s = debugFiles.find(elf, path, reason -> count.accept("debug_file_" + reason))
-            .orElse(elf);
+        s = debugFiles.find(elf, path,
+            reason -> count.accept(HostCounters.debugFileRefused(reason).name())).orElse(elf);
       }
       source = s;
     }

@@ -16,6 +16,8 @@ import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcReadException;
 import dev.polystack.host.proc.ProcessMaps;
 import dev.polystack.host.unwind.ElfUnwindModule;
+import dev.polystack.otel.counters.Counters;
+import dev.polystack.otel.counters.HostCounters;
 import dev.polystack.plugin.api.CodeRange;
 import dev.polystack.plugin.api.Inspection;
 import dev.polystack.plugin.api.Mapping;
@@ -245,7 +247,7 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
           .map(vaddr -> first.start() - vaddr).findFirst().orElse(m.loadBase());
       return build(m.start(), m.end(), first.offset(), m.path(), elf, bias);
     } catch (ModuleOpenException e) {
-      count("module_" + e.reason());
+      count(HostCounters.moduleNotOpened(e.reason()).name());
       warn.accept("cannot use " + m.path() + " of process " + pid + ": " + e.getMessage()
           + "; its frames show as module+offset");
       return null;
@@ -256,7 +258,7 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
   private void overCap(Identity id, MappedFile m) {
     boolean first = overCap.isEmpty();
     if (overCap.add(id)) {
-      count("module_over_cap");
+      count(HostCounters.MODULE_OVER_CAP.name());
       if (first) {
         warn.accept("process " + pid + " maps more than " + maxModules + " modules; "
             + m.path() + " and the others beyond that are not opened while it does, and their"
@@ -271,7 +273,7 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
       return build(vdso.start(), vdso.end(), 0, "[vdso]", elf,
           vdso.start() - elf.imageStartAddress());
     } catch (ModuleOpenException e) {
-      count("module_" + e.reason());
+      count(HostCounters.moduleNotOpened(e.reason()).name());
       return null;
     }
   }
@@ -296,7 +298,7 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
       RuntimePlugin plugin = (RuntimePlugin) p.plugin();
       Optional<Inspection> answer = guard.call(p, "inspect", () -> plugin.inspect(image));
       if (answer.orElse(null) instanceof Inspection.Unsupported u) {
-        count(p.id() + "_unsupported");
+        count(Counters.pluginCounter(p.id(), "unsupported"));
         warn.accept(p.id() + ": " + u.reason());
       }
       if (!(answer.orElse(null) instanceof Inspection.Supported s)) {
@@ -312,7 +314,7 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
         }
       });
       if (instance.isEmpty()) {
-        count(p.id() + "_attach_failed");
+        count(Counters.pluginCounter(p.id(), "attach_failed"));
         continue;
       }
       List<CodeRange> ranges = guard.call(p, "codeRanges", s.binary()::codeRanges)
@@ -341,7 +343,8 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
     for (RuntimeBinding b : table.bindings()) {
       guard.call(b.plugin(), "getAndResetCounters", b.instance()::getAndResetCounters)
           .orElse(Map.of())
-          .forEach((k, v) -> out.merge(b.plugin().id() + "." + k, v, Long::sum));
+          .forEach((k, v) ->
+              out.merge(Counters.pluginCounter(b.plugin().id(), k), v, Long::sum));
     }
     return out;
   }

@@ -25,6 +25,7 @@ import dev.polystack.host.sampling.StackCapture;
 import dev.polystack.host.sampling.StackWalker;
 import dev.polystack.host.sampling.ptrace.PtraceSampler;
 import dev.polystack.host.sys.SyscallException;
+import dev.polystack.otel.counters.HostCounters;
 import dev.polystack.otel.model.ModuleInfo;
 import dev.polystack.plugin.api.DiscoveredOffset;
 import dev.polystack.plugin.api.Frame;
@@ -232,13 +233,13 @@ public final class DumpSession {
         try {
           p.interrupt(tid);
         } catch (SyscallException e) {
-          losses.merge("thread_gone", 1L, Long::sum);
+          losses.merge(HostCounters.THREAD_GONE.name(), 1L, Long::sum);
         }
       }
       for (int tid : tids) {
         WaitStatus st = p.awaitStop(tid, STOP_TIMEOUT_NANOS);
         if (st == null) {
-          losses.merge("stop_timeout", 1L, Long::sum);
+          losses.merge(HostCounters.STOP_TIMEOUT.name(), 1L, Long::sum);
           continue;
         }
         TraceEvent event = p.takeEvent(tid);
@@ -246,7 +247,7 @@ public final class DumpSession {
           stopped.add(tid);
         } else if (event != null) {
           control.handle(p, event);
-          losses.merge("raced_event", 1L, Long::sum);
+          losses.merge(HostCounters.RACED_EVENT.name(), 1L, Long::sum);
         }
       }
       try {
@@ -262,7 +263,7 @@ public final class DumpSession {
     } finally {
       int failed = control.detachAll(p);
       if (failed > 0) {
-        losses.merge("detach_failed", (long) failed, Long::sum);
+        losses.merge(HostCounters.DETACH_FAILED.name(), (long) failed, Long::sum);
       }
     }
   }

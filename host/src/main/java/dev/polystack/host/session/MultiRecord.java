@@ -10,6 +10,7 @@ import dev.polystack.host.sampling.SamplingException;
 import dev.polystack.host.sampling.SamplingOptions;
 import dev.polystack.host.sampling.nostop.BpfSampler;
 import dev.polystack.host.sampling.nostop.SharedCapture;
+import dev.polystack.otel.counters.HostCounters;
 import dev.polystack.otel.model.Recording;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -156,7 +157,7 @@ public final class MultiRecord {
             if (running(parts) >= MAX_PROCESSES) {
               warn.accept("more than " + MAX_PROCESSES + " processes at once: the others are"
                   + " not recorded (counted as process_limit)");
-              extraLosses.merge("process_limit", 1L, Long::sum);
+              extraLosses.merge(HostCounters.PROCESS_LIMIT.name(), 1L, Long::sum);
               continue;
             }
             start(pid, false, parts, mode, partOptions, partStop, shared);
@@ -183,12 +184,12 @@ public final class MultiRecord {
           BpfSampler.kernelFigures(shared.counters())
               .forEach((k, v) -> extraLosses.merge(k, v, Long::sum));
         } catch (RuntimeException e) {
-          extraLosses.merge("capture_counters_unreadable", 1L, Long::sum);
+          extraLosses.merge(HostCounters.CAPTURE_COUNTERS_UNREADABLE.name(), 1L, Long::sum);
         } finally {
           shared.close();
         }
         if (shared.malformed() > 0) {
-          extraLosses.merge("malformed_record", shared.malformed(), Long::sum);
+          extraLosses.merge(HostCounters.MALFORMED_RECORD.name(), shared.malformed(), Long::sum);
         }
       }
     }
@@ -308,7 +309,7 @@ public final class MultiRecord {
         }
         notRecorded.add("process " + p.pid + " not recorded: " + p.failure.getMessage());
       } else if (p.failure != null) {
-        extraLosses.merge("subprocess_gone", 1L, Long::sum);
+        extraLosses.merge(HostCounters.SUBPROCESS_GONE.name(), 1L, Long::sum);
       }
     }
     if (results.isEmpty()) {

@@ -12,6 +12,7 @@ import dev.polystack.host.snapshot.MemoryImage;
 import dev.polystack.host.snapshot.ReplayMemory;
 import dev.polystack.host.snapshot.Snapshot;
 import dev.polystack.host.snapshot.SnapshotModules;
+import dev.polystack.otel.counters.HostCounters;
 import dev.polystack.plugin.api.Registers;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -79,7 +80,7 @@ public final class ReplaySession {
     }
     Map<String, Long> losses = new LinkedHashMap<>(s.losses());
     DumpSession.Dump dump = DumpSession.finish(s.pid(), raw, names::get, states, target, losses);
-    losses.remove("module_" + SnapshotModules.NOT_RECORDED);
+    losses.remove(HostCounters.moduleNotOpened(SnapshotModules.NOT_RECORDED).name());
     hits += processMemory.injectedHits();
     misses += processMemory.misses();
     return new Result(dump, hits, misses);

@@ -8,6 +8,7 @@ import dev.polystack.host.sampling.RawFrame;
 import dev.polystack.host.sampling.RawStack;
 import dev.polystack.host.sampling.SampleSink;
 import dev.polystack.host.sampling.ThreadSample;
+import dev.polystack.otel.counters.HostCounters;
 import dev.polystack.otel.model.Sample;
 import dev.polystack.otel.model.StackTrace;
 import dev.polystack.plugin.api.Frame;
@@ -146,7 +147,7 @@ public final class SampleProcessor implements SampleSink, AutoCloseable {
     if (thread == null) {
       process(sample);
     } else if (!queue.offer(sample)) {
-      lost("queue_full");
+      lost(HostCounters.QUEUE_FULL);
     }
   }
 
@@ -194,7 +195,7 @@ public final class SampleProcessor implements SampleSink, AutoCloseable {
       held &= pending.add(s.tid(), name, s.epochNanos(), stack, s.periods());
     }
     if (!held) {
-      lost("sample_store_full");
+      lost(HostCounters.SAMPLE_STORE_FULL);
     }
     threads.add(s.tid());
     pauses.add(s.pauseNanos());
@@ -252,7 +253,7 @@ public final class SampleProcessor implements SampleSink, AutoCloseable {
     return processed;
   }
 
-  long periods() {
+  public long periods() {
     return periods;
   }
 
@@ -336,7 +337,7 @@ public final class SampleProcessor implements SampleSink, AutoCloseable {
     return pauses;
   }
 
-  synchronized int threadCount() {
+  public synchronized int threadCount() {
     return threads.size();
   }
 }

@@ -13,6 +13,7 @@ import dev.polystack.host.sampling.SamplingException;
 import dev.polystack.host.sampling.SamplingOptions;
 import dev.polystack.host.sampling.TargetDescriber;
 import dev.polystack.host.sys.SyscallException;
+import dev.polystack.otel.counters.HostCounters;
 import dev.polystack.otel.model.HtlHash;
 import dev.polystack.otel.model.ModuleInfo;
 import dev.polystack.otel.model.Recording;
@@ -48,10 +49,12 @@ final class SamplingRun {
   }
 
   /**
-   * How often the helper thread looks for work (refresh requests, an interval to cut, the status
-   * line): each wake-up costs the host CPU whether there is work or not.
+   * Longest the helper thread sleeps when nothing asks for it: it wakes at once for a refresh
+   * request, and otherwise only when the status line or an interval cut is due (each wake-up
+   * costs the host CPU whether there is work or not: docs/benchmarks.md, "The agent and
+   * record's fixed cost").
    */
-  static final long HELPER_MILLIS = 100;
+  static final long HELPER_MILLIS = 1000;
 
   private final ProcFs proc;
   private final PluginRegistry plugins;
@@ -90,6 +93,7 @@ final class SamplingRun {
     TargetInfo info = TargetDescriber.describe(proc, pid);
     Map<String, ModuleInfo> modules = new LinkedHashMap<>();
     AtomicBoolean refreshWanted = new AtomicBoolean();
+    Object wake = new Object();
     try {
       target.refresh();
     } catch (ProcReadException e) {
@@ -120,7 +124,7 @@ final class SamplingRun {
             // The process is going away; the sampling loop will notice.
           } catch (RuntimeException e) {
             // A bug here must not silently end module refreshes for the rest of the run.
-            processor.lost("refresh_failed");
+            processor.lost(HostCounters.REFRESH_FAILED);
           }
         }
         long now = System.nanoTime();
@@ -129,10 +133,20 @@ final class SamplingRun {
           progress.update(processor.processed(), processor.errorCount(), processor.lostCount(),
               (now - startNanos) / 1e9);
         }
-        try {
-          Thread.sleep(HELPER_MILLIS);
-        } catch (InterruptedException e) {
-          return;
+        long due = lastStatus + 1_000_000_000L;
+        if (listener != null) {
+          due = Math.min(due, lastCut + intervalNanos);
+        }
+        long waitMillis = Math.max(1, Math.min(HELPER_MILLIS,
+            (due - System.nanoTime() + 999_999) / 1_000_000));
+        synchronized (wake) {
+          try {
+            if (!refreshWanted.get() && !done.get()) {
+              wake.wait(waitMillis);
+            }
+          } catch (InterruptedException e) {
+            return;
+          }
         }
       }
     }, "polystack-refresh-" + pid);
@@ -140,11 +154,20 @@ final class SamplingRun {
     helper.start();
     SamplerOutcome outcome;
     try {
-      outcome = loop.run(target, processor, () -> refreshWanted.set(true));
+      outcome = loop.run(target, processor, () -> {
+        if (!refreshWanted.getAndSet(true)) {
+          synchronized (wake) {
+            wake.notifyAll();
+          }
+        }
+      });
     } catch (SyscallException e) {
       throw new SamplingException("sampling process " + pid + " failed: " + e.getMessage());
     } finally {
       done.set(true);
+      synchronized (wake) {
+        wake.notifyAll();
+      }
       processor.close();
       try {
         helper.join(1000);
@@ -161,7 +184,7 @@ final class SamplingRun {
     outcome.counters().forEach((k, v) -> losses.merge(k, v, Long::sum));
     if (processor.mergedSamples() > 0) {
       // Not lost, but their times are (see SampleStore): said where losses are.
-      losses.merge("sample_times_merged", processor.mergedSamples(), Long::sum);
+      losses.merge(HostCounters.SAMPLE_TIMES_MERGED.name(), processor.mergedSamples(), Long::sum);
     }
     target.close();
     if (listener != null) {
@@ -256,7 +279,7 @@ final class SamplingRun {
             losses), totals, last);
       } catch (RuntimeException e) {
         // The listener's bug must not end refreshes; the samples count as lost.
-        processor.lost("export_hook_failed", Sample.count(batch));
+        processor.lost(HostCounters.EXPORT_HOOK_FAILED, Sample.count(batch));
       }
       fromEpoch = now;
     }

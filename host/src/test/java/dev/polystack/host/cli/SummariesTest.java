@@ -29,7 +29,8 @@ class SummariesTest {
     assertEquals("{\"samples\": 600, \"periods\": 603, \"threads\": 1, \"achieved_hz\": 98.960, \"pause_ns\":"
         + " {\"count\": 600, \"mean\": 41000, \"median\": 38000, \"p99\": 95000, \"max\": 120000},"
         + " \"errors\": {\"no_module\": 2}, \"losses\": {\"dropped \\\"x\\\"\": 1,"
-        + " \"late_tick\": 3}, \"capture\": {\"ticks\": 610}, \"host\": {\"cpu_ns\": CPU,"
+        + " \"late_tick\": 3}, \"capture\": {\"ticks\": 610}, \"notes\": {},"
+        + " \"host\": {\"cpu_ns\": CPU,"
         + " \"peak_rss_kib\": RSS}}\n",
         withoutHostFigures(Summaries.statsJson(summary)));
   }
@@ -47,7 +48,8 @@ class SummariesTest {
     var summary = new RecordSession.Summary(0, 0, 0, Map.of(), Map.of(), 0, 0, 0, 0, 0, 0);
     assertEquals("{\"samples\": 0, \"periods\": 0, \"threads\": 0, \"achieved_hz\": 0.000, \"pause_ns\":"
         + " {\"count\": 0, \"mean\": 0, \"median\": 0, \"p99\": 0, \"max\": 0}, \"errors\": {},"
-        + " \"losses\": {}, \"capture\": {}, \"host\": {\"cpu_ns\": CPU, \"peak_rss_kib\": RSS}}\n",
+        + " \"losses\": {}, \"capture\": {}, \"notes\": {}, \"host\": {\"cpu_ns\": CPU,"
+        + " \"peak_rss_kib\": RSS}}\n",
         withoutHostFigures(Summaries.statsJson(summary)));
   }
 
@@ -83,7 +85,7 @@ class SummariesTest {
     losses.put("queue_full", 3L);
     losses.put("thread_gone", 2L);
     losses.put("learning_walk", 1L);
-    losses.put("luajit.g_from_cache", 40L);
+    losses.put("plugin.luajit.g_from_cache", 40L);
     Recording r = new Recording(new TargetInfo(7, "/usr/bin/luajit", List.of("luajit")), 0, 1,
         10_000_000L, "ptrace", List.of(), List.of(), losses);
     var summary = new RecordSession.Summary(1, 1, 1, Map.of(), losses, 1, 1, 1, 1, 1, 99);
@@ -95,7 +97,53 @@ class SummariesTest {
     assertFalse(printed.contains("g_from_cache"), printed);
     assertFalse(printed.contains("learning_walk"), printed);
     String verbose = print(new RecordSession.Result(r, summary, null, true, false), true, false);
-    assertTrue(verbose.contains("luajit.g_from_cache 40"), verbose);
+    assertTrue(verbose.contains("polystack: notes (not losses): plugin.luajit.g_from_cache 40\n"),
+        verbose);
+  }
+
+  /**
+   * The bug the declarations fixed: a bpf-mode run's capture_plan_refused and
+   * capture_counters_unreadable are losses (they were hidden with the capture figures), and
+   * its capture figures are not.
+   */
+  @Test
+  void captureLossesAreLossesAndCaptureFiguresAreNot() {
+    Map<String, Long> counters = new LinkedHashMap<>();
+    counters.put("capture_records", 298L);
+    counters.put("capture_ticks", 298L);
+    counters.put("capture_plans", 2L);
+    counters.put("capture_plan_refused", 1L);
+    counters.put("capture_counters_unreadable", 1L);
+    counters.put("module_not_elf", 3L);
+    Recording r = new Recording(new TargetInfo(7, "/usr/bin/luajit", List.of("luajit")), 0, 1,
+        10_000_000L, "bpf", List.of(), List.of(), counters);
+    var summary = new RecordSession.Summary(298, 298, 1, Map.of(), counters, 0, 0, 0, 0, 0, 99);
+    var result = new RecordSession.Result(r, summary, null, false, false);
+    String plain = print(result, false, false);
+    assertTrue(plain.contains("polystack: lost 2 samples: 1 stack unreadable, 1 polystack could"
+        + " not sample (-v"), plain);
+    String verbose = print(result, true, false);
+    assertTrue(verbose.contains("polystack: not sampled or lost, by reason:"
+        + " capture_counters_unreadable 1, capture_plan_refused 1\n"), verbose);
+    assertTrue(verbose.contains("polystack: notes (not losses): module_not_elf 3\n"), verbose);
+    assertTrue(verbose.contains("polystack: tick capture: plans 2, records 298, ticks 298\n"),
+        verbose);
+    String json = Summaries.statsJson(summary);
+    assertTrue(json.contains("\"losses\": {\"capture_counters_unreadable\": 1,"
+        + " \"capture_plan_refused\": 1}, \"capture\": {\"plans\": 2, \"records\": 298,"
+        + " \"ticks\": 298}, \"notes\": {\"module_not_elf\": 3}"), json);
+  }
+
+  @Test
+  void anUndeclaredCounterIsCountedForOtherReasons() {
+    Map<String, Long> counters = Map.of("late_tick", 2L, "not_declared_anywhere", 5L);
+    Recording r = new Recording(new TargetInfo(7, "/usr/bin/luajit", List.of("luajit")), 0, 1,
+        10_000_000L, "perf", List.of(), List.of(), counters);
+    var summary = new RecordSession.Summary(9, 9, 1, Map.of(), counters, 0, 0, 0, 0, 0, 99);
+    String printed = print(new RecordSession.Result(r, summary, null, false, false));
+    assertTrue(printed.contains("polystack: lost 7 samples: 2 while polystack was busy,"
+        + " 5 for other reasons (-v"), printed);
+    assertTrue(Summaries.statsJson(summary).contains("\"not_declared_anywhere\": 5"));
   }
 
   @Test

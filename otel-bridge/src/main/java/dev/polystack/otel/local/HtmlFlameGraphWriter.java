@@ -1,5 +1,7 @@
 package dev.polystack.otel.local;
 
+import dev.polystack.otel.counters.CounterKind;
+import dev.polystack.otel.counters.Counters;
 import dev.polystack.otel.model.Recording;
 import dev.polystack.otel.model.Sample;
 import dev.polystack.otel.model.StackTrace;
@@ -87,10 +89,20 @@ final class HtmlFlameGraphWriter implements ProfileWriter {
     fact(sb, "rate", String.format(Locale.ROOT, "%.1f Hz per thread (every %.3f ms)",
         1e9 / r.periodNanos(), r.periodNanos() / 1e6));
     fact(sb, "mode", r.mode());
-    StringBuilder losses = new StringBuilder();
-    new TreeMap<>(r.losses()).forEach((reason, n) ->
-        losses.append(losses.length() == 0 ? "" : ", ").append(reason).append(": ").append(n));
-    fact(sb, "lost", losses.length() == 0 ? "nothing" : losses.toString());
+    var counters = Counters.byKind(r.losses());
+    String lost = join(counters.getOrDefault(CounterKind.LOSS, Map.of()));
+    fact(sb, "lost", lost.isEmpty() ? "nothing" : lost);
+    String capture = join(Stacks.captureFigures(r));
+    if (!capture.isEmpty()) {
+      fact(sb, "tick capture", capture);
+    }
+    return sb.toString();
+  }
+
+  private static String join(Map<String, Long> counts) {
+    StringBuilder sb = new StringBuilder();
+    counts.forEach((name, n) ->
+        sb.append(sb.length() == 0 ? "" : ", ").append(name).append(": ").append(n));
     return sb.toString();
   }
 

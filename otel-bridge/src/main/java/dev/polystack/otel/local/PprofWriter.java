@@ -4,6 +4,8 @@ import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.WireFormat;
 import dev.polystack.otel.model.FrameLabels;
 import dev.polystack.otel.model.ModuleInfo;
+import dev.polystack.otel.counters.CounterKind;
+import dev.polystack.otel.counters.Counters;
 import dev.polystack.otel.model.Recording;
 import dev.polystack.otel.model.Sample;
 import dev.polystack.otel.model.StackTrace;
@@ -290,8 +292,10 @@ final class PprofWriter implements ProfileWriter {
       comments.add(string("target: pid " + recording.target().pid() + " "
           + String.join(" ", recording.target().commandLine())));
       comments.add(string("mode: " + recording.mode()));
-      new TreeMap<>(recording.losses()).forEach(
+      Counters.ofKind(recording.losses(), CounterKind.LOSS).forEach(
           (reason, n) -> comments.add(string("lost: " + reason + "=" + n)));
+      Stacks.captureFigures(recording).forEach(
+          (figure, n) -> comments.add(string("tick capture: " + figure + "=" + n)));
       return comments;
     }
   }

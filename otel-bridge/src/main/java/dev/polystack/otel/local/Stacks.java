@@ -1,5 +1,7 @@
 package dev.polystack.otel.local;
 
+import dev.polystack.otel.counters.CounterKind;
+import dev.polystack.otel.counters.Counters;
 import dev.polystack.otel.model.FrameLabels;
 import dev.polystack.otel.model.Recording;
 import dev.polystack.otel.model.Sample;
@@ -82,6 +84,18 @@ final class Stacks {
   /** How outputs name a thread: {@code NAME (tid N)}. */
   static String threadLabel(int tid, String name) {
     return (name.isEmpty() ? "thread" : name) + " (tid " + tid + ")";
+  }
+
+  /**
+   * The tick capture's figures of a recording (bpf mode), named without their {@code capture_}
+   * prefix ({@code records}, {@code ticks}, {@code plans}): what the capture did, not losses.
+   */
+  static Map<String, Long> captureFigures(Recording r) {
+    Map<String, Long> out = new TreeMap<>();
+    Counters.ofKind(r.losses(), CounterKind.CAPTURE_FIGURE).forEach((name, n) -> out.put(
+        name.startsWith(Counters.CAPTURE_PREFIX)
+            ? name.substring(Counters.CAPTURE_PREFIX.length()) : name, n));
+    return out;
   }
 
   /** {@code polystack VERSION}, for the exporter fields of file formats that have one. */

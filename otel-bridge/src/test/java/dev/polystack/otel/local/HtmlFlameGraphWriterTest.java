@@ -243,6 +243,18 @@ class HtmlFlameGraphWriterTest {
     return Integer.parseInt(m.group(1));
   }
 
+  @Test
+  void headerListsOnlyLossesAsLostAndCaptureFiguresApart() throws IOException {
+    String quiet = html(TestRecordings.bpf(Map.of()));
+    assertTrue(quiet.contains("<dt>lost</dt><dd>nothing</dd>"), quiet);
+    assertTrue(quiet.contains("<dt>tick capture</dt><dd>plans: 2, records: 298, ticks: 298</dd>"),
+        quiet);
+    String lossy = html(TestRecordings.bpf(Map.of("capture_plan_refused", 1L, "late_tick", 3L)));
+    assertTrue(lossy.contains("<dt>lost</dt><dd>capture_plan_refused: 1, late_tick: 3</dd>"),
+        lossy);
+    assertFalse(lossy.contains("g_from_cache"), "a plug-in note is not a loss");
+  }
+
   private static String html(Recording r) throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ProfileFormat.HTML.writer().write(r, out);

@@ -151,6 +151,23 @@ class PprofWriterTest {
     assertEquals(11, locations.lines().count(), locations);
   }
 
+  @Test
+  void commentsListOnlyLossesAsLostAndCaptureFiguresApart() throws Exception {
+    Path bpf = dir.resolve("bpf.pb.gz");
+    try (OutputStream out = Files.newOutputStream(bpf)) {
+      ProfileFormat.PPROF.writer().write(TestRecordings.bpf(Map.of("capture_plan_refused", 1L)),
+          out);
+    }
+    String raw = Proc.run(TIMEOUT, dir, go, "tool", "pprof", "-raw", bpf.toString())
+        .assertSuccess().stdout();
+    List<String> comments = raw.lines().filter(l -> l.startsWith("Comment: ")).toList();
+    assertEquals(List.of("Comment: lost: capture_plan_refused=1"),
+        comments.stream().filter(l -> l.startsWith("Comment: lost")).toList(), raw);
+    assertEquals(List.of("Comment: tick capture: plans=2", "Comment: tick capture: records=298",
+        "Comment: tick capture: ticks=298"),
+        comments.stream().filter(l -> l.contains("tick capture")).toList(), raw);
+  }
+
   private static Proc pprof(String... args) throws Exception {
     List<String> command = new ArrayList<>(List.of(go, "tool", "pprof"));
     command.addAll(List.of(args));

@@ -81,6 +81,22 @@ public final class TestRecordings {
         Map.of("dropped.timeout", 2L));
   }
 
+  /**
+   * The service as a bpf-mode run reports it, as {@code polystack demo} does: the tick capture's
+   * figures travel with the losses, beside a plug-in's note, a host note and {@code losses}.
+   */
+  public static Recording bpf(Map<String, Long> losses) {
+    Recording r = service();
+    Map<String, Long> counters = new java.util.HashMap<>(losses);
+    counters.put("capture_records", 298L);
+    counters.put("capture_ticks", 298L);
+    counters.put("capture_plans", 2L);
+    counters.put("plugin.luajit.g_from_cache", 40L);
+    counters.put("module_not_elf", 1L);
+    return new Recording(r.target(), r.startEpochNanos(), r.endEpochNanos(), r.periodNanos(),
+        "bpf", r.modules(), r.samples(), counters);
+  }
+
   static Frame nativeFrame(long address, String symbol, ModuleInfo module) {
     return new Frame(Frame.NATIVE, address, symbol, "", 0, 0, module.path(), Map.of());
   }

@@ -16,6 +16,8 @@ import dev.polystack.host.sys.SyscallException;
 import dev.polystack.host.process.TargetProcess;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.sched.CpuPlacement;
+import dev.polystack.otel.counters.Counter;
+import dev.polystack.otel.counters.HostCounters;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -37,10 +39,6 @@ public final class BpfSampler implements NoStopSampler {
   static final long KERNEL_COUNTERS_NANOS = 1_000_000_000L;
   /** The ring holds ~1 s of records of 2 CPUs at 99 Hz with 16 KiB stacks; enough at any rate. */
   static final int RING_BYTES = 8 << 20;
-
-  /** Kernel counters that are samples lost, and the loss name the summary shows for each. */
-  private static final Map<String, String> KERNEL_LOSSES = Map.of(
-      "ring_full", "bpf_ring_full", "no_user_regs", "bpf_no_user_regs");
 
   private final TargetProcess target;
   private final SamplingOptions options;
@@ -92,8 +90,8 @@ public final class BpfSampler implements NoStopSampler {
     PollLoop.Ended ended = PollLoop.run(options, HOUSEKEEPING_NANOS, stop, exit,
         new PollLoop.Body() {
           @Override
-          public void poll(int timeoutMillis) {
-            drain(timeoutMillis);
+          public boolean poll(int timeoutMillis) {
+            return drain(timeoutMillis);
           }
 
           @Override
@@ -119,10 +117,13 @@ public final class BpfSampler implements NoStopSampler {
     return new SamplerOutcome(exit.status(), ended.byUser(), ended.targetGone(), counters());
   }
 
-  /** Copies the ready records out of the ring first, so the kernel gets the space back early. */
-  private void drain(int timeoutMillis) {
+  /**
+   * Copies the ready records out of the ring first, so the kernel gets the space back early;
+   * false when there were none.
+   */
+  private boolean drain(int timeoutMillis) {
     batch.clear();
-    capture.poll(timeoutMillis, batch::add, () -> sink.lost("malformed_record"));
+    capture.poll(timeoutMillis, batch::add, () -> sink.lost(HostCounters.MALFORMED_RECORD));
     boolean any = false;
     for (CaptureRecord r : batch) {
       if (r.tgid() != target.pid()) {
@@ -135,7 +136,9 @@ public final class BpfSampler implements NoStopSampler {
       ticks.accept(r);
     }
     ticks.afterBatch(any);
+    boolean read = !batch.isEmpty();
     batch.clear();
+    return read;
   }
 
   private void countKernelLosses() {
@@ -144,9 +147,9 @@ public final class BpfSampler implements NoStopSampler {
       long before = kernelSeen.getOrDefault(e.getKey(), 0L);
       long delta = e.getValue() - before;
       kernelSeen.put(e.getKey(), e.getValue());
-      String loss = KERNEL_LOSSES.get(e.getKey());
-      if (delta > 0 && loss != null) {
-        sink.lost(loss, delta);
+      Counter counter = HostCounters.kernel(e.getKey());
+      if (delta > 0 && counter.isLoss()) {
+        sink.lost(counter, delta);
       }
     }
   }
@@ -159,8 +162,9 @@ public final class BpfSampler implements NoStopSampler {
   private Map<String, Long> counters() {
     Map<String, Long> out = new java.util.TreeMap<>();
     kernelSeen.forEach((k, v) -> {
-      if (v > 0 && !KERNEL_LOSSES.containsKey(k)) {
-        out.put("capture_" + k, v);
+      Counter counter = HostCounters.kernel(k);
+      if (v > 0 && !counter.isLoss()) {
+        out.put(counter.name(), v);
       }
     });
     out.putAll(ticks.figures());
@@ -191,14 +195,14 @@ public final class BpfSampler implements NoStopSampler {
   }
 
   /**
-   * A shared capture's kernel counters as a run's losses and figures: the losses by their
-   * summary names, the rest as capture_* (as one sampler reports its own capture's).
+   * A shared capture's kernel counters as a run's losses and figures, by their declared names
+   * (as one sampler reports its own capture's).
    */
   public static Map<String, Long> kernelFigures(Map<String, Long> counters) {
     Map<String, Long> out = new java.util.TreeMap<>();
     counters.forEach((k, v) -> {
       if (v > 0) {
-        out.put(KERNEL_LOSSES.getOrDefault(k, "capture_" + k), v);
+        out.put(HostCounters.kernel(k).name(), v);
       }
     });
     return out;

@@ -31,6 +31,7 @@ import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.MonotonicClock;
 import dev.polystack.host.sys.SyscallException;
 import dev.polystack.host.unwind.UnwindError;
+import dev.polystack.otel.counters.HostCounters;
 import dev.polystack.plugin.api.Registers;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -194,8 +195,9 @@ public final class PerfSampler implements NoStopSampler {
   public SamplerOutcome run(BooleanSupplier stop, TargetExit exit) throws SyscallException {
     PollLoop.Ended ended = PollLoop.run(options, RESCAN_NANOS, stop, exit, new PollLoop.Body() {
       @Override
-      public void poll(int timeoutMillis) throws SyscallException {
+      public boolean poll(int timeoutMillis) throws SyscallException {
         pollAndDrain(timeoutMillis);
+        return true; // new threads are looked for at the housekeeping pace: never slowed down
       }
 
       @Override
@@ -290,7 +292,7 @@ public final class PerfSampler implements NoStopSampler {
         if (e.errno() != Errno.ESRCH) {
           // Not retried: an fd or memory limit would fail again every 100 ms.
           refused.add(tid);
-          sink.lost("perf_open_failed");
+          sink.lost(HostCounters.PERF_OPEN_FAILED);
           warn.accept("thread " + tid + " is not sampled: " + e.getMessage());
         }
       }
@@ -320,13 +322,13 @@ public final class PerfSampler implements NoStopSampler {
     List<PerfRecord> records = new ArrayList<>();
     long malformed = s.ring().stats().malformed();
     s.ring().drain(records::add);
-    sink.lost("malformed_record", s.ring().stats().malformed() - malformed);
+    sink.lost(HostCounters.MALFORMED_RECORD, s.ring().stats().malformed() - malformed);
     for (PerfRecord r : records) {
       if (r.type() == PerfConstants.RECORD_SAMPLE) {
         sample(r);
       } else if (r.type() == PerfConstants.RECORD_LOST) {
         // struct { u64 id; u64 lost; }: samples the kernel dropped because the ring was full
-        sink.lost("ring_lost", r.body().length >= 16 ? r.buffer().getLong(8) : 1);
+        sink.lost(HostCounters.RING_LOST, r.body().length >= 16 ? r.buffer().getLong(8) : 1);
       }
     }
   }
@@ -336,11 +338,12 @@ public final class PerfSampler implements NoStopSampler {
     try {
       s = parser.parse(r);
     } catch (IllegalArgumentException e) {
-      sink.lost("malformed_record");
+      sink.lost(HostCounters.MALFORMED_RECORD);
       return;
     }
     if (s.regsAbi() == 0 || s.regs().length != Long.bitCount(REGS)) {
-      sink.lost("no_user_regs"); // no user context at the tick (the kernel says ABI_NONE)
+// No user context at the tick (the kernel says ABI_NONE).
+sink.lost(HostCounters.NO_USER_REGS);
       return;
     }
     if (s.cpu() >= 0) {

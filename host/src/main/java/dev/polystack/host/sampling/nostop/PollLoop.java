@@ -31,10 +31,22 @@ final class PollLoop {
   /** How long the loop polls at the short {@link #POLL_MILLIS}. */
   static final long SETTLE_NANOS = 1_000_000_000L;
 
+  /**
+   * Longest wait, and housekeeping pace, once {@link #IDLE_POLLS} polls in a row read nothing
+   * (a sampler that says so): a target that sleeps costs the host two wake-ups a second instead
+   * of ten; the first record read brings the loop back to its pace (docs/benchmarks.md, "The
+   * agent and record's fixed cost").
+   */
+  static final int IDLE_POLL_MILLIS = 500;
+  static final int IDLE_POLLS = 5;
+
   /** What a sampler does in the loop. */
   interface Body {
-    /** Reads what the kernel wrote, waiting up to {@code timeoutMillis} for it. */
-    void poll(int timeoutMillis) throws SyscallException;
+    /**
+     * Reads what the kernel wrote, waiting up to {@code timeoutMillis} for it; false when there
+     * was nothing, which lets the loop slow down for an idle target.
+     */
+    boolean poll(int timeoutMillis) throws SyscallException;
 
     /** After every poll. */
     default void afterPoll(long nowNanos) {}
@@ -53,6 +65,7 @@ final class PollLoop {
     long start = System.nanoTime();
     long end = options.durationNanos() == 0 ? Long.MAX_VALUE : start + options.durationNanos();
     long nextHousekeeping = start + housekeepingNanos;
+    int emptyPolls = 0;
     while (true) {
       if (stop.getAsBoolean()) {
         return new Ended(true, false);
@@ -61,14 +74,19 @@ final class PollLoop {
       if (now >= end) {
         return new Ended(false, false);
       }
-      int wait = now - start < SETTLE_NANOS ? POLL_MILLIS : SETTLED_POLL_MILLIS;
+      boolean idle = emptyPolls >= IDLE_POLLS;
+      int wait = now - start < SETTLE_NANOS ? POLL_MILLIS
+          : idle ? IDLE_POLL_MILLIS : SETTLED_POLL_MILLIS;
       // Never past the next housekeeping (exit check, new threads) nor the duration's end.
       long until = Math.min(end, nextHousekeeping);
-      body.poll((int) Math.max(0, Math.min(wait, (until - now + 999_999) / 1_000_000)));
+      boolean read = body.poll((int) Math.max(0, Math.min(wait,
+          (until - now + 999_999) / 1_000_000)));
+      emptyPolls = read ? 0 : Math.min(emptyPolls + 1, IDLE_POLLS);
       now = System.nanoTime();
       body.afterPoll(now);
       if (now >= nextHousekeeping) {
-        nextHousekeeping = now + housekeepingNanos;
+        nextHousekeeping = now + (emptyPolls >= IDLE_POLLS
+            ? Math.max(housekeepingNanos, IDLE_POLL_MILLIS * 1_000_000L) : housekeepingNanos);
         if (exit.gone()) {
           return new Ended(false, true);
         }

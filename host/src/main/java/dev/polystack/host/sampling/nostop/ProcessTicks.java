@@ -14,6 +14,7 @@ import dev.polystack.host.sampling.StackWalker;
 import dev.polystack.host.sampling.ThreadSample;
 import dev.polystack.host.sys.MonotonicClock;
 import dev.polystack.host.unwind.UnwindError;
+import dev.polystack.otel.counters.HostCounters;
 import dev.polystack.plugin.api.Capability;
 import dev.polystack.plugin.api.CapturePlan;
 import dev.polystack.plugin.api.Registers;
@@ -154,10 +155,10 @@ public final class ProcessTicks {
   public Map<String, Long> figures() {
     Map<String, Long> out = new TreeMap<>();
     if (uncapturedSamples > 0) {
-      out.put("capture_live_read_samples", uncapturedSamples);
+      out.put(HostCounters.CAPTURE_LIVE_READ_SAMPLES.name(), uncapturedSamples);
     }
     if (!plans.isEmpty()) {
-      out.put("capture_plans", (long) plans.size());
+      out.put(HostCounters.CAPTURE_PLANS.name(), (long) plans.size());
     }
     return out;
   }
@@ -171,7 +172,7 @@ public final class ProcessTicks {
   }
 
   private void notKept(int tid) {
-    sink.lost("learning_walk");
+    sink.lost(HostCounters.LEARNING_WALK);
     carried.notKept(tid);
     learningDrops++;
   }
@@ -252,7 +253,7 @@ public final class ProcessTicks {
       }
       plans = List.copyOf(wanted);
     } catch (RuntimeException e) {
-      sink.lost("capture_plan_refused");
+      sink.lost(HostCounters.CAPTURE_PLAN_REFUSED);
     }
   }
 }

@@ -30,6 +30,7 @@ import dev.polystack.host.sys.DiagnosticSwitches;
 import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.SyscallException;
 import dev.polystack.host.unwind.UnwindError;
+import dev.polystack.otel.counters.HostCounters;
 import dev.polystack.plugin.api.Registers;
 import java.util.Optional;
 import java.util.concurrent.locks.LockSupport;
@@ -214,7 +215,7 @@ public final class PtraceSampler {
             // The loop fell behind (a slow walk, a busy host): skip ticks instead of bursting.
             long missed = (after - next) / period;
             for (long i = 0; i < missed; i++) {
-              sink.lost("late_tick");
+              sink.lost(HostCounters.LATE_TICK);
             }
             carry.late(missed);
             next += missed * period;
@@ -236,7 +237,7 @@ public final class PtraceSampler {
       wakeup.ifPresent(TracerWakeup::close);
       wakeup = Optional.empty();
       for (int i = control.detachAll(p); i > 0; i--) {
-        sink.lost("detach_failed");
+        sink.lost(HostCounters.DETACH_FAILED);
       }
       breakdown.report().ifPresent(r -> System.err.println("polystack: " + r));
     }
@@ -358,7 +359,7 @@ public final class PtraceSampler {
       p.interrupt(tid);
     } catch (SyscallException e) {
       if (e.errno() == Errno.ESRCH) {
-        sink.lost("thread_gone");
+        sink.lost(HostCounters.THREAD_GONE);
         return;
       }
       throw e;
@@ -368,7 +369,7 @@ public final class PtraceSampler {
         : p.awaitStop(tid, STOP_TIMEOUT_NANOS);
     if (stopped == null) {
       // Still running (uninterruptible sleep) or gone; the stop, if it comes, is passed on later.
-      sink.lost(p.traces(tid) ? "stop_timeout" : "thread_gone");
+      sink.lost(p.traces(tid) ? HostCounters.STOP_TIMEOUT : HostCounters.THREAD_GONE);
       return;
     }
     TraceEvent event = p.takeEvent(tid);
@@ -379,7 +380,7 @@ public final class PtraceSampler {
       if (event != null) {
         control.handle(p, event);
       }
-      sink.lost("raced_event");
+      sink.lost(HostCounters.RACED_EVENT);
       return;
     }
     // One module table for the decision and the walk: a refresh meanwhile must not hand a
@@ -425,7 +426,7 @@ public final class PtraceSampler {
       if (e.errno() != Errno.ESRCH) {
         throw e;
       }
-      sink.lost("thread_gone");
+      sink.lost(HostCounters.THREAD_GONE);
       return null;
     }
     breakdown.mark(PauseBreakdown.GETREGS);
@@ -433,7 +434,7 @@ public final class PtraceSampler {
     boolean copied = fromCopy ? capture.copyWithPages(regs.sp(), prefetch.pages(tid))
         : capture.copy(regs.sp());
     if (!copied) {
-      sink.lost("stack_copy_failed");
+      sink.lost(HostCounters.STACK_COPY_FAILED);
     }
     SampleMemory snapshot =
         fromCopy ? capture.snapshotMemory(STABLE_LIVE ? target.hostMemory() : null) : null;
@@ -498,7 +499,7 @@ public final class PtraceSampler {
     if (!missed.isEmpty()) {
       // Reading now would take from a thread that has moved on: drop it, and the thread's next
       // sample walks stopped and carries this one's period.
-      sink.lost("walk_page_missed");
+      sink.lost(HostCounters.WALK_PAGE_MISSED);
       carry.notKept(tid);
       return null;
     }
@@ -545,7 +546,7 @@ public final class PtraceSampler {
     walker.walk(thread(tid, regs, memory), table);
     prefetch.learned(tid, memory.pagesRead());
     learningWalks++;
-    sink.lost("learning_walk");
+    sink.lost(HostCounters.LEARNING_WALK);
     carry.notKept(tid);
   }
 
@@ -568,7 +569,7 @@ public final class PtraceSampler {
         lateReads += memory.liveReads();
       }
     }
-    sink.lost("read_after_resume", lateReads);
+    sink.lost(HostCounters.READ_AFTER_RESUME, lateReads);
     return stack;
   }
 
@@ -601,7 +602,7 @@ public final class PtraceSampler {
     } catch (dev.polystack.host.proc.ProcReadException e) {
       // The process is going away; the event loop notices.
     } catch (RuntimeException e) {
-      sink.lost("refresh_failed");
+      sink.lost(HostCounters.REFRESH_FAILED);
     }
     return false;
   }

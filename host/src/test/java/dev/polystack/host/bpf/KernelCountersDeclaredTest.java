@@ -1,0 +1,23 @@
+package dev.polystack.host.bpf;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.polystack.otel.counters.CounterKind;
+import dev.polystack.otel.counters.Counters;
+import dev.polystack.otel.counters.HostCounters;
+import org.junit.jupiter.api.Test;
+
+/** Every counter of the tick capture program has a declaration, so none lands as undeclared. */
+class KernelCountersDeclaredTest {
+  @Test
+  void everyKernelCounterIsDeclared() {
+    for (Counter c : Counter.values()) {
+      var declared = HostCounters.kernel(c.key());
+      assertTrue(Counters.declared(declared.name()).isPresent(), c.key());
+      boolean loss = c == Counter.RING_FULL || c == Counter.NO_USER_REGS;
+      assertEquals(loss ? CounterKind.LOSS : CounterKind.CAPTURE_FIGURE, declared.kind(),
+          c.key());
+    }
+  }
+}
