@@ -314,8 +314,8 @@ public final class HostPipeline {
 
   /**
    * Exec: the program changed, so its description is retired and the process described anew
-   * now, while it surely runs (a short-lived program may be gone by its first tick's walk);
-   * a selection by name re-decides. Exit: released after its last samples are cut. Fork of a
+   * now, while it surely runs (a short-lived program may be gone by its first tick's walk); a
+   * selection by name re-decides, a process given or followed from a given one stays. Exit: released after its last samples are cut. Fork of a
    * followed process: described now, for the same reason.
    */
   private void onEvent(ProcessEvent e) {
@@ -325,8 +325,9 @@ public final class HostPipeline {
         retire(table.remove(pid));
         unreadable.remove(pid);
         ProcessSelection s = options.selection();
-        if (s.isHostWide() || s.pids().contains(pid)) {
-          track(pid);
+        if (s.isHostWide() || s.pids().contains(pid)
+            || !s.byName() && selected.contains(pid)) {
+          track(pid); // given, or followed from a given one: whatever it runs now
         } else if (s.selects(proc, pid)) {
           select(pid);
           track(pid);
@@ -425,8 +426,10 @@ public final class HostPipeline {
       refuse(pid);
       return null;
     }
+    // Host-wide, a module of a process that exits while it is described is no news: counted
+    // (module_unreadable), not printed; a chosen process's modules are worth a line.
     TargetProcess target = new TargetProcess(pid, proc, modules, ProcessMemory.of(pid), plugins,
-        guard, warn);
+        guard, options.selection().isHostWide() ? line -> { } : warn);
     try {
       target.refresh();
     } catch (ProcReadException | RuntimeException e) {
