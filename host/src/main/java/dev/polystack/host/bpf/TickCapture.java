@@ -124,6 +124,16 @@ public final class TickCapture implements AutoCloseable {
    * until {@link #addTarget}. {@code ringBytes}: a power of two, at least a page.
    */
   public static TickCapture open(int rateHz, int ringBytes) throws BpfLoadException {
+    return open(rateHz, ringBytes, c -> { });
+  }
+
+  /**
+   * {@link #open(int, int)} that runs {@code setup} (settings, first targets) once the program
+   * is loaded and before any CPU's event exists: whoever waits for polystack's perf events to
+   * appear then knows its targets are already captured.
+   */
+  public static TickCapture open(int rateHz, int ringBytes,
+      java.util.function.Consumer<TickCapture> setup) throws BpfLoadException {
     if (rateHz < 1 || rateHz > 100_000) {
       throw new IllegalArgumentException("rate must be 1..100000 Hz: " + rateHz);
     }
@@ -148,6 +158,7 @@ public final class TickCapture implements AutoCloseable {
       capture = new TickCapture(object, cpus);
       capture.configure(Settings.targetsOnly());
       capture.attachProcessEvents();
+      setup.accept(capture);
       capture.start(rateHz);
       return capture;
     } catch (BpfLoadException | RuntimeException e) {

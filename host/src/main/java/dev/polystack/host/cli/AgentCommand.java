@@ -218,6 +218,9 @@ final class AgentCommand implements Runnable {
             + " a directory)");
       }
     }
+    if (pids.isEmpty() && comm == null && pattern == null && cgroup == null) {
+      return ProcessSelection.hostWide();
+    }
     return new ProcessSelection(new HashSet<>(pids), comm == null ? "" : comm, pattern,
         cgroup == null ? "" : cgroup);
   }

@@ -106,6 +106,9 @@ public record Selection(Set<Integer> pids, String comm, String match, String cgr
   }
 
   ProcessSelection toPipeline() {
+    if (isHostWide()) {
+      return ProcessSelection.hostWide();
+    }
     return new ProcessSelection(pids, comm, match.isEmpty() ? null : Pattern.compile(match),
         cgroup);
   }

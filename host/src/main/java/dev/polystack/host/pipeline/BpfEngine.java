@@ -21,6 +21,8 @@ final class BpfEngine implements CaptureEngine {
   private final int rateHz;
   private final TickCapture.Settings settings;
   private TickCapture capture;
+  /** Selected before start. */
+  private final java.util.Map<Integer, Boolean> pending = new java.util.LinkedHashMap<>();
 
   BpfEngine(int rateHz, TickCapture.Settings settings) {
     if (rateHz < 1 || rateHz > 10_000) {
@@ -46,8 +48,11 @@ final class BpfEngine implements CaptureEngine {
       throw new IllegalStateException("already started");
     }
     try {
-      capture = TickCapture.open(rateHz, RING_BYTES);
-      capture.configure(settings);
+      capture = TickCapture.open(rateHz, RING_BYTES, c -> {
+        c.configure(settings);
+        pending.forEach((pid, follow) -> c.addTarget(pid, settings.stackBytes(), follow));
+      });
+      pending.clear();
     } catch (BpfLoadException | RuntimeException e) {
       if (capture != null) {
         capture.close();
@@ -72,9 +77,14 @@ final class BpfEngine implements CaptureEngine {
     });
   }
 
+  /** Before {@link #start}: captured from the first tick of every CPU. */
   @Override
-  public void select(int pid, boolean followChildren) {
-    capture().addTarget(pid, settings.stackBytes(), followChildren);
+  public synchronized void select(int pid, boolean followChildren) {
+    if (capture == null) {
+      pending.put(pid, followChildren);
+      return;
+    }
+    capture.addTarget(pid, settings.stackBytes(), followChildren);
   }
 
   @Override

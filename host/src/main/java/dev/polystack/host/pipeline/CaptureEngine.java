@@ -34,7 +34,10 @@ public interface CaptureEngine extends AutoCloseable {
   /** Hands what is ready to {@code listener}, first waiting up to {@code timeoutMillis}. */
   void poll(int timeoutMillis, Listener listener);
 
-  /** Selects one more process (selection modes; host-wide engines select every process). */
+  /**
+   * Selects one more process (selection modes; host-wide engines select every process); before
+   * {@link #start}, it is captured from the start.
+   */
   void select(int pid, boolean followChildren);
 
   /** Stops selecting a process and drops its capture plans. */

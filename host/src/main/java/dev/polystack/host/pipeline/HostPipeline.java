@@ -225,11 +225,11 @@ public final class HostPipeline {
       throw new IllegalArgumentException("interval must be positive");
     }
     this.engine = engine;
+    selectRunning(); // before the engine's events exist: no tick of theirs is missed
     engine.start();
     try {
       long start = System.nanoTime();
       long end = durationNanos == 0 ? Long.MAX_VALUE : start + durationNanos;
-      selectRunning();
       onStart.started(this::select);
       long fromEpoch = epochNow();
       long nextCut = start + intervalNanos;

@@ -18,14 +18,23 @@ import java.util.regex.Pattern;
  * comm}, as {@code pgrep -x}), command line ({@code match}, as {@code pgrep -f}) and cgroup v2
  * path (the process's cgroup or one below it).
  *
+ * @param everyProcess every user process (then no criterion is given); otherwise only what the
+ *     criteria select, which may be nothing at first (a command launched later is selected
+ *     then)
  * @param cgroup a path relative to the cgroup v2 root ({@code system.slice/nginx.service}), or
  *     empty
  */
-public record ProcessSelection(Set<Integer> pids, String comm, Pattern match, String cgroup) {
+public record ProcessSelection(boolean everyProcess, Set<Integer> pids, String comm, Pattern match,
+    String cgroup) {
   /** Bytes of a command line a {@code match} looks at: a hostile process cannot stall it. */
   static final int MATCH_BYTES = 4096;
   /** Bytes of /proc/PID/cgroup read: a cgroup path is bounded by PATH_MAX. */
   static final int CGROUP_BYTES = 8192;
+
+  /** The processes these criteria select (none given: none selected yet). */
+  public ProcessSelection(Set<Integer> pids, String comm, Pattern match, String cgroup) {
+    this(false, pids, comm, match, cgroup);
+  }
 
   public ProcessSelection {
     pids = Set.copyOf(pids);
@@ -36,15 +45,18 @@ public record ProcessSelection(Set<Integer> pids, String comm, Pattern match, St
         throw new IllegalArgumentException("pid must be positive: " + pid);
       }
     }
+    if (everyProcess && (!pids.isEmpty() || !comm.isEmpty() || match != null || !cgroup.isEmpty())) {
+      throw new IllegalArgumentException("a host-wide selection takes no criterion");
+    }
   }
 
   /** Every user process of the host. */
   public static ProcessSelection hostWide() {
-    return new ProcessSelection(Set.of(), "", null, "");
+    return new ProcessSelection(true, Set.of(), "", null, "");
   }
 
   public boolean isHostWide() {
-    return pids.isEmpty() && !byName();
+    return everyProcess;
   }
 
   /** Whether processes may join by name, cgroup or command line (checked at every exec). */

@@ -45,6 +45,8 @@ class ProcessSelectionTest {
 
   @Test
   void goneProcessesAreNotSelectedAndBadPidsAreRefused() {
+    assertFalse(new ProcessSelection(Set.of(), "", null, "").selects(PROC, SELF),
+        "no criterion is no process, not every process");
     assertFalse(new ProcessSelection(Set.of(), "java", null, "").selects(PROC, 1 << 30));
     assertThrows(IllegalArgumentException.class,
         () -> new ProcessSelection(Set.of(0), "", null, ""));
