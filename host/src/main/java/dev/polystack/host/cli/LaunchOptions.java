@@ -30,17 +30,21 @@ final class LaunchOptions {
 
   /** Refuses --user and --group where nothing is launched. */
   void checkLaunching(boolean launching) {
-    checkLaunching(launching, false);
+    if (!launching && (user != null || group != null)) {
+      throw new UsageException("--user and --group apply to a command launched after --, not"
+          + " to --pid");
+    }
   }
 
   /**
-   * Refuses --user where it neither chooses who a command runs as nor whose processes are
-   * selected ({@code selecting}: --comm, --match or --subprocesses), and --group where nothing is
-   * launched.
+   * For commands that also select processes by name (record): refuses --user where it neither
+   * chooses who a command runs as nor whose processes are selected ({@code selecting}: --comm,
+   * --match or --subprocesses), and --group where nothing is launched.
    */
-  void checkLaunching(boolean launching, boolean selecting) {
+  void checkSelecting(boolean launching, boolean selecting) {
     if (!launching && group != null) {
-      throw new UsageException("--group applies to a command launched after --, not to --pid");
+      throw new UsageException("--group applies to a command launched after --, not to --pid,"
+          + " --comm or --match");
     }
     if (!launching && !selecting && user != null) {
       throw new UsageException("--user applies to a command launched after -- and to --comm,"

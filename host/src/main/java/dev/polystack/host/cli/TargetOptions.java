@@ -100,8 +100,11 @@ final class TargetOptions {
         throw new UsageException("--pid " + p + ": a process id is a positive number");
       }
     }
-    launchAs.checkLaunching(!command.isEmpty(),
-        selection != null && (selection.byName() || selection.subprocesses()));
+    if (selection != null) {
+      launchAs.checkSelecting(!command.isEmpty(), selection.byName() || selection.subprocesses());
+    } else {
+      launchAs.checkLaunching(!command.isEmpty());
+    }
     Integer pid = pids.size() == 1 ? pids.get(0) : null;
     if (pid != null && !threads.isEmpty() && Files.isDirectory(Path.of("/proc", pid.toString()))) {
       // A TID that is not a thread of the target would record nothing and still "succeed".
