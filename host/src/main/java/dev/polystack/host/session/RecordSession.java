@@ -171,7 +171,8 @@ public final class RecordSession {
 
   /**
    * Attaches only to {@code identity}: if its pid names another process by then, the attach
-   * fails (bpf and perf modes; ptrace mode follows its tracee's own exit).
+   * fails (bpf and perf modes check it again once their pidfd is open; ptrace mode before it
+   * seizes, and then follows its tracee's own exit).
    */
   RecordSession expecting(ProcessIdentity identity) {
     this.expected = identity;
@@ -236,7 +237,7 @@ public final class RecordSession {
 
   /** The backend's session: ptrace stops the target per sample, bpf and perf never do. */
   private BackendSession session(Backend backend) {
-    return backend.mode() == Mode.PTRACE ? new PtraceSession(proc, run, guard)
+    return backend.mode() == Mode.PTRACE ? new PtraceSession(proc, run, guard, expected)
         : new NoStopSession(proc, run, guard, warn, backend, sharedCapture, expected);
   }
 }
