@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Re-records the snapshot corpus from live processes (needs root or ptrace rights, luajit, gcc,
 # nginx, curl, and OpenResty's luajit2 and lua-nginx-module unpacked as ./run-tests does). Workloads
-# run from /tmp/polystack-corpus so the file names in expected stacks do not depend on the
-# checkout. After recording, each case's expected stacks are the live walk's own output; check
+# run from a fresh directory under /tmp (mktemp -d: it runs as root, so never a name another user
+# could create first) so the file names in expected stacks do not depend on the checkout. After recording, each case's expected stacks are the live walk's own output; check
 # them with the corpus test. Each case also gets NAME.names.txt, the names LuaJIT itself gives
 # the workload's functions (corpus_oracle.lua: a call hook asking debug.getinfo, the rule
 # debug.traceback and jit.p use), recorded from the same workload on the same build: the corpus
@@ -10,9 +10,11 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../../../../.." && pwd)"
-work=/tmp/polystack-corpus
+work="$(mktemp -d /tmp/polystack-corpus.XXXXXX)"
+trap 'rm -rf "$work"' EXIT
+chmod 0755 "$work" # nginx's worker (nobody) reads the Lua files; only root writes here
 luajit2=${LUAJIT2_LIB:-/opt/polystack-ci/nginx-lua/usr/lib/x86_64-linux-gnu}
-rm -rf "$work" && mkdir -p "$work" && cp "$here"/workloads/* "$work"/
+cp "$here"/workloads/* "$work"/
 gcc -O1 -o "$work/luahost" -I/usr/include/luajit-2.1 "$work/luahost.c" \
   "$luajit2/libluajit-5.1.so.2" -Wl,-rpath,"$luajit2"
 
@@ -30,7 +32,7 @@ oracle() { # name command... (the command runs the workload with the oracle star
 record() { # name settle-seconds command...
   local name=$1 settle=$2; shift 2
   "$@" & local pid=$!
-  trap "kill $pid 2>/dev/null" EXIT
+  trap "kill $pid 2>/dev/null; rm -rf '$work'" EXIT
   sleep "$settle"
   "$repo/polystack" snapshot --pid "$pid" -o "$here/$name.psnap" --module-store "$here/modules" \
     > "$here/$name.expected.txt"
@@ -78,7 +80,7 @@ http {
 }
 CONF
   LD_LIBRARY_PATH="$luajit2" nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" & master=$!
-  trap "kill $master 2>/dev/null" EXIT
+  trap "kill $master 2>/dev/null; rm -rf '$work'" EXIT
   for _ in $(seq 60); do
     curl -s -o /dev/null "http://127.0.0.1:$port/?rounds=1" && break; sleep 0.5
   done
@@ -88,13 +90,16 @@ nginx_stop() {
   kill "$client" "$master" 2>/dev/null || true; wait "$master" 2>/dev/null || true
 }
 
-# nginx's worker runs as nobody: the oracle writes where it may, and the file is copied here.
-oracle_dir="$work/oracle" && mkdir -p "$oracle_dir" && chmod 777 "$oracle_dir"
+# nginx's worker runs as nobody: the oracle writes where it may, and the file is read back as
+# nobody too, so a link planted there by another process of nobody's reads nothing of root's.
+oracle_dir="$work/oracle" && mkdir -p "$oracle_dir" && chown nobody "$oracle_dir" &&
+  chmod 0700 "$oracle_dir"
 nginx_start "require('corpus_oracle').start('$oracle_dir/nginx-lua.names.txt', 2)"
 for _ in $(seq 120); do test -s "$oracle_dir/nginx-lua.names.txt" && break; sleep 0.5; done
 sleep 3 # the first calls of the request, before its loops are compiled, show every function
 nginx_stop
-cp "$oracle_dir/nginx-lua.names.txt" "$here/nginx-lua.names.txt"
+setpriv --reuid=nobody --regid=nogroup --clear-groups cat "$oracle_dir/nginx-lua.names.txt" \
+  > "$here/nginx-lua.names.txt"
 
 nginx_start ""
 sleep 2

@@ -96,8 +96,8 @@ class LaunchedCommandTest {
 
     var attach = Distribution.run("record", "--pid", "1", "--user", "nobody");
     assertEquals(2, attach.exitCode(), attach.stderr());
-    assertEquals(List.of("polystack: --user and --group apply to a command launched after --,"
-        + " not to --pid"), attach.stderrLines());
+    assertEquals(List.of("polystack: --user applies to a command launched after -- and to"
+        + " --comm, --match and --subprocesses, not to --pid alone"), attach.stderrLines());
   }
 
   /**

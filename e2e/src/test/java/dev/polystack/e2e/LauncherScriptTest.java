@@ -100,6 +100,50 @@ class LauncherScriptTest {
         "nor replaced by root in a tree root does not own");
   }
 
+  /**
+   * A group-writable {@code host/target} lets its group replace a jar that root then runs; a
+   * jar another user owns, or one others may write, is the same. The launcher refuses in one
+   * line and starts no JVM.
+   */
+  @Test
+  void rootRefusesJarsSomeoneOtherThanTheOwnerCanChange() throws Exception {
+    Path tree = built("shared");
+    chownToNobody(tree);
+    Path target = tree.resolve("host/target");
+    Path libJar;
+    try (Stream<Path> jars = Files.list(target.resolve("lib"))) {
+      libJar = jars.sorted().findFirst().orElseThrow();
+    }
+
+    Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rwxrwxr-x"));
+    Output groupDir = launch(tree, dir, Map.of(), "--version");
+    assertEquals(1, groupDir.exitCode(), groupDir.stderr());
+    assertEquals(List.of("polystack: not running the jars of " + tree + ": " + target
+        + " can be changed by someone other than nobody or root (nobody, mode 775); make it"
+        + " theirs and not writable by group or others (chmod go-w), or rebuild in a private"
+        + " tree"), groupDir.stderr().lines().toList());
+    assertEquals("", groupDir.stdout(), "no JVM ran");
+    Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rwxr-xr-x"));
+
+    Files.setPosixFilePermissions(libJar, PosixFilePermissions.fromString("rw-r--rw-"));
+    Output otherJar = launch(tree, dir, Map.of(), "--version");
+    assertEquals(1, otherJar.exitCode(), otherJar.stderr());
+    assertTrue(otherJar.stderr().startsWith("polystack: not running the jars of " + tree + ": "
+        + libJar + " can be changed"), otherJar.stderr());
+    Files.setPosixFilePermissions(libJar, PosixFilePermissions.fromString("rw-r--r--"));
+
+    Files.setOwner(tree.resolve("host/target/polystack-host.jar"), tree.getFileSystem()
+        .getUserPrincipalLookupService().lookupPrincipalByName("daemon"));
+    Output strangerJar = launch(tree, dir, Map.of(), "--version");
+    assertEquals(1, strangerJar.exitCode(), strangerJar.stderr());
+    assertTrue(strangerJar.stderr().contains("polystack-host.jar can be changed by someone other"
+        + " than nobody or root (daemon, mode"), strangerJar.stderr());
+
+    chownToNobody(tree);
+    Output fine = launch(tree, dir, Map.of(), "--version");
+    assertEquals(0, fine.exitCode(), fine.stderr());
+  }
+
   /** A directory holding a copy of the launcher script, as a checkout would. */
   private Path tree(String name) throws IOException {
     Path tree = Files.createDirectory(dir.resolve(name));

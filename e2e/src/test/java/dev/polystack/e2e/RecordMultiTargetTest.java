@@ -165,7 +165,7 @@ class RecordMultiTargetTest {
         dir.resolve("none.folded").toString());
     assertEquals(1, result.exitCode(), result.stderr());
     assertEquals("polystack: no process matches --comm no-such-proc-x (polystack itself"
-        + " excluded); list candidates with: ps -eo pid,comm,args\n", result.stderr());
+        + " excluded); list candidates with: ps -eo pid,user,comm,args\n", result.stderr());
 
     // polystack's own command line contains the pattern: it must not select itself.
     var self = Distribution.run("record", "--match", "no-such-pattern-[x]yz", "-d", "1s", "-o",

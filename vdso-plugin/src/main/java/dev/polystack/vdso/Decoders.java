@@ -261,13 +261,13 @@ final class Decoders {
    * ssize_t getrandom(void *buf, size_t len, unsigned flags, void *opaque_state, size_t
    * opaque_len), Linux 6.11+. With opaque_len == ~0UL (buf NULL, len 0, flags 0) the call asks
    * for struct vgetrandom_opaque_params: the size of one state and how to map states. The random
-   * bytes themselves are not copied into records: they may be key material.
+   * bytes themselves are not copied into records: they may be key material. Nor is anything
+   * copied at the return without stopping the thread: a copy there cannot tell the query from an
+   * ordinary call, whose opaque_state is the thread's random state (its next output bytes), so
+   * the parameters are decoded only by backends that read at the stopped return
+   * (docs/reliability.md, "Root safety: other users' processes").
    */
   static final class GetrandomDecoder implements Decoder {
-    @Override
-    public List<ProbeExit.OutputCopy> copies() {
-      return List.of(new ProbeExit.OutputCopy(Register.RCX, 12)); // the opaque-state query
-    }
 
     private static boolean query(Registers entry) {
       return arg(entry, 4) == -1L && arg(entry, 0) == 0 && arg(entry, 1) == 0;

@@ -141,6 +141,15 @@ class DecodersTest {
     assertEquals(Map.of("cpu", 3L, "node", 0L), cpu.outputs());
   }
 
+  /**
+   * An ordinary getrandom call passes the thread's random state as opaque_state: a copy through
+   * it at every return would put the caller's next random bytes into the ring and the heap.
+   */
+  @Test
+  void getrandomCopiesNothingAtTheReturnSoTheRandomStateNeverLeavesTheTarget() {
+    assertEquals(List.of(), Decoders.forFunction("getrandom").copies());
+  }
+
   @Test
   void getrandomDecodesTheParameterQueryAndKeepsTheWidthOfItsResult() {
     long state = RETURN_RSP + 8;

@@ -6,6 +6,7 @@ import dev.polystack.host.launch.Launcher;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.OptionalLong;
 import java.util.function.Consumer;
 import picocli.CommandLine.Option;
 
@@ -18,7 +19,8 @@ final class LaunchOptions {
 
   @Option(names = "--user", paramLabel = "USER",
       description = "Run the launched command as this user (name or uid). Default: the user who"
-          + " ran sudo (SUDO_UID), else polystack's own; --user root keeps root.")
+          + " ran sudo (SUDO_UID), else polystack's own; --user root keeps root. With --comm,"
+          + " --match or --subprocesses: select only this user's processes.")
   String user;
 
   @Option(names = "--group", paramLabel = "GROUP",
@@ -32,6 +34,36 @@ final class LaunchOptions {
       throw new UsageException("--user and --group apply to a command launched after --, not"
           + " to --pid");
     }
+  }
+
+  /**
+   * For commands that also select processes by name (record): refuses --user where it neither
+   * chooses who a command runs as nor whose processes are selected ({@code selecting}: --comm,
+   * --match or --subprocesses), and --group where nothing is launched.
+   */
+  void checkSelecting(boolean launching, boolean selecting) {
+    if (!launching && group != null) {
+      throw new UsageException("--group applies to a command launched after --, not to --pid,"
+          + " --comm or --match");
+    }
+    if (!launching && !selecting && user != null) {
+      throw new UsageException("--user applies to a command launched after -- and to --comm,"
+          + " --match and --subprocesses, not to --pid alone");
+    }
+    selectedUid(); // an unknown user is a usage error before anything is attached
+  }
+
+  /** The user id --user names, for selecting processes; empty without --user. */
+  OptionalLong selectedUid() {
+    if (user == null) {
+      return OptionalLong.empty();
+    }
+    OptionalInt number = id(user);
+    if (number.isPresent()) {
+      return OptionalLong.of(number.getAsInt());
+    }
+    return OptionalLong.of(Accounts.userByName(user).orElseThrow(() -> new UsageException(
+        "--user " + user + ": no such user")).uid());
   }
 
   /**

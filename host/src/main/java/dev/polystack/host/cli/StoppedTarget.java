@@ -1,9 +1,10 @@
 package dev.polystack.host.cli;
 
+import dev.polystack.host.launch.Accounts;
 import dev.polystack.host.proc.ProcFs;
-import dev.polystack.host.proc.ProcessList;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import picocli.CommandLine.Option;
 
 /**
@@ -24,6 +25,10 @@ final class StoppedTarget {
       description = "The one process whose command line contains a match of REGEX (pgrep -f).")
   String match;
 
+  @Option(names = "--user", paramLabel = "USER",
+      description = "With --comm or --match: only this user's processes (name or uid).")
+  String user;
+
   @Option(names = "--max-depth", paramLabel = "N", defaultValue = "512",
       description = "Frames per stack (default: ${DEFAULT-VALUE}).")
   int maxDepth;
@@ -38,6 +43,10 @@ final class StoppedTarget {
       throw new UsageException("--pid " + pid + ": a process id is a positive number");
     }
     TargetSelection.checkMatch(match);
+    if (user != null && pid != null) {
+      throw new UsageException("--user applies to --comm and --match, not to --pid");
+    }
+    uid();
     if (maxDepth < 1 || maxDepth > 65_536) {
       throw new UsageException("--max-depth must be 1..65536, got " + maxDepth);
     }
@@ -53,16 +62,30 @@ final class StoppedTarget {
       return pid;
     }
     List<String> comms = comm == null ? List.of() : List.of(comm);
-    Map<Integer, String> chosen = TargetSelection.byName(ProcessList.read(proc), comms, match);
+    OptionalLong uid = uid();
+    Map<Integer, String> chosen = TargetSelection.byName(proc, comms, match, uid);
     if (chosen.isEmpty()) {
-      throw TargetSelection.noMatch(comms, match);
+      throw TargetSelection.noMatch(comms, match, uid);
     }
     if (chosen.size() > 1) {
-      throw new UsageException(TargetSelection.asked(comms, match) + " selects "
+      throw new UsageException(TargetSelection.asked(comms, match, uid) + " selects "
           + chosen.size() + " processes (" + TargetSelection.describe(chosen) + "); this"
           + " command takes one: give --pid");
     }
     console.note("selected process " + TargetSelection.describe(chosen));
     return chosen.keySet().iterator().next();
+  }
+
+  /** The user --user names; empty without it. */
+  private OptionalLong uid() {
+    if (user == null) {
+      return OptionalLong.empty();
+    }
+    if (!user.isEmpty() && user.length() <= 10 && user.chars().allMatch(Character::isDigit)
+        && Long.parseLong(user) <= 0xffffffffL) {
+      return OptionalLong.of(Long.parseLong(user));
+    }
+    return OptionalLong.of(Accounts.userByName(user).orElseThrow(() -> new UsageException(
+        "--user " + user + ": no such user")).uid());
   }
 }

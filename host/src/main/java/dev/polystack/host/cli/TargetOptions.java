@@ -100,7 +100,11 @@ final class TargetOptions {
         throw new UsageException("--pid " + p + ": a process id is a positive number");
       }
     }
-    launchAs.checkLaunching(!command.isEmpty());
+    if (selection != null) {
+      launchAs.checkSelecting(!command.isEmpty(), selection.byName() || selection.subprocesses());
+    } else {
+      launchAs.checkLaunching(!command.isEmpty());
+    }
     Integer pid = pids.size() == 1 ? pids.get(0) : null;
     if (pid != null && !threads.isEmpty() && Files.isDirectory(Path.of("/proc", pid.toString()))) {
       // A TID that is not a thread of the target would record nothing and still "succeed".
@@ -141,7 +145,7 @@ final class TargetOptions {
    */
   void resolve(Console console) {
     resolved = selection == null || pids.isEmpty() && !selection.byName() ? List.copyOf(pids)
-        : selection.resolve(ProcFs.system(), pids, console);
+        : selection.resolve(ProcFs.system(), pids, launchAs.selectedUid(), console);
   }
 
   /** Attaches to --pid or launches the command, and samples until the run ends. */
@@ -161,8 +165,8 @@ final class TargetOptions {
     List<Integer> targets = resolved != null ? resolved : List.copyOf(pids);
     boolean subprocesses = selection != null && selection.subprocesses();
     if (multi != null && (targets.size() > 1 || subprocesses)) {
-      return multi.run(new MultiRecord.Targets(targets, command, subprocesses), backend,
-          options, stop, progress);
+      return multi.run(new MultiRecord.Targets(targets, command, subprocesses,
+          launchAs.selectedUid()), backend, options, stop, progress);
     }
     return !targets.isEmpty()
         ? session.attach(targets.get(0), backend, options, stop, progress)

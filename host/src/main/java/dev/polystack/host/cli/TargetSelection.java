@@ -1,6 +1,9 @@
 package dev.polystack.host.cli;
 
+import com.google.re2j.Pattern;
+import com.google.re2j.PatternSyntaxException;
 import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.proc.ProcReadException;
 import dev.polystack.host.proc.ProcessList;
 import dev.polystack.host.session.MultiRecord;
 import dev.polystack.host.session.RecordSession;
@@ -8,15 +11,15 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Set;
-import java.util.regex.Pattern;
-import java.util.regex.PatternSyntaxException;
 import picocli.CommandLine.Option;
 
 /**
  * The options that choose processes by name and follow what they start: {@code --comm}
- * (exact, as {@code pgrep -x}), {@code --match} (a regular expression over the command line, as
- * {@code pgrep -f}) and {@code --subprocesses} (py-spy's name). Names resolve once, at start.
+ * (exact, as {@code pgrep -x}), {@code --match} (an RE2 regular expression over the command
+ * line, as {@code pgrep -f}) and {@code --subprocesses} (py-spy's name), all narrowed to one
+ * user's processes by {@code --user} ({@link LaunchOptions}). Names resolve once, at start.
  */
 final class TargetSelection {
 
@@ -27,7 +30,8 @@ final class TargetSelection {
 
   @Option(names = "--match", paramLabel = "REGEX",
       description = "Attach to every process whose command line (arguments joined by spaces)"
-          + " contains a match of REGEX, as pgrep -f; polystack itself is never selected.")
+          + " contains a match of REGEX (RE2 syntax), as pgrep -f; polystack itself is never"
+          + " selected.")
   String match;
 
   @Option(names = "--subprocesses",
@@ -66,43 +70,59 @@ final class TargetSelection {
       Pattern.compile(match);
     } catch (PatternSyntaxException e) {
       throw new UsageException("--match " + match + ": not a regular expression ("
-          + e.getDescription() + ")");
+          + e.getDescription() + "; RE2 syntax, without backreferences or lookaround)");
     }
   }
 
   /**
-   * The processes to attach to: {@code pids} and those the names select, in pid order, without
-   * polystack and its launcher. Says what was selected in one line; fails (exit 1) in one line
-   * when a name selects nothing.
+   * The processes to attach to: {@code pids} and those the names select (of user {@code uid}
+   * when given), in pid order, without polystack and its launcher. Says what was selected in one
+   * line; fails (exit 1) in one line when a name selects nothing or too much.
    */
-  List<Integer> resolve(ProcFs proc, List<Integer> pids, Console console) {
+  List<Integer> resolve(ProcFs proc, List<Integer> pids, OptionalLong uid, Console console) {
     if (!byName()) {
       return List.copyOf(new java.util.LinkedHashSet<>(pids));
     }
-    ProcessList list = ProcessList.read(proc);
     Map<Integer, String> chosen = new LinkedHashMap<>();
     for (int pid : pids) {
-      chosen.put(pid, list.get(pid).map(ProcessList.Entry::comm).orElse("?"));
+      chosen.put(pid, commOf(proc, pid));
     }
-    byName(list, comms, match).forEach(chosen::putIfAbsent);
+    byName(proc, comms, match, uid).forEach(chosen::putIfAbsent);
     if (chosen.size() == pids.size()) {
-      throw noMatch(comms, match);
+      throw noMatch(comms, match, uid);
     }
     if (chosen.size() > MultiRecord.MAX_PROCESSES) {
       throw new CommandFailedException(chosen.size() + " processes match "
-          + asked(comms, match) + ", more than the " + MultiRecord.MAX_PROCESSES
-          + " one record takes; narrow the selection");
+          + asked(comms, match, uid) + ", more than the " + MultiRecord.MAX_PROCESSES
+          + " one record takes; narrow the selection (--user NAME, a longer --match)");
     }
     console.note("selected " + (chosen.size() == 1 ? "process " : chosen.size() + " processes: ")
         + describe(chosen));
     return List.copyOf(chosen.keySet());
   }
 
+  private static String commOf(ProcFs proc, int pid) {
+    try {
+      return proc.forPid(pid).status().name();
+    } catch (ProcReadException | RuntimeException e) {
+      return "?";
+    }
+  }
+
   /**
-   * The processes {@code comms} and {@code match} select (pid to comm, by pid), without
-   * polystack and its launcher.
+   * The processes {@code comms} and {@code match} select (pid to comm, by pid), of user
+   * {@code uid} when given, without polystack and its launcher. Command lines are read only for
+   * {@code match}, within {@link ProcessList}'s limits; passing one is a failure in one line.
    */
-  static Map<Integer, String> byName(ProcessList list, List<String> comms, String match) {
+  static Map<Integer, String> byName(ProcFs proc, List<String> comms, String match,
+      OptionalLong uid) {
+    ProcessList list;
+    try {
+      list = ProcessList.read(proc, new ProcessList.Scan(match != null, uid));
+    } catch (ProcessList.TooLargeException e) {
+      throw new CommandFailedException("cannot select " + asked(comms, match, uid) + ": "
+          + e.getMessage());
+    }
     Set<Integer> self = list.selfAndLauncher((int) ProcessHandle.current().pid());
     Map<Integer, String> chosen = new java.util.TreeMap<>();
     for (String comm : comms) {
@@ -123,19 +143,20 @@ final class TargetSelection {
   }
 
   /** The one line (exit 1) for a selection of nothing. */
-  static CommandFailedException noMatch(List<String> comms, String match) {
-    return new CommandFailedException("no process matches " + asked(comms, match)
-        + " (polystack itself excluded); list candidates with: ps -eo pid,comm,args");
+  static CommandFailedException noMatch(List<String> comms, String match, OptionalLong uid) {
+    return new CommandFailedException("no process matches " + asked(comms, match, uid)
+        + " (polystack itself excluded); list candidates with: ps -eo pid,user,comm,args");
   }
 
   /** {@code --comm a or --match b}: the selection as the user wrote it. */
-  static String asked(List<String> comms, String match) {
+  static String asked(List<String> comms, String match, OptionalLong uid) {
     List<String> asked = new ArrayList<>();
     comms.forEach(c -> asked.add("--comm " + c));
     if (match != null) {
       asked.add("--match " + match);
     }
-    return String.join(" or ", asked);
+    return String.join(" or ", asked)
+        + (uid.isPresent() ? " of user id " + uid.getAsLong() : "");
   }
 
   /** {@code 4242 (nginx), 4243 (nginx)}. */

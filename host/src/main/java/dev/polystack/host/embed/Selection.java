@@ -4,8 +4,8 @@ import dev.polystack.host.pipeline.ProcessSelection;
 import java.util.HashSet;
 import java.util.Objects;
 import java.util.Set;
-import java.util.regex.Pattern;
-import java.util.regex.PatternSyntaxException;
+import com.google.re2j.Pattern;
+import com.google.re2j.PatternSyntaxException;
 
 /**
  * Which processes a {@link Profiler} profiles: every user process of the host ({@link

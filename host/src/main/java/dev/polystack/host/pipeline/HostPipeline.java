@@ -71,13 +71,23 @@ public final class HostPipeline {
    * @param maxIntervalSamples samples one interval holds (over every process)
    * @param followChildren the processes selected ones create are selected too, by the kernel at
    *     their fork (always so for a selection by name)
+   * @param followedUser a followed process is kept only if its real and effective user id are
+   *     this one (record's --user); empty: any
    */
   public record Options(int rateHz, int stackBytes, int maxDepth, ProcessSelection selection,
-      boolean commandLine, int maxProcesses, int maxIntervalSamples, boolean followChildren) {
+      boolean commandLine, int maxProcesses, int maxIntervalSamples, boolean followChildren,
+      java.util.OptionalLong followedUser) {
     public static final int DEFAULT_MAX_PROCESSES = 1024;
     public static final int DEFAULT_MAX_INTERVAL_SAMPLES = 1 << 18;
 
+    public Options(int rateHz, int stackBytes, int maxDepth, ProcessSelection selection,
+        boolean commandLine, int maxProcesses, int maxIntervalSamples, boolean followChildren) {
+      this(rateHz, stackBytes, maxDepth, selection, commandLine, maxProcesses,
+          maxIntervalSamples, followChildren, java.util.OptionalLong.empty());
+    }
+
     public Options {
+      java.util.Objects.requireNonNull(followedUser, "followedUser");
       java.util.Objects.requireNonNull(selection, "selection");
       if (maxProcesses < 1 || maxIntervalSamples < 1) {
         throw new IllegalArgumentException("bounds must be positive");
@@ -326,7 +336,7 @@ public final class HostPipeline {
         unreadable.remove(pid);
         ProcessSelection s = options.selection();
         if (s.isHostWide() || s.pids().contains(pid)
-            || !s.byName() && selected.contains(pid)) {
+            || !s.byName() && selected.contains(pid) && ofFollowedUser(pid)) {
           track(pid); // given, or followed from a given one: whatever it runs now
         } else if (s.selects(proc, pid)) {
           select(pid);
@@ -344,11 +354,28 @@ public final class HostPipeline {
       }
       case FORK -> {
         unreadable.remove(pid);
+        if (!ofFollowedUser(pid)) {
+          deselect(pid); // another user's process: not recorded (--user)
+          return;
+        }
         selected.add(pid);
         if (!table.containsKey(pid)) {
           track(pid);
         }
       }
+    }
+  }
+
+  private boolean ofFollowedUser(int pid) {
+    if (options.followedUser().isEmpty()) {
+      return true;
+    }
+    long user = options.followedUser().getAsLong();
+    try {
+      var uid = proc.forPid(pid).status().uid();
+      return uid.real() == user && uid.effective() == user;
+    } catch (ProcReadException e) {
+      return false;
     }
   }
 

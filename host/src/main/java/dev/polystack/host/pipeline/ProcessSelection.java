@@ -10,7 +10,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
-import java.util.regex.Pattern;
+import com.google.re2j.Pattern;
 
 /**
  * Which processes a pipeline profiles: every user process of the host (no criterion), or the

@@ -270,6 +270,9 @@ public final class BpfProbeBackend implements ProbeBackend {
       }
       throw e;
     }
+    if (exit.gone()) {
+      return; // the pid names another process now (identity check): never arm it
+    }
     listener.planChanged(plan);
     declare(plan);
     for (int tid : ProcFs.system().forPid(plan.pid()).taskIdsOrEmpty()) {

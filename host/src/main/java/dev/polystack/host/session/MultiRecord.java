@@ -5,6 +5,7 @@ import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginRegistry;
 import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.proc.ProcessIdentity;
 import dev.polystack.host.proc.ProcessList;
 import dev.polystack.host.sampling.SamplingException;
 import dev.polystack.host.sampling.SamplingOptions;
@@ -17,6 +18,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -49,14 +51,20 @@ public final class MultiRecord {
    * @param pids running processes (empty when launching)
    * @param command a command to launch (empty when attaching)
    * @param subprocesses also record the processes the targets create during the run
+   * @param user record only subprocesses whose real and effective user id is this; empty: any
    */
-  public record Targets(List<Integer> pids, List<String> command, boolean subprocesses) {
+  public record Targets(List<Integer> pids, List<String> command, boolean subprocesses,
+      OptionalLong user) {
     public Targets {
       pids = List.copyOf(pids);
       command = List.copyOf(command);
       if (pids.isEmpty() == command.isEmpty()) {
         throw new IllegalArgumentException("either pids or a command");
       }
+    }
+
+    public Targets(List<Integer> pids, List<String> command, boolean subprocesses) {
+      this(pids, command, subprocesses, OptionalLong.empty());
     }
   }
 
@@ -130,7 +138,12 @@ public final class MultiRecord {
     AtomicBoolean userStop = new AtomicBoolean();
     BooleanSupplier partStop = stopAll::get;
     List<Part> parts = new ArrayList<>();
-    Set<Integer> seen = new HashSet<>();
+    // Processes are identities, not pids: a root is dropped when its process exits, so a later
+    // process that gets its pid is not taken for it, nor are its children (docs/reliability.md).
+    Set<ProcessIdentity> seen = new HashSet<>();
+    List<ProcessIdentity> roots = new ArrayList<>();
+    boolean launchedSeen = false;
+    boolean scanTooLarge = false;
     Map<String, Long> extraLosses = new LinkedHashMap<>();
     AtomicInteger launched = new AtomicInteger();
     SharedCapture shared = openShared(backend, options);
@@ -146,8 +159,12 @@ public final class MultiRecord {
         root.thread.start();
       } else {
         for (int pid : targets.pids()) {
-          seen.add(pid);
-          start(pid, true, parts, mode, options, partStop, shared);
+          ProcessIdentity id = ProcessIdentity.read(proc, pid).orElse(null);
+          if (id != null) {
+            seen.add(id);
+            roots.add(id);
+          }
+          start(pid, id, true, parts, mode, options, partStop, shared);
         }
       }
       long lastStatus = start;
@@ -160,21 +177,46 @@ public final class MultiRecord {
           break;
         }
         if (targets.subprocesses()) {
-          List<Integer> roots = new ArrayList<>(seen);
-          if (launched.get() > 0 && seen.add(launched.get())) {
-            roots.add(launched.get());
+          if (!launchedSeen && launched.get() > 0) {
+            // Our own child: its pid is not reused before we reap it.
+            launchedSeen = true;
+            ProcessIdentity.read(proc, launched.get()).ifPresent(id -> {
+              seen.add(id);
+              roots.add(id);
+            });
           }
-          for (int pid : ProcessList.read(proc).withDescendants(roots)) {
-            if (!seen.add(pid)) {
-              continue;
+          ProcessList list = null;
+          try {
+            list = ProcessList.read(proc);
+          } catch (ProcessList.TooLargeException e) {
+            if (!scanTooLarge) {
+              scanTooLarge = true;
+              warn.accept("subprocesses not looked for: " + e.getMessage());
             }
-            if (running(parts) >= MAX_PROCESSES) {
-              warn.accept("more than " + MAX_PROCESSES + " processes at once: the others are"
-                  + " not recorded (counted as process_limit)");
-              extraLosses.merge(HostCounters.PROCESS_LIMIT.name(), 1L, Long::sum);
-              continue;
+            extraLosses.merge(HostCounters.SUBPROCESS_SCAN_TOO_LARGE.name(), 1L, Long::sum);
+          }
+          if (list != null) {
+            List<Integer> live = liveRoots(list, roots);
+            for (int pid : list.withDescendants(live)) {
+              ProcessList.Entry e = list.get(pid).orElse(null);
+              if (e == null || live.contains(pid) || !ofUser(e, targets.user())) {
+                continue;
+              }
+              // Read again: it must still be the process the scan saw under this pid.
+              ProcessIdentity id = ProcessIdentity.read(proc, pid)
+                  .filter(i -> i.startTicks() == e.startTicks()).orElse(null);
+              if (id == null || !seen.add(id)) {
+                continue;
+              }
+              roots.add(id);
+              if (running(parts) >= MAX_PROCESSES) {
+                warn.accept("more than " + MAX_PROCESSES + " processes at once: the others are"
+                    + " not recorded (counted as process_limit)");
+                extraLosses.merge(HostCounters.PROCESS_LIMIT.name(), 1L, Long::sum);
+                continue;
+              }
+              start(pid, id, false, parts, mode, partOptions, partStop, shared);
             }
-            start(pid, false, parts, mode, partOptions, partStop, shared);
           }
         }
         long now = System.nanoTime();
@@ -242,12 +284,36 @@ public final class MultiRecord {
     return self[0];
   }
 
-  private void start(int pid, boolean root, List<Part> parts, RecordSession.Backend backend,
-      SamplingOptions options, BooleanSupplier stop, SharedCapture shared) {
+  /**
+   * The roots whose process still runs under their pid in {@code list} (same start time); the
+   * others are dropped from {@code roots} for good.
+   */
+  private static List<Integer> liveRoots(ProcessList list, List<ProcessIdentity> roots) {
+    roots.removeIf(id -> list.get(id.pid())
+        .filter(e -> e.startTicks() == id.startTicks()).isEmpty());
+    List<Integer> live = new ArrayList<>();
+    for (ProcessIdentity id : roots) {
+      live.add(id.pid());
+    }
+    return live;
+  }
+
+  private static boolean ofUser(ProcessList.Entry e, OptionalLong user) {
+    return user.isEmpty() || (e.uid() == user.getAsLong() && e.euid() == user.getAsLong());
+  }
+
+  /**
+   * Records {@code pid} on a thread of its own; with {@code identity}, only if the pid still
+   * names that process when the session starts.
+   */
+  private void start(int pid, ProcessIdentity identity, boolean root, List<Part> parts,
+      RecordSession.Backend backend, SamplingOptions options, BooleanSupplier stop,
+      SharedCapture shared) {
     Part part = newPart(pid, root, parts, p -> {
       try {
         return new RecordSession(proc, plugins, guard, warn)
             .sharing(shared == null ? null : shared.share())
+            .expecting(identity)
             .attach(pid, backend, options, stop, p.progress());
       } finally {
         if (shared != null) {

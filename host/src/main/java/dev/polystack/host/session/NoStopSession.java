@@ -5,6 +5,7 @@ import dev.polystack.host.launch.ChildProcess;
 import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.proc.ProcessIdentity;
 import dev.polystack.host.proc.ProcReadException;
 import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.sampling.SamplingException;
@@ -38,9 +39,12 @@ import java.util.function.IntConsumer;
  *
  * @param shared in bpf mode, a share of one capture serving several processes; null: the session
  *     opens its own
+ * @param expected the process meant, when it was chosen earlier (a subprocess found in /proc);
+ *     null: whichever process has the pid when the session starts
  */
 record NoStopSession(ProcFs proc, SamplingRun run, PluginGuard guard, Consumer<String> warn,
-    RecordSession.Backend backend, CaptureSource shared) implements BackendSession {
+    RecordSession.Backend backend, CaptureSource shared, ProcessIdentity expected)
+    implements BackendSession {
 
   /** What to do once the events are open and the reader is ready. */
   private interface Release {
@@ -51,12 +55,16 @@ record NoStopSession(ProcFs proc, SamplingRun run, PluginGuard guard, Consumer<S
   public RecordSession.Result attach(int pid, SamplingOptions options, BooleanSupplier stop,
       RecordSession.Progress progress) throws SamplingException {
     checkAlive(pid);
-    if (shared != null) {
-      return sample(pid, shared, options, stop, progress, () -> {}, TargetExit.ofProc(proc, pid));
-    }
-    try (TickCapture capture = openCapture(options)) {
-      return sample(pid, capture == null ? null : CaptureSource.of(capture), options, stop,
-          progress, () -> {}, TargetExit.ofProc(proc, pid));
+    // The pidfd is opened before anything is attached, and the process it names checked: the
+    // session samples that process and ends when it exits, whoever gets its pid next.
+    try (TargetExit exit = TargetExit.watch(proc, pid, expected)) {
+      if (shared != null) {
+        return sample(pid, shared, options, stop, progress, () -> {}, exit);
+      }
+      try (TickCapture capture = openCapture(options)) {
+        return sample(pid, capture == null ? null : CaptureSource.of(capture), options, stop,
+            progress, () -> {}, exit);
+      }
     }
   }
 
@@ -113,7 +121,7 @@ record NoStopSession(ProcFs proc, SamplingRun run, PluginGuard guard, Consumer<S
     } catch (ProcReadException e) {
       throw new SamplingException(e.getMessage());
     }
-    if (TargetExit.ofProc(proc, pid).gone()) {
+    if (TargetExit.exited(proc, pid)) {
       throw new SamplingException("process " + pid + " is a zombie: it has exited and only"
           + " waits for its parent to collect it");
     }

@@ -60,7 +60,7 @@ public final class PipelineRecord {
     HostPipeline.Options o = new HostPipeline.Options(options.rateHz(), options.stackBytes(),
         options.maxDepth(), new ProcessSelection(new HashSet<>(targets.pids()), "", null, ""),
         false, HostPipeline.Options.DEFAULT_MAX_PROCESSES, Integer.MAX_VALUE,
-        targets.subprocesses());
+        targets.subprocesses(), targets.user());
     HostPipeline pipeline = new HostPipeline(proc, plugins, guard, warn, o);
     CaptureEngine engine = HostPipeline.bpfEngine(o);
     List<HostPipeline.ProcessProfile> profiles = new ArrayList<>();

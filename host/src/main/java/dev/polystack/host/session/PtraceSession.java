@@ -5,6 +5,7 @@ import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcReadException;
+import dev.polystack.host.proc.ProcessIdentity;
 import dev.polystack.host.proc.ThreadState;
 import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.sampling.SamplingException;
@@ -19,14 +20,19 @@ import java.util.function.IntConsumer;
  * A {@code record --mode ptrace} run: the target is seized and each sampled thread stopped for
  * the moment its stack is read ({@link PtraceSampler}). Every ptrace request comes from one
  * tracer thread, which the sampling loop runs on; on every way out all threads are detached.
+ * With {@code expected}, the pid must still name that process when the session starts.
  */
-record PtraceSession(ProcFs proc, SamplingRun run, PluginGuard guard)
+record PtraceSession(ProcFs proc, SamplingRun run, PluginGuard guard, ProcessIdentity expected)
     implements BackendSession {
 
   @Override
   public RecordSession.Result attach(int pid, SamplingOptions options, BooleanSupplier stop,
       RecordSession.Progress progress) throws SamplingException {
     checkAttachable(proc, pid);
+    if (expected != null && !expected.isCurrent(proc)) {
+      throw new SamplingException("process " + pid + " exited before it was attached (its pid"
+          + " now names another process, or none)");
+    }
     try (Tracer tracer = Tracer.start(pid)) {
       return sample(pid, tracer, options, stop, progress, false);
     }

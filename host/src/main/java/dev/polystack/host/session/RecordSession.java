@@ -4,6 +4,7 @@ import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginRegistry;
 import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.proc.ProcessIdentity;
 import dev.polystack.host.ptrace.WaitStatus;
 import dev.polystack.host.sampling.SamplingException;
 import dev.polystack.host.sampling.SamplingOptions;
@@ -131,6 +132,7 @@ public final class RecordSession {
   private final SamplingRun run;
   private Credentials launchAs;
   private CaptureSource sharedCapture;
+  private ProcessIdentity expected;
 
   public RecordSession(ProcFs proc, PluginRegistry plugins, PluginGuard guard,
       Consumer<String> warn) {
@@ -164,6 +166,16 @@ public final class RecordSession {
   /** In bpf mode, takes the ticks from {@code source} (a share of one capture) instead of its own. */
   RecordSession sharing(CaptureSource source) {
     this.sharedCapture = source;
+    return this;
+  }
+
+  /**
+   * Attaches only to {@code identity}: if its pid names another process by then, the attach
+   * fails (bpf and perf modes check it again once their pidfd is open; ptrace mode before it
+   * seizes, and then follows its tracee's own exit).
+   */
+  RecordSession expecting(ProcessIdentity identity) {
+    this.expected = identity;
     return this;
   }
 
@@ -225,7 +237,7 @@ public final class RecordSession {
 
   /** The backend's session: ptrace stops the target per sample, bpf and perf never do. */
   private BackendSession session(Backend backend) {
-    return backend.mode() == Mode.PTRACE ? new PtraceSession(proc, run, guard)
-        : new NoStopSession(proc, run, guard, warn, backend, sharedCapture);
+    return backend.mode() == Mode.PTRACE ? new PtraceSession(proc, run, guard, expected)
+        : new NoStopSession(proc, run, guard, warn, backend, sharedCapture, expected);
   }
 }

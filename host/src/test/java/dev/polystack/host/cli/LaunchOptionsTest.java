@@ -91,5 +91,15 @@ class LaunchOptionsTest {
     assertEquals("--user and --group apply to a command launched after --, not to --pid",
         assertThrows(UsageException.class, () -> options("nobody", null).checkLaunching(false))
             .getMessage());
+    assertEquals("--user applies to a command launched after -- and to --comm, --match and"
+        + " --subprocesses, not to --pid alone", assertThrows(UsageException.class,
+            () -> options("nobody", null).checkSelecting(false, false)).getMessage());
+    assertEquals("--group applies to a command launched after --, not to --pid, --comm or"
+        + " --match", assertThrows(UsageException.class,
+            () -> options(null, "nogroup").checkSelecting(false, true)).getMessage());
+    options("nobody", null).checkSelecting(false, true); // --comm/--match/--subprocesses
+    assertEquals("--user no-such-user-polystack: no such user", assertThrows(
+        UsageException.class, () -> options("no-such-user-polystack", null)
+            .checkSelecting(false, true)).getMessage());
   }
 }

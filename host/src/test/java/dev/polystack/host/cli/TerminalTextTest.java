@@ -23,6 +23,20 @@ class TerminalTextTest {
   }
 
   @Test
+  void bidiControlsAndZeroWidthCharactersAreEscaped() {
+    assertEquals("evil\\u202eexe", TerminalText.escape("evil\u202eexe"));
+    String every = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"
+        + "\u061c\u200b\u200c\u200d\u2060\ufeff";
+    assertEquals("\\u202a\\u202b\\u202c\\u202d\\u202e\\u2066\\u2067\\u2068\\u2069"
+        + "\\u200e\\u200f\\u061c\\u200b\\u200c\\u200d\\u2060\\ufeff",
+        TerminalText.escape(every));
+    assertEquals("a\n\\u2067b", TerminalText.escapeKeepingLayout("a\n\u2067b"));
+    String letters = "\u00e9 \u05d0\u05d1 \u2010";
+    assertSame(letters, TerminalText.escape(letters), "right-to-left letters stay");
+    assertEquals("\"x\\u202ey\"", Json.quote("x\u202ey"));
+  }
+
+  @Test
   void laidOutTextKeepsItsNewlinesAndTabs() {
     assertEquals("a\n\tb \\x1b]0;title\\x07\n",
         TerminalText.escapeKeepingLayout("a\n\tb \u001b]0;title\u0007\n"));

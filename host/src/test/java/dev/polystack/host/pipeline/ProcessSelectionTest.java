@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.polystack.host.proc.ProcFs;
 import java.util.Set;
-import java.util.regex.Pattern;
+import com.google.re2j.Pattern;
 import org.junit.jupiter.api.Test;
 
 /** Selections against this test's own process and /proc, and the resource's container id. */

@@ -119,6 +119,10 @@ public final class HostCounters {
       "Samples past the bound of one agent interval (262,144 over every process).");
   public static final Counter SELECT_FAILED = loss("select_failed", COULD_NOT_SAMPLE, "process",
       "A process the agent's selection names that the capture could not add.");
+  public static final Counter SUBPROCESS_SCAN_TOO_LARGE = loss("subprocess_scan_too_large",
+      COULD_NOT_SAMPLE, "scan", "A look for new subprocesses (perf and ptrace modes) that"
+          + " found more processes or command-line bytes than its limits; they were not looked"
+          + " for that time.");
   public static final Counter PROCESS_NOT_FOLLOWED = loss("process_not_followed",
       COULD_NOT_SAMPLE, "process", "A process created by a followed one that the kernel could"
           + " not add as a target (its map of targets was full).");

@@ -91,6 +91,11 @@ final class PollLoop {
           return new Ended(false, true);
         }
         body.housekeeping();
+        // Asked again before the next read: threads housekeeping found after an unnoticed exit
+        // would be another process's, under a reused pid; their records are never read.
+        if (exit.gone()) {
+          return new Ended(false, true);
+        }
       }
     }
   }
