@@ -323,7 +323,7 @@ public final class PtraceProbeBackend implements ProbeBackend {
     if (entry != null) {
       try {
         stack = memory.readFully(regs.sp(), 8);
-        place(b, Bytes.getLong(stack, 0));
+        place(b, regs.pc(), Bytes.getLong(stack, 0)); // the entry slot sits at the live address
       } catch (MemoryReadException ex) {
         listener.count("unreadable_return_address", 1);
       }
@@ -333,12 +333,23 @@ public final class PtraceProbeBackend implements ProbeBackend {
     }
     ProbeSite site = new ProbeSite("", "", regs.pc(), ProbeSite.Kind.RETURN);
     listener.hit(new ProbeHit(site, process, tid, now, regs, stack, memory));
+    if (b != null) {
+      try {
+        b.returned(regs.pc()); // a lent entry slot goes back before the thread runs on
+      } catch (SyscallException e) {
+        listener.count("entry_slot_not_restored", 1);
+      }
+    }
     return null;
   }
 
-  private void place(Breakpoints b, long returnAddress) {
+  /**
+   * Watches the call's return: the thread is stopped, so one slot can serve every function's
+   * return, and a function's own entry slot can be lent while the thread is inside it.
+   */
+  private void place(Breakpoints b, long entry, long returnAddress) {
     try {
-      switch (b.watchReturn(returnAddress)) {
+      switch (b.enter(entry, returnAddress)) {
         case RETARGETED -> listener.count("return_slot_retargeted", 1);
         case NO_SLOT -> listener.count("no_return_slot", 1);
         default -> { }
