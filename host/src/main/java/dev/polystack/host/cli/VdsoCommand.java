@@ -246,7 +246,7 @@ final class VdsoCommand implements Runnable {
         }
         if (sigtraps > 0) {
           // Not ours to stop without ptrace: say it, since the rule is that the target gets no
-          // signal it would not have got (docs/vdso.md, "Spurious SIGTRAPs").
+          // signal it would not have got (docs/vdso.md, "Stray SIGTRAPs").
           console.warn("the target received " + sigtraps + " SIGTRAP(s) that this machine raises"
               + " for hardware breakpoints now and then (a debug exception without cause); a"
               + " program with SIGTRAP at its default action dies of it: use --backend ptrace,"
