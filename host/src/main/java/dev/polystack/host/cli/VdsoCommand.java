@@ -300,6 +300,11 @@ final class VdsoCommand implements Runnable {
     if (seen == null) {
       try {
         seen = check.selfTest(plugin);
+        if (!seen.affected()) {
+          console.note("checked this machine's hardware breakpoints for stray SIGTRAPs (2 s,"
+              + " once per boot): none in " + seen.calls() + " traced calls; tracing with"
+              + " --backend bpf");
+        }
       } catch (ProbeException e) {
         console.warn("the hardware-breakpoint self-test could not run (" + e.getMessage()
             + "); tracing with --backend bpf without it");
