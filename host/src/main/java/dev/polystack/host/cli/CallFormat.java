@@ -51,8 +51,10 @@ final class CallFormat implements TraceSession.Sink {
       }
     } else if (!omitted.isEmpty()) {
       // Nobody asked for these: one line, not one per default that did not fit.
-      warn.accept("not traced (no breakpoint slot left for them): " + names(omitted)
-          + "; name the functions you want with --functions");
+      boolean slots = omitted.stream().allMatch(o -> o.contains("slot"));
+      warn.accept("not traced (" + (slots ? "no breakpoint slot left for them"
+          : "no breakpoint slot left, or not traceable with this backend") + "): "
+          + names(omitted) + "; name the functions you want with --functions");
     }
     // Nothing for JSON: the summary lines say what was traced; people get a header.
     if (!json && !summaryOnly) {
