@@ -15,7 +15,9 @@ import java.util.Set;
 /**
  * Fits the requested functions into the per-thread breakpoint budget. Each function needs an
  * entry slot and one slot for its return site (the return address is learned at entry), so a
- * budget of 4 traces two functions; the rest is reported as omitted, never silently dropped.
+ * budget of 4 traces two functions; a backend that shares and lends return slots (ptrace: the
+ * thread is stopped at every hit) needs only the entry slot, so 4 fit. The rest is reported as
+ * omitted, never silently dropped.
  * For a backend that breaks on the function's own return instructions (the BPF backend), a
  * function needs its entry and every {@code ret} it has, found by decoding it (see
  * {@link ReturnInstructions}); functions are taken in order while they fit, and any that does
@@ -66,16 +68,17 @@ final class Planner {
     }
     List<ProbeSite> sites = new ArrayList<>();
     List<String> omitted = new ArrayList<>();
+    int perFunction = request.entrySlotsOnly() ? 1 : SLOTS_PER_FUNCTION;
     int slotsLeft = request.slotsPerThread();
     for (Inventory.Export e : wanted) {
-      if (slotsLeft < SLOTS_PER_FUNCTION) {
+      if (slotsLeft < perFunction) {
         omitted.add(e.name() + ": no hardware breakpoint slot left (" + request.slotsPerThread()
-            + " per thread, " + SLOTS_PER_FUNCTION + " per function); trace it in another session"
+            + " per thread, " + perFunction + " per function); trace it in another session"
             + " or name fewer functions with --functions");
         continue;
       }
       sites.add(new ProbeSite(e.name(), e.version(), e.address(), ProbeSite.Kind.ENTRY));
-      slotsLeft -= SLOTS_PER_FUNCTION;
+      slotsLeft -= perFunction;
     }
     return new ProbePlan(sites, omitted);
   }

@@ -119,4 +119,14 @@ class PlannerReturnsTest {
     assertEquals(List.of(), plan.exits());
     assertEquals(2, plan.sites().size());
   }
+
+  @Test
+  void withLentReturnSlotsEveryFunctionNeedsOnlyItsEntry() throws Exception {
+    ProbePlan plan = new VdsoPlugin().plan(IMAGE,
+        new ProbeRequest(List.of("clock_gettime", "time", "getcpu"), 4, false, true));
+    assertEquals(List.of("clock_gettime", "time", "getcpu"),
+        plan.sites().stream().map(s -> s.function()).toList());
+    assertEquals(List.of(), plan.omitted());
+    assertEquals(List.of(), plan.exits());
+  }
 }

@@ -26,10 +26,16 @@ final class CallFormat implements TraceSession.Sink {
   private final boolean summaryOnly;
   private final String session;
   private final java.util.function.Consumer<String> warn;
+  private final boolean functionsNamed;
 
+  /**
+   * @param functionsNamed the user named the functions: each one left out gets its own warning;
+   *     otherwise the defaults left out share one line
+   */
   CallFormat(Writer out, boolean json, boolean summaryOnly, String session,
-      java.util.function.Consumer<String> warn) {
+      java.util.function.Consumer<String> warn, boolean functionsNamed) {
     this.warn = warn;
+    this.functionsNamed = functionsNamed;
     this.out = out;
     this.json = json;
     this.summaryOnly = summaryOnly;
@@ -38,8 +44,17 @@ final class CallFormat implements TraceSession.Sink {
 
   @Override
   public void plan(ResolvedPlan plan) throws IOException {
-    for (String o : plan.plan().omitted()) {
-      warn.accept("not traced: " + o);
+    List<String> omitted = plan.plan().omitted();
+    if (functionsNamed) {
+      for (String o : omitted) {
+        warn.accept("not traced: " + o);
+      }
+    } else if (!omitted.isEmpty()) {
+      // Nobody asked for these: one line, not one per default that did not fit.
+      boolean slots = omitted.stream().allMatch(o -> o.contains("slot"));
+      warn.accept("not traced (" + (slots ? "no breakpoint slot left for them"
+          : "no breakpoint slot left, or not traceable with this backend") + "): "
+          + names(omitted) + "; name the functions you want with --functions");
     }
     // Nothing for JSON: the summary lines say what was traced; people get a header.
     if (!json && !summaryOnly) {
@@ -116,6 +131,12 @@ final class CallFormat implements TraceSession.Sink {
     sb.append(",\"schema\":").append(SCHEMA).append(",\"session\":").append(Json.quote(session));
   }
 
+  /** The function names of "NAME: reason" entries. */
+  static String names(List<String> omitted) {
+    return String.join(", ", omitted.stream()
+        .map(o -> o.indexOf(':') > 0 ? o.substring(0, o.indexOf(':')) : o).toList());
+  }
+
   static String hex(long v) {
     return "0x" + Long.toHexString(v);
   }
@@ -171,6 +192,9 @@ final class CallFormat implements TraceSession.Sink {
       }
       sb.append('}');
       sb.append(",\"threads\":").append(s.threads().size());
+      if (s.session().calls() > 0) {
+        sb.append(",\"tracer_cost_ns\":").append(s.session().minNanos());
+      }
       for (Map.Entry<String, Object> e : extra.entrySet()) {
         sb.append(',').append(Json.quote(e.getKey())).append(':');
         value(sb, e.getValue());
@@ -179,7 +203,14 @@ final class CallFormat implements TraceSession.Sink {
     } else {
       out.write(table(s));
       out.write(histogram(s.session()));
+      out.write(tracerCost(s));
       for (Map.Entry<String, Object> e : extra.entrySet()) {
+        if (e.getKey().equals("omitted") && e.getValue() instanceof List<?> l) {
+          if (!l.isEmpty()) {
+            out.write("not traced: " + names(l.stream().map(String::valueOf).toList()) + "\n");
+          }
+          continue;
+        }
         out.write(e.getKey() + ": " + e.getValue() + "\n");
       }
     }
@@ -237,6 +268,20 @@ final class CallFormat implements TraceSession.Sink {
     return String.format(Locale.ROOT, "%6.2f %11.6f %11.1f %9d %9s %s%n",
         100.0 * st.totalNanos() / total, st.totalNanos() / 1e9, st.avgNanos() / 1e3,
         st.calls(), st.errorCount() == 0 ? "" : Long.toString(st.errorCount()), name);
+  }
+
+  /**
+   * Every measured duration includes the tracer's own traps between the entry and the return; the
+   * fastest traced call bounds that cost from above (the vDSO functions themselves take tens of
+   * nanoseconds untraced), so it is printed beside the durations (docs/vdso.md, "Durations").
+   */
+  static String tracerCost(CallStatistics s) {
+    if (s.session().calls() == 0) {
+      return "";
+    }
+    return String.format(Locale.ROOT, "tracer cost: each duration above includes about %.1f us"
+        + " of the tracer's own traps (the fastest traced call); untraced, these calls take"
+        + " tens of nanoseconds%n", s.session().minNanos() / 1e3);
   }
 
   static String histogram(LatencyStats st) {

@@ -246,7 +246,7 @@ final class DemoCommand implements Runnable {
           0, 0, false, 0);
       try (Writer out = new BufferedWriter(new OutputStreamWriter(output.stream(),
           StandardCharsets.UTF_8))) {
-        CallFormat format = new CallFormat(out, true, false, "demo-" + pid, console::warn);
+        CallFormat format = new CallFormat(out, true, false, "demo-" + pid, console::warn, true);
         TraceSession.Result r = new TraceSession(ProcFs.system(), plugin, options, format)
             .attach(pid, stop::get);
         format.summary(r, Map.of("backend", "perf"));

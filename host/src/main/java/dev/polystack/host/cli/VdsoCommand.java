@@ -11,6 +11,7 @@ import dev.polystack.host.bpf.BpfLoadException;
 import dev.polystack.host.bpf.BpfSupport;
 import dev.polystack.host.bpf.VdsoTrace;
 import dev.polystack.host.probes.BpfProbeBackend;
+import dev.polystack.host.probes.BreakpointCheck;
 import dev.polystack.host.probes.ProbeBackend;
 import dev.polystack.host.probes.ProbeException;
 import dev.polystack.host.probes.TraceSession;
@@ -67,8 +68,9 @@ final class VdsoCommand implements Runnable {
           + " target never stops; exact), ptrace (each call stops the thread: exact; if"
           + " polystack is killed by SIGKILL meanwhile, the target dies of SIGTRAP, see"
           + " docs/operations.md) or perf (breakpoint samples; never stops; loses calls, counted)."
-          + " Default: ptrace (bpf lets through the stray SIGTRAPs some machines raise for"
-          + " hardware breakpoints; docs/vdso.md).")
+          + " Default: bpf, unless it cannot run or this machine's hardware breakpoints have"
+          + " raised stray SIGTRAPs since boot (a self-test at the first session; docs/vdso.md):"
+          + " then ptrace, with one line saying why.")
   String backend;
 
   @Option(names = "--json", description = "JSON lines instead of text.")
@@ -99,8 +101,12 @@ final class VdsoCommand implements Runnable {
       description = "End the session after N completed calls.")
   long maxCalls;
 
-  @Option(names = "--summary-only", description = "Print only the statistics.")
+  @Option(names = "--summary-only", description = "With --output: write only the statistics.")
   boolean summaryOnly;
+
+  @Option(names = "--calls", description = "Also print every call (the default prints the"
+      + " statistics only, as strace -c; --output FILE writes every call to the file).")
+  boolean calls;
 
   @Option(names = "--follow-forks", description = "Also trace fork and vfork children (bpf and"
       + " ptrace backends; the perf backend follows threads only).")
@@ -153,6 +159,9 @@ final class VdsoCommand implements Runnable {
       throw new UsageException("--max-calls " + maxCalls + ": must be positive");
     }
     OtlpConfig otlpConfig = otlp.config(System.getenv());
+    if (calls && summaryOnly) {
+      throw new UsageException("--calls and --summary-only contradict each other: give one");
+    }
     if (append && output == null) {
       throw new UsageException("--append needs --output FILE");
     }
@@ -177,12 +186,20 @@ final class VdsoCommand implements Runnable {
   }
 
   private void trace(OtlpConfig otlpConfig, boolean chosen, OutputFile file, Credentials as) {
+    OtlpOptions.warnIfInClear(otlpConfig, console::warn);
+    var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
+    ProbePlugin plugin = registry.probePlugins().stream()
+        .filter(p -> p.id().equals("vdso"))
+        .map(p -> (ProbePlugin) p.plugin())
+        .findFirst()
+        .orElseThrow(() -> new CommandFailedException("the vdso plug-in is not loaded; check"
+            + " 'polystack plugins' and --plugin-path"));
+    BreakpointCheck check = BreakpointCheck.system();
     VdsoTrace bpf = null;
     if (!chosen) {
-      // Not bpf by default: on VMs whose breakpoints raise stray SIGTRAPs the bpf backend lets
-      // them kill the target (measured in docs/reliability.md); ptrace suppresses them.
-      backend = "ptrace";
-    } else if (backend.equals("bpf")) {
+      backend = defaultBackend(check, plugin);
+    }
+    if (backend.equals("bpf")) {
       bpf = openBpf();
     }
     if (backend.equals("ptrace")) {
@@ -192,14 +209,6 @@ final class VdsoCommand implements Runnable {
           + " while tracing, the target dies of SIGTRAP; end it with Ctrl-C, SIGTERM or"
           + " --duration, or use --backend bpf (or perf) for a process that must not die");
     }
-    OtlpOptions.warnIfInClear(otlpConfig, console::warn);
-    var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
-    ProbePlugin plugin = registry.probePlugins().stream()
-        .filter(p -> p.id().equals("vdso"))
-        .map(p -> (ProbePlugin) p.plugin())
-        .findFirst()
-        .orElseThrow(() -> new CommandFailedException("the vdso plug-in is not loaded; check"
-            + " 'polystack plugins' and --plugin-path"));
     TraceSession.Options options = new TraceSession.Options(functions,
         TraceSession.Backend.valueOf(backend.toUpperCase(java.util.Locale.ROOT)),
         new HashSet<>(tids), errorsOnly,
@@ -209,7 +218,10 @@ final class VdsoCommand implements Runnable {
     VdsoOtlp export = null;
     RuntimeException failure = null;
     try (Writer out = open(file)) {
-      CallFormat format = new CallFormat(out, json, summaryOnly, session, console::warn);
+      // Calls go where they were asked for: --calls, or a file of their own.
+      boolean statisticsOnly = summaryOnly || (output == null && !calls);
+      CallFormat format = new CallFormat(out, json, statisticsOnly, session, console::warn,
+          !functions.isEmpty());
       TraceSession.Sink sink = format;
       if (otlpConfig != null) {
         export = new VdsoOtlp(format, otlpConfig, otlp.interval, ProcFs.system());
@@ -231,9 +243,12 @@ final class VdsoCommand implements Runnable {
       } else if (result != null) {
         long sigtraps =
             result.counters().getOrDefault(TraceCounters.SIGTRAP_DELIVERED.name(), 0L);
+        if (backend.equals("bpf")) {
+          check.record(result.stats().session().calls(), sigtraps); // this boot's evidence
+        }
         if (sigtraps > 0) {
           // Not ours to stop without ptrace: say it, since the rule is that the target gets no
-          // signal it would not have got (docs/vdso.md, "Spurious SIGTRAPs").
+          // signal it would not have got (docs/vdso.md, "Stray SIGTRAPs").
           console.warn("the target received " + sigtraps + " SIGTRAP(s) that this machine raises"
               + " for hardware breakpoints now and then (a debug exception without cause); a"
               + " program with SIGTRAP at its default action dies of it: use --backend ptrace,"
@@ -269,6 +284,43 @@ final class VdsoCommand implements Runnable {
     if (failure != null) {
       throw failure;
     }
+  }
+
+  /**
+   * bpf, which never stops the target, where it loads and this boot has shown no stray SIGTRAP
+   * from hardware breakpoints (its self-test and every bpf session since; docs/vdso.md, "Which
+   * backend by default"); else ptrace, which suppresses them, with one line saying why.
+   */
+  private String defaultBackend(BreakpointCheck check, ProbePlugin plugin) {
+    String why = BpfSupport.unavailableReason().orElse(null);
+    if (why != null) {
+      console.note("tracing with --backend ptrace (stops the target at every call): the bpf"
+          + " backend cannot run here (" + why + ")");
+      return "ptrace";
+    }
+    BreakpointCheck.Evidence seen = check.known().orElse(null);
+    if (seen == null) {
+      try {
+        seen = check.selfTest(plugin);
+        if (!seen.affected()) {
+          console.note("checked this machine's hardware breakpoints for stray SIGTRAPs (2 s,"
+              + " once per boot): none in " + seen.calls() + " traced calls; tracing with"
+              + " --backend bpf");
+        }
+      } catch (ProbeException e) {
+        console.warn("the hardware-breakpoint self-test could not run (" + e.getMessage()
+            + "); tracing with --backend bpf without it");
+        return "bpf";
+      }
+    }
+    if (seen.affected()) {
+      console.note("tracing with --backend ptrace (stops the target at every call): this"
+          + " machine raised " + seen.strays() + " stray SIGTRAP(s) in " + seen.calls()
+          + " breakpoint-traced calls since boot, which --backend bpf would let reach the"
+          + " target (docs/vdso.md); give --backend bpf to trace without stops anyway");
+      return "ptrace";
+    }
+    return "bpf";
   }
 
   /** Loads the BPF program for {@code --backend bpf}; a failure is the command's one line. */

@@ -27,8 +27,16 @@ final class Breakpoints implements AutoCloseable {
     ALREADY,
     OPENED,
     RETARGETED,
+    /** The function's own entry slot watches the return while the thread is inside it. */
+    LENT,
     NO_SLOT
   }
+
+  /** A call this thread is inside: where it returns, and the entry slot lent to watch it. */
+  private record Pending(long returnAddress, long lentEntry) {}
+
+  /** Calls in flight in one thread (signal handlers nest); deeper ones push out the oldest. */
+  static final int MAX_PENDING = 64;
 
   /** Builds the attributes of a breakpoint at an address. */
   interface AttrFactory {
@@ -39,6 +47,10 @@ final class Breakpoints implements AutoCloseable {
   private final AttrFactory attrs;
   private final int returnSlots;
   private final List<PerfEvent> entries = new ArrayList<>();
+  private final Map<Long, PerfEvent> entryEvents = new LinkedHashMap<>();
+  // Return address -> entry address of the entry slot lent to watch it.
+  private final Map<Long, Long> lent = new LinkedHashMap<>();
+  private final java.util.ArrayDeque<Pending> pending = new java.util.ArrayDeque<>();
   private final Map<Long, ProbeSite> entrySites;
   // Access order: the first key is the least recently used return site.
   private final LinkedHashMap<Long, PerfEvent> returns = new LinkedHashMap<>(8, 0.75f, true);
@@ -63,7 +75,9 @@ final class Breakpoints implements AutoCloseable {
         plan.entries());
     try {
       for (long address : plan.entries().keySet()) {
-        b.entries.add(b.open(address, ringPagesLog2));
+        PerfEvent event = b.open(address, ringPagesLog2);
+        b.entries.add(event);
+        b.entryEvents.put(address, event);
       }
       return b;
     } catch (SyscallException | RuntimeException e) {
@@ -89,9 +103,114 @@ final class Breakpoints implements AutoCloseable {
     return entrySites.get(address);
   }
 
-  /** True if a return breakpoint currently sits at {@code address}. */
+  /** True if a return breakpoint (a return slot or a lent entry slot) sits at {@code address}. */
   boolean watchesReturn(long address) {
-    return returns.containsKey(address);
+    return returns.containsKey(address) || lent.containsKey(address);
+  }
+
+  /**
+   * The stopped thread entered the function at {@code entry}, to return to {@code returnAddress}:
+   * watches that address with a return slot no call in flight needs, or else lends the
+   * function's own entry slot until the return (the thread cannot enter the same function again
+   * before then, except from a signal handler, whose call is then not seen). Only for a backend
+   * that holds the thread stopped at every hit: the slot moves before the call can return.
+   */
+  Placed enter(long entry, long returnAddress) throws SyscallException {
+    if (pending.size() == MAX_PENDING) {
+      restore(pending.removeLast()); // a call that never returned (longjmp out of a handler)
+    }
+    if (watchesReturn(returnAddress)) {
+      pending.push(new Pending(returnAddress, lent.getOrDefault(returnAddress, 0L)));
+      return Placed.ALREADY;
+    }
+    Long free = null;
+    for (long address : returns.keySet()) { // least recently used first
+      if (!inFlight(address)) {
+        free = address;
+        break;
+      }
+    }
+    if (free != null || returns.size() < returnSlots) {
+      Placed placed = free == null ? Placed.OPENED : Placed.RETARGETED;
+      if (free == null) {
+        returns.put(returnAddress, open(returnAddress, -1));
+      } else {
+        PerfEvent event = returns.remove(free);
+        returns.put(returnAddress, move(event, returnAddress));
+      }
+      pending.push(new Pending(returnAddress, 0));
+      return placed;
+    }
+    PerfEvent own = entryEvents.get(entry);
+    if (own == null || lent.containsValue(entry)) {
+      return Placed.NO_SLOT;
+    }
+    entryEvents.put(entry, move(own, returnAddress));
+    lent.put(returnAddress, entry);
+    pending.push(new Pending(returnAddress, entry));
+    return Placed.LENT;
+  }
+
+  /**
+   * The stopped thread is at {@code address} after a return: the call ended (and any call above
+   * it that a longjmp left); a lent entry slot goes back to its entry before the thread runs.
+   */
+  void returned(long address) throws SyscallException {
+    boolean known = false;
+    for (Pending p : pending) {
+      if (p.returnAddress() == address) {
+        known = true;
+        break;
+      }
+    }
+    while (known && !pending.isEmpty()) {
+      Pending p = pending.pop();
+      restore(p);
+      if (p.returnAddress() == address) {
+        return;
+      }
+    }
+  }
+
+  private boolean inFlight(long returnAddress) {
+    for (Pending p : pending) {
+      if (p.returnAddress() == returnAddress) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private void restore(Pending p) throws SyscallException {
+    if (p.lentEntry() == 0 || inFlight(p.returnAddress())) {
+      return; // still needed by a call below it (recursion through a handler)
+    }
+    lent.remove(p.returnAddress());
+    PerfEvent event = entryEvents.get(p.lentEntry());
+    entryEvents.put(p.lentEntry(), move(event, p.lentEntry()));
+  }
+
+  /** Moves a breakpoint to {@code address}, enabled; a new event if it cannot move in place. */
+  private PerfEvent move(PerfEvent event, long address) throws SyscallException {
+    try {
+      event.modifyAttributes(attrs.at(address));
+      // The kernel takes the new attributes' disabled bit too (hw_breakpoint_copy_attr), and
+      // ours is set, since every event is opened disabled.
+      event.enable();
+      return event;
+    } catch (SyscallException e) {
+      PerfEvent fresh = open(address, -1);
+      replace(event, fresh);
+      closeQuietly(event);
+      return fresh;
+    }
+  }
+
+  private void replace(PerfEvent old, PerfEvent fresh) {
+    int i = entries.indexOf(old);
+    if (i >= 0) {
+      entries.set(i, fresh);
+    }
   }
 
   /** Makes sure a return breakpoint sits at {@code address}. */

@@ -324,7 +324,7 @@ public final class PtraceProbeBackend implements ProbeBackend {
     if (entry != null) {
       try {
         stack = memory.readFully(regs.sp(), 8);
-        place(b, Bytes.getLong(stack, 0));
+        place(b, regs.pc(), Bytes.getLong(stack, 0)); // the entry slot sits at the live address
       } catch (MemoryReadException ex) {
         listener.count(TraceCounters.UNREADABLE_RETURN_ADDRESS, 1);
       }
@@ -334,12 +334,23 @@ public final class PtraceProbeBackend implements ProbeBackend {
     }
     ProbeSite site = new ProbeSite("", "", regs.pc(), ProbeSite.Kind.RETURN);
     listener.hit(new ProbeHit(site, process, tid, now, regs, stack, memory));
+    if (b != null) {
+      try {
+        b.returned(regs.pc()); // a lent entry slot goes back before the thread runs on
+      } catch (SyscallException e) {
+        listener.count(TraceCounters.ENTRY_SLOT_NOT_RESTORED, 1);
+      }
+    }
     return null;
   }
 
-  private void place(Breakpoints b, long returnAddress) {
+  /**
+   * Watches the call's return: the thread is stopped, so one slot can serve every function's
+   * return, and a function's own entry slot can be lent while the thread is inside it.
+   */
+  private void place(Breakpoints b, long entry, long returnAddress) {
     try {
-      switch (b.watchReturn(returnAddress)) {
+      switch (b.enter(entry, returnAddress)) {
         case RETARGETED -> listener.count(TraceCounters.RETURN_SLOT_RETARGETED, 1);
         case NO_SLOT -> listener.count(TraceCounters.NO_RETURN_SLOT, 1);
         default -> { }

@@ -140,8 +140,10 @@ public final class TraceSession {
 
   private VdsoResolver resolver() {
     // The BPF backend breaks on each function's own ret instructions: the plan must name them.
+    // ptrace holds the thread at every hit, so its return slots are shared and lent: one slot a
+    // function. The perf backend learns returns after the fact: two a function.
     return new VdsoResolver(proc, plugin, new ProbeRequest(options.functions(), SLOTS,
-        options.backend() == Backend.BPF));
+        options.backend() == Backend.BPF, options.backend() == Backend.PTRACE));
   }
 
   private long deadline() {
@@ -188,11 +190,17 @@ public final class TraceSession {
    */
   public Result launch(List<String> command, Credentials as, BooleanSupplier userStop)
       throws ProbeException {
+    Launcher launcher = Launcher.command(command);
+    return launch(as == null ? launcher : launcher.runAs(as), command, userStop);
+  }
+
+  /** As {@link #launch(List, Credentials, BooleanSupplier)}, with the launcher's own settings. */
+  Result launch(Launcher launcher, List<String> command, BooleanSupplier userStop)
+      throws ProbeException {
     VdsoResolver resolver = resolver();
     ChildProcess child;
     try {
-      Launcher launcher = Launcher.command(command).startStopped(true).killedWithPolystack();
-      child = (as == null ? launcher : launcher.runAs(as)).start();
+      child = launcher.startStopped(true).killedWithPolystack().start();
     } catch (SyscallException e) {
       closeBpf();
       throw new ProbeException("cannot start " + command.get(0) + ": " + e.getMessage());

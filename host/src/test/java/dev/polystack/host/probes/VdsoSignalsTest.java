@@ -30,7 +30,7 @@ class VdsoSignalsTest {
       Path java = Path.of(System.getProperty("java.home"), "bin", "java");
       ChildProcess cli = Launcher.command(List.of(java.toString(), "-cp",
           System.getProperty("java.class.path"), "dev.polystack.host.cli.Main", "vdso",
-          "--backend", backend, "--functions", "clock_gettime", "--json",
+          "--backend", backend, "--functions", "clock_gettime", "--json", "--calls",
           "--pid", Integer.toString(target.pid()))).stdout(log).start();
       try (cli) {
         long until = System.nanoTime() + 20_000_000_000L;

@@ -65,6 +65,9 @@ public final class TraceCounters {
       "A call whose return site got no breakpoint: no debug register is left for returns.");
   public static final Counter RETURN_SLOT_FAILED = loss("return_slot_failed", NOT_ARMED, "call",
       "Arming a call's return site failed.");
+  public static final Counter ENTRY_SLOT_NOT_RESTORED = loss("entry_slot_not_restored",
+      NOT_ARMED, "thread", "A lent entry slot that could not be moved back (ptrace backend):"
+          + " that thread's calls of that function are not traced from then on.");
   public static final Counter EXEC_NOT_RESOLVED = loss("exec_not_resolved", NOT_ARMED,
       "process", "A process that exec'd into an image whose vDSO could not be planned again.");
   public static final Counter NO_SITE = loss("no_site", NOT_ARMED, "hit",
