@@ -21,8 +21,8 @@ import com.google.re2j.Pattern;
  * @param everyProcess every user process (then no criterion is given); otherwise only what the
  *     criteria select, which may be nothing at first (a command launched later is selected
  *     then)
- * @param cgroup a path relative to the cgroup v2 root ({@code system.slice/nginx.service}), or
- *     empty
+ * @param cgroup a cgroup v2 path ({@code system.slice/nginx.service}, or under
+ *     {@code /sys/fs/cgroup}), kept as {@code /system.slice/nginx.service}; empty: no criterion
  */
 public record ProcessSelection(boolean everyProcess, Set<Integer> pids, String comm, Pattern match,
     String cgroup) {
@@ -92,7 +92,7 @@ public record ProcessSelection(boolean everyProcess, Set<Integer> pids, String c
     }
   }
 
-  /** The process's cgroup v2 path ({@code 0::/PATH}), relative, or empty when unreadable. */
+  /** The process's cgroup v2 path ({@code 0::/PATH}) as {@code /PATH}, or empty when unreadable. */
   static String cgroupOf(ProcFs proc, int pid) {
     Path file = proc.root().resolve(Integer.toString(pid)).resolve("cgroup");
     byte[] head;
@@ -110,11 +110,16 @@ public record ProcessSelection(boolean everyProcess, Set<Integer> pids, String c
   }
 
   static boolean inCgroup(String processCgroup, String wanted) {
-    return processCgroup.equals(wanted) || processCgroup.startsWith(wanted + "/");
+    return !processCgroup.isEmpty() && (wanted.equals("/") || processCgroup.equals(wanted)
+        || processCgroup.startsWith(wanted + "/"));
   }
 
+  /** {@code /path} from the cgroup v2 root ({@code /} is the root itself); empty stays empty. */
   private static String normalize(String path) {
     String p = path.strip();
+    if (p.isEmpty()) {
+      return "";
+    }
     if (p.startsWith("/sys/fs/cgroup")) {
       p = p.substring("/sys/fs/cgroup".length());
     }
@@ -124,7 +129,7 @@ public record ProcessSelection(boolean everyProcess, Set<Integer> pids, String c
     while (p.endsWith("/")) {
       p = p.substring(0, p.length() - 1);
     }
-    return p;
+    return "/" + p;
   }
 
   /** What the startup line says is profiled. */
@@ -144,7 +149,7 @@ public record ProcessSelection(boolean everyProcess, Set<Integer> pids, String c
       parts.add("--match " + match.pattern());
     }
     if (!cgroup.isEmpty()) {
-      parts.add("--cgroup /" + cgroup);
+      parts.add("--cgroup " + cgroup);
     }
     return "processes selected by " + String.join(" and ", parts);
   }

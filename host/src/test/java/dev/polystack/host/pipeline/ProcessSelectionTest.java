@@ -31,16 +31,15 @@ class ProcessSelectionTest {
 
   @Test
   void cgroupSelectsTheProcessesOfThatCgroupAndBelow() {
-    String mine = ProcessSelection.cgroupOf(PROC, SELF);
-    String parent = mine.contains("/") ? mine.substring(0, mine.lastIndexOf('/')) : mine;
-    assertTrue(new ProcessSelection(Set.of(), "", null, "/sys/fs/cgroup/" + mine)
+    String mine = ProcessSelection.cgroupOf(PROC, SELF); // "/" in the root cgroup
+    assertTrue(mine.startsWith("/"), mine);
+    assertTrue(new ProcessSelection(Set.of(), "", null, "/sys/fs/cgroup" + mine)
         .selects(PROC, SELF));
-    if (!parent.isEmpty()) {
-      assertTrue(new ProcessSelection(Set.of(), "", null, parent + "/").selects(PROC, SELF));
-    }
+    assertTrue(new ProcessSelection(Set.of(), "", null, "/").selects(PROC, SELF),
+        "the root cgroup holds every process");
     assertFalse(new ProcessSelection(Set.of(), "", null, mine + "-other").selects(PROC, SELF));
-    assertTrue(ProcessSelection.inCgroup("a/b/c", "a/b"));
-    assertFalse(ProcessSelection.inCgroup("a/bc", "a/b"), "a prefix of a name is not a parent");
+    assertTrue(ProcessSelection.inCgroup("/a/b/c", "/a/b"));
+    assertFalse(ProcessSelection.inCgroup("/a/bc", "/a/b"), "a prefix of a name is not a parent");
   }
 
   @Test

@@ -240,7 +240,8 @@ class LuaJitCorruptionTest {
           }
         }
       }
-      boolean counted = counters.keySet().stream().anyMatch(k -> k.startsWith("luajit."));
+      boolean counted = counters.keySet().stream()
+          .anyMatch(k -> k.startsWith("luajit.") || k.startsWith("plugin.luajit."));
       if (luajitError && !counted) {
         throw new AssertionError("a LuaJIT error frame without a counter at " + where + ": "
             + what + "; counters " + counters);
