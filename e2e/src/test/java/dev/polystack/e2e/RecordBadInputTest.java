@@ -44,7 +44,7 @@ class RecordBadInputTest {
     "record -o {out} -- {notexec}|1|: not an executable file",
     "record -o {out} -- no-such-command-xyz"
         + "|1|cannot run 'no-such-command-xyz': command not found in PATH",
-    "record --pid {pid} -o {dir}|2|: is a directory; give a file name",
+    "record --pid {pid} -f folded -o {dir}|2|: is a directory; give a file name",
     "dump --pid -3|2|--pid -3: a process id is a positive number",
     // Added for issue 8 (hostile input): every flag with a bad value, the target untouched.
     "record --pid {pid} --mode bogus -o {out}|2|--mode bogus: expected bpf, ptrace or perf",
@@ -73,7 +73,7 @@ class RecordBadInputTest {
   })
   void failsWithOneLineAndLeavesTheTargetAlone(String args, int exitCode, String expected)
       throws Exception {
-    Path out = dir.resolve("profile.out");
+    Path out = dir.resolve("profile.html");
     Path marker = dir.resolve("command-ran");
     try (Target target = Target.start(Workloads.binary("block_read"))) {
       target.awaitOutput("ready", 10_000);
