@@ -8,6 +8,7 @@ import dev.polystack.host.output.Outputs;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginLoader;
 import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.ptrace.WaitStatus;
 import dev.polystack.host.sampling.SamplingException;
 import dev.polystack.host.sampling.SamplingOptions;
 import dev.polystack.host.session.MultiRecord;
@@ -29,6 +30,7 @@ import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -40,7 +42,7 @@ import picocli.CommandLine.ParentCommand;
     mixinStandardHelpOptions = true,
     description = "Sample running processes (--pid, --comm, --match) or a command (after --) and"
         + " write a profile.")
-final class RecordCommand implements Runnable {
+final class RecordCommand implements Callable<Integer> {
 
   @Mixin TargetOptions target = new TargetOptions();
 
@@ -98,8 +100,12 @@ final class RecordCommand implements Runnable {
     this.outputs = outputs;
   }
 
+  /**
+   * 0, or a launched command's own failure passed on as time(1) and perf do: its exit code,
+   * or 128 + the signal that killed it (not one polystack sent at the end of the run).
+   */
   @Override
-  public void run() {
+  public Integer call() {
     ProfileFormat profileFormat = resolveFormat(format, output);
     SamplingOptions options = target.options(maxDepth);
     OtlpConfig otlpConfig = otlpConfig(System.getenv());
@@ -125,8 +131,9 @@ final class RecordCommand implements Runnable {
         statsFile = outputs.replaceAtEnd(statsJson, "--stats-json");
       }
       target.resolve(console);
-      record(otlpConfig, backend, options, profileFormat, local && toStdout, profileFile,
-          statsFile, as);
+      RecordSession.Result result = record(otlpConfig, backend, options, profileFormat,
+          local && toStdout, profileFile, statsFile, as);
+      return target.command.isEmpty() ? ExitCodes.OK : launchedExitCode(result);
     } catch (OutputException e) {
       throw OutputErrors.toCli(e);
     } finally {
@@ -140,7 +147,16 @@ final class RecordCommand implements Runnable {
     }
   }
 
-  private void record(OtlpConfig otlpConfig, RecordSession.Backend backend,
+  /** What a launched command's ending makes polystack's exit code (see {@link #call}). */
+  static int launchedExitCode(RecordSession.Result result) {
+    WaitStatus exit = result.targetExit();
+    if (exit == null || result.killedAtEnd()) {
+      return ExitCodes.OK;
+    }
+    return exit.exited() ? exit.exitCode() : 128 + exit.termSignal();
+  }
+
+  private RecordSession.Result record(OtlpConfig otlpConfig, RecordSession.Backend backend,
       SamplingOptions options, ProfileFormat profileFormat, boolean toStdout,
       OutputFile profileFile, OutputFile statsFile, Credentials as) {
     var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
@@ -202,6 +218,7 @@ final class RecordCommand implements Runnable {
             + " --feature-gates=service.profilesSupport and a profiles pipeline)"));
       }
     }
+    return result;
   }
 
   /** How long the end of a run waits for the last exports. */
