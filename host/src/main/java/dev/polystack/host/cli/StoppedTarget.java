@@ -2,6 +2,7 @@ package dev.polystack.host.cli;
 
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcessList;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Option;
@@ -12,6 +13,7 @@ import picocli.CommandLine.Option;
  * the same way for both.
  */
 final class StoppedTarget {
+  private static final Path PROC = Path.of("/proc");
 
   @Option(names = {"--pid", "-p"}, paramLabel = "PID", description = "The process.")
   Integer pid;
@@ -50,6 +52,7 @@ final class StoppedTarget {
    */
   int resolve(ProcFs proc, Console console) {
     if (pid != null) {
+      KernelThreads.refuse(PROC, pid, "--pid");
       return pid;
     }
     List<String> comms = comm == null ? List.of() : List.of(comm);
@@ -63,6 +66,8 @@ final class StoppedTarget {
           + " command takes one: give --pid");
     }
     console.note("selected process " + TargetSelection.describe(chosen));
-    return chosen.keySet().iterator().next();
+    int selected = chosen.keySet().iterator().next();
+    KernelThreads.refuse(PROC, selected, "process");
+    return selected;
   }
 }
