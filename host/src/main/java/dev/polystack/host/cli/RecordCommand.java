@@ -5,6 +5,7 @@ import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.output.OutputException;
 import dev.polystack.host.output.OutputFile;
 import dev.polystack.host.output.Outputs;
+import dev.polystack.host.plugins.LoadedPlugin;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginLoader;
 import dev.polystack.host.proc.ProcFs;
@@ -205,6 +206,8 @@ final class RecordCommand implements Callable<Integer> {
       writeStats(result, statsFile);
     }
     Summaries.print(console, result, out, verbose, target.idle);
+    UnknownRuntimes.describe(result.recording(), registry.plugins().stream()
+        .map(LoadedPlugin::id).toList()).ifPresent(console::warn);
     if (writeFailure != null) {
       throw writeFailure;
     }
