@@ -67,6 +67,7 @@ class RecordBadInputTest {
         + " user space; give the pid of a user-space process",
     "top --pid {kthread}|1|--pid {kthread}: kernel thread: nothing to profile in user space",
     "dump --pid {kthread}|1|--pid {kthread}: kernel thread: nothing to profile in user space",
+    "vdso --pid {kthread}|1|--pid {kthread}: kernel thread: nothing to profile in user space",
     "record --pid {pid} -o /nonexistent/dir/x.html|2|directory /nonexistent/dir does not exist",
     "record --pid {pid} --plugin-path /nonexistent -o {out}"
         + "|2|--plugin-path /nonexistent: no such directory",
