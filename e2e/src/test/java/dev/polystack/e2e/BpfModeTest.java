@@ -38,19 +38,14 @@ class BpfModeTest {
     Path truth = dir.resolve("phases.txt");
     Path folded = dir.resolve("bpf.folded");
     var result = Distribution.run("record", "--rate", "999", "--format", "folded", "-o",
-        folded.toString(), "--", "luajit", "-joff", script.toString(), "5", truth.toString());
+        folded.toString(), "--", "luajit", "-joff", script.toString(), "5", truth.toString(),
+        "cpu");
     assertEquals(0, result.exitCode(), result.stderr());
     assertTrue(result.stderr().contains("target never stopped (bpf mode)"), result.stderr());
 
-    // The program times its phases by the wall clock: time it waited for a CPU goes to the
-    // phase it was in (mostly at system calls, where it is preempted), which the CPU clock that
-    // samples it never sees. On a host too busy to give it most of a CPU the truth is not one.
-    Matcher hz = Pattern.compile("from 1 thread, ([0-9.]+) Hz per thread")
-        .matcher(result.stderr());
-    assertTrue(hz.find(), result.stderr());
-    double onCpu = Double.parseDouble(hz.group(1)) / 999;
-    org.junit.jupiter.api.Assumptions.assumeTrue(onCpu >= 0.8, String.format(
-        "inconclusive: the target was on a CPU %.0f%% of the time (host busy)", 100 * onCpu));
+    // The program times its phases in its thread's CPU time ("cpu"), the clock that samples it:
+    // time it waits for a CPU counts in neither, so the truth holds however busy the host is
+    // and no gate on polystack's own sample rate is needed.
     Map<String, Double> program = new LinkedHashMap<>();
     for (String line : Files.readAllLines(truth)) {
       String[] f = line.split(" ");

@@ -102,7 +102,7 @@ class ChurnTest {
         result = polystack.await(120);
       }
       String problem = null;
-      if (result.exitCode() != 0 || !Files.isRegularFile(out)) {
+      if (result.exitCode() != code || !Files.isRegularFile(out)) {
         problem = "polystack exit " + result.exitCode() + ": " + result.stderr().strip();
       } else if (!result.stderr().contains("target exited with code " + code)) {
         problem = "summary: " + result.stderr().strip();

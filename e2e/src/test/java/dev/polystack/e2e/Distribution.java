@@ -141,7 +141,15 @@ final class Distribution {
    * non-interactive shell ignores SIGINT, and the JVM then never installs a handler for it).
    */
   static Running start(String... args) throws IOException {
-    List<String> command = new ArrayList<>(List.of("env", "--default-signal=INT,TERM,HUP"));
+    return startWith("--default-signal=INT,TERM,HUP", args);
+  }
+
+  /**
+   * Like {@link #start}, with the signal dispositions {@code envOption} sets (an option of
+   * env(1): {@code --ignore-signal=INT} starts polystack as a background job of a script is).
+   */
+  static Running startWith(String envOption, String... args) throws IOException {
+    List<String> command = new ArrayList<>(List.of("env", envOption));
     command.addAll(command(args));
     Path out = Files.createTempFile("polystack-out", ".txt");
     Path err = Files.createTempFile("polystack-err", ".txt");

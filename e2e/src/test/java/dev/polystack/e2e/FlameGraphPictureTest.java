@@ -20,10 +20,12 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The README's picture, docs/images/flamegraph.png, is the html flame graph of
  * {@code polystack demo} as headless Chromium draws it. This test draws it anew from a demo run
- * into e2e/target/flamegraph.png (README, "Run the tests", says how to commit it) and checks
+ * into e2e/target/flamegraph.png (docs/testing.md, "The picture in the README", says how to
+ * commit it) and checks
  * that the committed picture still shows what the current writer draws, in what a reader sees:
  * the same size, a chart and not a blank or error page, LuaJIT frames in their green, native
- * frames in their warm hues and the process/thread roots. Pixels are not compared: every run
+ * frames in their warm hues (kernel frames in violet, a range of their own) and the
+ * process/thread roots. Pixels are not compared: every run
  * samples differently.
  */
 class FlameGraphPictureTest {
@@ -54,6 +56,8 @@ class FlameGraphPictureTest {
           () -> "no frame " + frame + " in the drawn chart: " + names);
     }
 
+    assertKindsHaveHueRangesOfTheirOwn(Files.readString(html));
+
     Path made = Distribution.root().resolve("e2e/target/flamegraph.png");
     Files.createDirectories(made.getParent());
     Files.deleteIfExists(made);
@@ -69,9 +73,47 @@ class FlameGraphPictureTest {
     readme.assertShowsAFlameGraph();
   }
 
+  private static final Pattern HUE = Pattern.compile("(\\w+): \\[(\\d+), (\\d+), \\d+, \\d+\\]");
+
+  /**
+   * Native, kernel and LuaJIT frames are hashed over hue ranges that do not overlap (they once
+   * did: native 10-50 and kernel 38-52, so main and libc looked like the kernel), and each
+   * stays within the band {@link Picture} counts it in.
+   */
+  static void assertKindsHaveHueRangesOfTheirOwn(String page) {
+    Matcher table = Pattern.compile("var hues = \\{([^}]*)\\}").matcher(page);
+    assertTrue(table.find(), "no hue table in the page");
+    Map<String, int[]> ranges = new java.util.HashMap<>();
+    Matcher entry = HUE.matcher(table.group(1));
+    while (entry.find()) {
+      int first = Integer.parseInt(entry.group(2));
+      ranges.put(entry.group(1), new int[] {first, first + Integer.parseInt(entry.group(3))});
+    }
+    List<String> kinds = List.of("native", "kernel", "luajit");
+    for (String kind : kinds) {
+      assertTrue(ranges.containsKey(kind), "no hue range for " + kind + ": " + table.group(1));
+    }
+    for (int i = 0; i < kinds.size(); i++) {
+      for (int j = i + 1; j < kinds.size(); j++) {
+        int[] a = ranges.get(kinds.get(i));
+        int[] b = ranges.get(kinds.get(j));
+        assertTrue(a[1] < b[0] || b[1] < a[0], kinds.get(i) + " hues " + a[0] + "-" + a[1]
+            + " overlap " + kinds.get(j) + "'s " + b[0] + "-" + b[1]);
+      }
+    }
+    assertTrue(ranges.get("native")[0] >= NATIVE_HUES[0]
+        && ranges.get("native")[1] <= NATIVE_HUES[1], "native outside the counted band");
+    assertTrue(ranges.get("kernel")[0] >= KERNEL_HUES[0]
+        && ranges.get("kernel")[1] <= KERNEL_HUES[1], "kernel outside the counted band");
+  }
+
+  /** Hue bands Picture counts each kind in (inclusive), wider than the page's ranges. */
+  static final int[] NATIVE_HUES = {5, 55};
+  static final int[] KERNEL_HUES = {260, 310};
+
   /** What a reader sees in a screenshot: its size and how much of it is in each frame colour. */
-  record Picture(Path file, int width, int height, double ink, double luajit, double nativeOrKernel,
-      double processOrThread) {
+  record Picture(Path file, int width, int height, double ink, double luajit, double nativeFrames,
+      double kernel, double processOrThread) {
 
     static Picture read(Path file) throws IOException {
       BufferedImage image = ImageIO.read(file.toFile());
@@ -79,6 +121,7 @@ class FlameGraphPictureTest {
       long ink = 0;
       long luajit = 0;
       long warm = 0;
+      long kernel = 0;
       long roots = 0;
       float[] hsb = new float[3];
       for (int y = 0; y < image.getHeight(); y++) {
@@ -89,12 +132,14 @@ class FlameGraphPictureTest {
           if (hsb[2] < 0.95f || hsb[1] > 0.05f) {
             ink++;
           }
-          // The page's hues (flamegraph.html): luajit 150, native 25 and kernel 45, each
-          // spread a little by the frame's name; process and thread rows a pale blue-grey.
+          // The page's hues (flamegraph.html): luajit 120-180, native 10-50, kernel 270-300,
+          // spread by the frame's name; process and thread rows a pale blue-grey.
           if (hsb[1] > 0.25f && hue >= 120 && hue <= 180) {
             luajit++;
-          } else if (hsb[1] > 0.35f && hue >= 5 && hue <= 60) {
+          } else if (hsb[1] > 0.35f && hue >= NATIVE_HUES[0] && hue <= NATIVE_HUES[1]) {
             warm++;
+          } else if (hsb[1] > 0.25f && hue >= KERNEL_HUES[0] && hue <= KERNEL_HUES[1]) {
+            kernel++;
           } else if (hsb[1] > 0.05f && hsb[1] < 0.25f && hue >= 190 && hue <= 230) {
             roots++;
           }
@@ -102,7 +147,7 @@ class FlameGraphPictureTest {
       }
       double pixels = (double) image.getWidth() * image.getHeight();
       return new Picture(file, image.getWidth(), image.getHeight(), ink / pixels, luajit / pixels,
-          warm / pixels, roots / pixels);
+          warm / pixels, kernel / pixels, roots / pixels);
     }
 
     /**
@@ -115,15 +160,15 @@ class FlameGraphPictureTest {
       assertEquals(HEIGHT, height, this::toString);
       assertTrue(ink > 0.30, () -> "mostly blank: " + this);
       assertTrue(luajit > 0.02, () -> "no LuaJIT frames: " + this);
-      assertTrue(nativeOrKernel > 0.10, () -> "no native frames: " + this);
+      assertTrue(nativeFrames > 0.10, () -> "no native frames: " + this);
       assertTrue(processOrThread > 0.005, () -> "no process or thread row: " + this);
     }
 
     @Override
     public String toString() {
-      return String.format("%s %dx%d, ink %.3f, luajit %.3f, native/kernel %.3f,"
+      return String.format("%s %dx%d, ink %.3f, luajit %.3f, native %.3f, kernel %.3f,"
           + " process/thread %.3f", file.getFileName(), width, height, ink, luajit,
-          nativeOrKernel, processOrThread);
+          nativeFrames, kernel, processOrThread);
     }
   }
 }

@@ -75,6 +75,41 @@ class InspectTest {
     assertEquals(0, lua.exitValue(), "the target exits normally after inspection");
   }
 
+  /** Issue 29: --validate printed no verdict; it says what was confirmed, per runtime. */
+  @Test
+  void validateEndsWithAVerdictPerRuntime() throws Exception {
+    // The interpreter only (-joff): every snapshot finds the VM in its dispatch loop.
+    Process lua = new ProcessBuilder("/usr/bin/luajit", "-joff", "-e",
+        "local a = 0 while true do a = (a + 1) % 7 end")
+        .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+    try {
+      Awaits.cpuTicks(lua.pid(), 10, 20_000);
+      var result = Distribution.run("inspect", "--pid", Long.toString(lua.pid()), "--validate");
+
+      assertEquals(0, result.exitCode(), result.stderr());
+      assertTrue(result.stdout().lines().anyMatch(l -> l.matches("validate: confirmed: \\S+"
+          + " \\(luajit\\): GG_G2DISP, G(, .*)? agreed with process " + lua.pid())),
+          result.stdout());
+      assertTrue(lua.isAlive(), "inspect must not disturb the target");
+    } finally {
+      lua.destroy();
+      lua.waitFor(5, TimeUnit.SECONDS);
+    }
+
+    Process sleep = new ProcessBuilder("/bin/sleep", "60").start();
+    try {
+      Awaits.blockedIn(sleep.pid(), java.util.Set.of(Awaits.NANOSLEEP, Awaits.CLOCK_NANOSLEEP),
+          20_000);
+      var none = Distribution.run("inspect", "--pid", Long.toString(sleep.pid()), "--validate");
+      assertEquals(0, none.exitCode(), none.stderr());
+      assertTrue(none.stdout().contains("validate: nothing to validate: no plug-in recognised a"
+          + " runtime in process " + sleep.pid()), none.stdout());
+    } finally {
+      sleep.destroy();
+      sleep.waitFor(5, TimeUnit.SECONDS);
+    }
+  }
+
   @Test
   void aPluginThatThrowsIsReportedOnceAndTheOthersCarryOn() throws Exception {
     PluginJars.build(dir.resolve("thrower.jar"),

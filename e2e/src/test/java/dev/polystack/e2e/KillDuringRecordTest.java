@@ -3,6 +3,8 @@ package dev.polystack.e2e;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
@@ -123,7 +125,7 @@ class KillDuringRecordTest {
         polystack.signal(signal);
         exit = polystack.await(60).exitCode();
       }
-      Trial t = check(mode, moment, target, attached, exit, signal);
+      Trial t = check(mode, moment, target, attached, exit, signal, out);
       if (t.survived() && mode.equals("bpf") && attached && programs.isEmpty()) {
         return new Trial(moment, false, true, exit, moment + " SIG" + signal + ": attached in"
             + " bpf mode without a BPF program: the leak check saw nothing", t.notAttached());
@@ -149,7 +151,7 @@ class KillDuringRecordTest {
   }
 
   private static Trial check(String mode, KillTrials.KillMoment moment, Target target,
-      boolean attached, int exit, String signal) throws Exception {
+      boolean attached, int exit, String signal, Path out) throws Exception {
     List<Reliability.TaskState> stopped = KillTrials.stoppedAfterRelease(target.pid());
     Target.Status status = target.status();
     String problem = null;
@@ -178,11 +180,26 @@ class KillDuringRecordTest {
       }
     }
     if (problem == null) {
-      problem = KillTrials.exitProblem(exit, signal);
+      problem = KillTrials.exitProblem(exit, signal, attached);
+    }
+    if (problem == null && exit == 0 && attached) {
+      // Stopped cleanly while sampling: the profile is in place and reads as folded stacks.
+      problem = !Files.isRegularFile(out) ? "exit 0 but no " + out
+          : foldedProblem(out);
     }
     return new Trial(moment, problem == null, attached, exit, problem == null ? ""
         : moment + " SIG" + signal + (attached ? " (attached)" : " (not yet attached)") + ": "
             + problem, KillTrials.notAttachedProblem(moment, attached), inFlightLost);
+  }
+
+  /** Null when {@code out} is folded stacks (lines "frames count"), else what is wrong. */
+  private static String foldedProblem(Path out) throws IOException {
+    for (String line : Files.readAllLines(out)) {
+      if (!line.matches(".+ [0-9]+")) {
+        return "not a folded profile: " + line;
+      }
+    }
+    return null;
   }
 
   /** Only a ptrace tracer killed by SIGKILL while attached can lose a signal it had reaped. */

@@ -128,6 +128,15 @@ final class KillTrials {
    * signal came before its handlers were installed (JVM start-up) or was SIGKILL. Returns the
    * problem, or null when the exit is one of those.
    */
+  static String exitProblem(int exit, String signal, boolean attached) {
+    if (attached && !signal.equals("KILL") && exit != 0) {
+      // Its handlers are installed before it attaches: a stop signal then must end it cleanly.
+      return "polystack exited " + exit + " after SIG" + signal + " while attached";
+    }
+    return exitProblem(exit, signal);
+  }
+
+  /** As {@link #exitProblem(int, String, boolean)} when it is not known whether it attached. */
   static String exitProblem(int exit, String signal) {
     int sig = switch (signal) {
       case "INT" -> 2;

@@ -16,6 +16,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -124,6 +125,62 @@ class LaunchedCommandTest {
       }
       assertFalse(alive(child), "sleep (pid " + child + ") outlived polystack");
     }
+  }
+
+  /**
+   * At --duration a launched command gets SIGTERM first, as timeout(1) sends it: one that
+   * handles it cleans up and exits, and polystack still exits 0 (it ended the command).
+   */
+  @ParameterizedTest(name = "--mode {0}")
+  @ValueSource(strings = {"ptrace", "perf"})
+  void atTheDurationALaunchedCommandGetsSigtermFirst(String mode) throws Exception {
+    Path out = dir.resolve("term.folded");
+    var result = Distribution.run("record", "--mode", mode, "-d", "1s", "--format", "folded",
+        "-o", out.toString(), "--", "/bin/sh", "-c",
+        "trap 'echo cleaned-up; exit 0' TERM; while :; do :; done");
+
+    assertEquals(0, result.exitCode(), result.stderr());
+    assertTrue(result.stdout().contains("cleaned-up"), "no SIGTERM reached the command: "
+        + result.stdout() + result.stderr());
+    assertTrue(result.stderr().contains("polystack: done; the launched target was still running"
+        + " and polystack ended it (SIGTERM, then SIGKILL 2 s later if still running)"),
+        result.stderr());
+  }
+
+  /** A command that ignores SIGTERM gets SIGKILL after the grace period and does not outlive it. */
+  @Test
+  void aCommandIgnoringSigtermIsKilledAfterTheGracePeriod() throws Exception {
+    Path out = dir.resolve("stubborn.folded");
+    long start = System.nanoTime();
+    var result = Distribution.run("record", "--mode", "perf", "-d", "1s", "--format", "folded",
+        "-o", out.toString(), "--", "/bin/sh", "-c", "trap '' TERM; while :; do :; done");
+    double seconds = (System.nanoTime() - start) / 1e9;
+
+    assertEquals(0, result.exitCode(), result.stderr());
+    assertTrue(result.stderr().contains("polystack ended it (SIGTERM, then SIGKILL"),
+        result.stderr());
+    // A lower bound only: 1 s of recording, then the 2 s the command had to exit.
+    assertTrue(seconds >= 3, "the command had no grace period: the run took " + seconds + " s");
+  }
+
+  /**
+   * A launched command's failure is polystack's exit code, as with time(1) and perf: its exit
+   * code, or 128 + the signal that killed it; the profile is written either way.
+   */
+  @ParameterizedTest(name = "{0} -> {1}")
+  @CsvSource(delimiter = '|', value = {
+    "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; exit 3|3",
+    "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; kill -SEGV $$|139",
+    "exit 0|0",
+  })
+  void theCommandsExitCodeIsPassedOn(String script, int expected) throws Exception {
+    Path out = dir.resolve("exit.folded");
+    var result = Distribution.run("record", "--mode", "perf", "--format", "folded", "-o",
+        out.toString(), "--", "/bin/sh", "-c", script);
+
+    assertEquals(expected, result.exitCode(), result.stderr());
+    assertTrue(result.stderr().contains("polystack: wrote " + out), result.stderr());
+    assertTrue(Files.isRegularFile(out), result.stderr());
   }
 
   private String[] args(String command, List<String> extra) {

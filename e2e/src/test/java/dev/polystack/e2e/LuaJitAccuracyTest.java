@@ -159,13 +159,12 @@ class LuaJitAccuracyTest {
     String folded = Files.readString(dir.resolve("out.folded"));
     LeafLines ours = LeafLines.fromFolded(folded);
     LeafLines theirs = LeafLines.fromJitP(Files.readString(dir.resolve("jitp.txt")));
-    // Folded counts are periods: a sample that also stands for a tick not taken counts 2. With
-    // S samples for P periods, weights of 1 and 2 give P^2 / (P + 2(P - S)) ~ 2S - P
-    // independent samples' worth: the Lua samples' share of that is what chance works on.
+    // Folded counts are periods: a sample that also stands for a tick not taken counts 2, so a
+    // period is worth P / (3P - 2S) independent samples (SamplingNoise.effectivePerPeriod).
     String stats = Files.readString(dir.resolve("stats.json"));
     long samples = number(stats, "samples");
     long periods = number(stats, "periods");
-    double weight = periods == 0 ? 0 : Math.max(0, 2.0 * samples - periods) / periods;
+    double weight = SamplingNoise.effectivePerPeriod(samples, periods);
     double nOurs = ours.luaSamples() * weight;
     double nTheirs = theirs.luaSamples();
     double overlap = ours.overlap(theirs);

@@ -115,12 +115,12 @@ class LuaJitTraceFramesTest {
           (double) theirLeaves.getOrDefault(e.getKey(), 0L) / Math.max(1, theirs));
     }
     theirLeaves.forEach((k, v) -> theirShares.put(k, (double) v / Math.max(1, theirs)));
-    // Counts are periods (a sample standing for a tick not taken counts 2): ~2S - P samples'
-    // worth for S samples and P periods (LuaJitAccuracyTest).
+    // Folded counts are periods: a sample that also stands for a tick not taken counts 2, so a
+    // period is worth P / (3P - 2S) independent samples (SamplingNoise.effectivePerPeriod).
     String stats = Files.readString(dir.resolve("stats.json"));
     long samples = number(stats, "samples");
     long periods = number(stats, "periods");
-    double weight = periods == 0 ? 0 : Math.max(0, 2.0 * samples - periods) / periods;
+    double weight = SamplingNoise.effectivePerPeriod(samples, periods);
     double nOurs = lua * weight;
     double chance = nOurs < 1 || theirs < 1 ? 1
         : SamplingNoise.tvdBound(ourShares, nOurs, theirShares, theirs, ALPHA);

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.net.httpserver.HttpServer;
+import io.opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
@@ -16,8 +18,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.zip.GZIPInputStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -52,15 +56,36 @@ class OtlpSlowCollectorTest {
     final HttpServer server;
     final ExecutorService pool = Executors.newCachedThreadPool();
     final Map<String, AtomicLong> requests = new ConcurrentHashMap<>();
+    /** Samples in the profile requests this receiver decoded (the official proto classes). */
+    final AtomicLong decodedSamples = new AtomicLong();
+    /** A profile request that did not decode, if any. */
+    final AtomicReference<Exception> undecodable = new AtomicReference<>();
+
+    final int status;
 
     Receiver(int delayMs, int status) throws IOException {
+      this.status = status;
       server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
       server.setExecutor(pool);
       server.createContext("/", exchange -> {
         try (exchange; InputStream in = exchange.getRequestBody()) {
-          in.readAllBytes();
-          requests.computeIfAbsent(exchange.getRequestURI().getPath(), k -> new AtomicLong())
-              .incrementAndGet();
+          byte[] body = in.readAllBytes();
+          String path = exchange.getRequestURI().getPath();
+          requests.computeIfAbsent(path, k -> new AtomicLong()).incrementAndGet();
+          if (path.equals("/v1development/profiles")) {
+            try {
+              if ("gzip".equalsIgnoreCase(
+                  exchange.getRequestHeaders().getFirst("Content-Encoding"))) {
+                try (InputStream unzipped = new GZIPInputStream(new ByteArrayInputStream(body))) {
+                  body = unzipped.readAllBytes();
+                }
+              }
+              decodedSamples.addAndGet(Collector.sampleCount(
+                  List.of(ExportProfilesServiceRequest.parseFrom(body))));
+            } catch (IOException e) {
+              undecodable.set(e);
+            }
+          }
           Thread.sleep(delayMs);
           exchange.getResponseHeaders().set("Content-Type", "application/x-protobuf");
           // 200: an empty Export*ServiceResponse (full success); 503: an empty body.
@@ -149,8 +174,16 @@ class OtlpSlowCollectorTest {
     assertTrue(droppedSamples > 0, last);
     // Every sample taken either reached the receiver or is counted as dropped.
     assertEquals(taken, sentSamples + droppedSamples, name + ": " + r.stderr());
-    return String.format("exit=%d samples=%d ratio=%.3f sent=%d dropped=%d requests=%s",
-        r.exitCode(), taken, ratio, sentSamples, droppedSamples, receiver.requests);
+    // What the receiver decoded holds every sample polystack counts as sent (more where an
+    // answer came too late, or a 503 was retried: those count as dropped, or are sent again).
+    assertEquals(null, receiver.undecodable.get(), name + ": a request did not decode");
+    long decoded = receiver.decodedSamples.get();
+    assertTrue(decoded >= sentSamples, name + ": the receiver decoded " + decoded
+        + " samples; polystack counts " + sentSamples + " as sent");
+    assertTrue(receiver.status != 200 || sentSamples > 0, name + ": nothing got through");
+    return String.format("exit=%d samples=%d ratio=%.3f sent=%d dropped=%d decoded=%d"
+        + " requests=%s", r.exitCode(), taken, ratio, sentSamples, droppedSamples, decoded,
+        receiver.requests);
   }
 
   private static long taken(Distribution.Result r) {

@@ -91,6 +91,33 @@ class RecordAttachTest {
     }
   }
 
+  /**
+   * A polystack started in the background of a script inherits SIGINT ignored (and, under
+   * nohup, SIGHUP); {@code kill -INT} still stops it, as it stops perf and py-spy.
+   */
+  @Test
+  void sigintStopsARecordThatInheritedItIgnored() throws Exception {
+    Path out = dir.resolve("background.folded");
+    try (Target target = Target.start(Workloads.binary("two_threads"), "stdin");
+        Distribution.Running polystack = Distribution.startWith("--ignore-signal=INT,HUP",
+            "record", "--mode", "ptrace", "--pid", Integer.toString(target.pid()), "--format",
+            "folded", "-o", out.toString())) {
+      awaitSampling("ptrace", target, polystack);
+      Awaits.cpuTicks(target.pid(), 40, 60_000);
+
+      polystack.signal("INT");
+      var result = polystack.await(20);
+
+      RecordLaunchTest.assertSucceeded(result, out);
+      assertTrue(result.stderr().contains("polystack: stopped; target detached and still"
+          + " running"), result.stderr());
+      assertTrue(Tools.total(Tools.folded(out)) > 0, "no samples in " + out);
+      assertReleasedAndRunning(target);
+      target.stdin().close();
+      assertEquals(0, target.awaitExit(30), target.output());
+    }
+  }
+
   /** ptrace mode: the target has a tracer; bpf mode: polystack holds its per-CPU events. */
   static void awaitSampling(String mode, Target target, Distribution.Running polystack)
       throws Exception {

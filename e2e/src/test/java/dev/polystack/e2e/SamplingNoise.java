@@ -21,6 +21,20 @@ final class SamplingNoise {
 
   private SamplingNoise() {}
 
+  /**
+   * Independent samples' worth per period of a profile whose counts are periods: S samples
+   * stand for P periods, P - S of them for two ticks (weight 2) and 2S - P for one. The
+   * effective count of such weights is (sum w)^2 / sum w^2 = P^2 / (3P - 2S), so a period is
+   * worth P / (3P - 2S): 1 when every sample is one period, 1/2 when every sample stands for
+   * two. (2S - P) / P, used before, fell to 0 at S = P/2 and let every bound pass.
+   */
+  static double effectivePerPeriod(long samples, long periods) {
+    if (periods <= 0 || samples <= 0) {
+      return 0;
+    }
+    return periods / (3.0 * periods - 2.0 * Math.min(samples, periods));
+  }
+
   /** The probability each of a class's {@code assertions} statistical assertions may fail. */
   static double alpha(int assertions) {
     return 1 / (RUNS * assertions);

@@ -157,6 +157,9 @@ class TargetFilesTest {
       assertTrue(lines.get(0).startsWith("polystack: out of memory: the Java heap limit of "),
           lines.get(0));
       assertTrue(lines.get(0).contains("POLYSTACK_JAVA_OPTS=-Xmx"), lines.get(0));
+      // What was held: here, the executable's million symbols.
+      assertTrue(lines.get(0).contains(" MiB was reached while reading the target's binaries"),
+          lines.get(0));
       RecordAttachTest.assertReleasedAndRunning(target);
       target.stdin().write('x');
       target.stdin().close();

@@ -46,6 +46,35 @@ class TopTest {
 
   @TempDir Path dir;
 
+  /**
+   * On a terminal, q ends top as Ctrl-C does: the whole run's table, exit 0, the target runs
+   * on. The terminal is script(1)'s pseudo-terminal; the key goes through it as typed.
+   */
+  @Test
+  void qQuitsOnATerminal() throws Exception {
+    try (Target target = Target.start(Workloads.binary("hot_cold"))) {
+      String command = Distribution.command("top", "--pid", Integer.toString(target.pid()),
+          "--interval", "500ms").stream().map(a -> "'" + a.replace("'", "'\\''") + "'")
+          .collect(java.util.stream.Collectors.joining(" "));
+      Path out = dir.resolve("terminal.txt");
+      Process script = new ProcessBuilder("script", "-qfec", command, "/dev/null")
+          .redirectOutput(out.toFile()).redirectErrorStream(true).start();
+      try {
+        Awaits.until("a table on the terminal", 120_000,
+            () -> Files.readString(out).contains("percentages: the last 500 ms"));
+        script.getOutputStream().write('q');
+        script.getOutputStream().flush();
+        assertTrue(script.waitFor(30, java.util.concurrent.TimeUnit.SECONDS),
+            "q did not end top: " + Files.readString(out));
+        assertEquals(0, script.exitValue(), Files.readString(out));
+        assertTrue(Files.readString(out).contains("whole run"), Files.readString(out));
+      } finally {
+        script.destroyForcibly();
+      }
+      RecordAttachTest.assertReleasedAndRunning(target);
+    }
+  }
+
   @Test
   void attachedToANativeProgramHotLeadsByOwnTimeAndTheTargetRunsOn() throws Exception {
     try (Target target = Target.start(Workloads.binary("hot_cold"));

@@ -266,7 +266,8 @@ class VdsoCommandTest {
     Distribution.Result r = Distribution.run(args.toArray(String[]::new));
     assertEquals(0, r.exitCode(), r.stderr());
     assertTrue(r.stderr().contains("polystack: done; the launched target was still running and"
-        + " polystack killed it (SIGKILL)"), r.stderr());
+        + " polystack ended it (SIGTERM, then SIGKILL 2 s later if still running)"),
+        r.stderr());
     assertFalse(r.stderr().contains("still running\n") || r.stderr().contains("detached and"),
         r.stderr());
     try (var procs = Files.list(Path.of("/proc"))) {

@@ -57,10 +57,17 @@ final class InspectCommand implements Runnable {
 
   @Option(names = "--validate",
       description = "With --pid, also check offsets against the running process: takes up to"
-          + " 50 snapshots, stopping its threads as briefly as 'dump' does.")
+          + " 50 snapshots, stopping its threads as briefly as 'dump' does, and ends with a"
+          + " verdict per runtime (exit 1 if one is not confirmed).")
   boolean validate;
 
   @ParentCommand PolystackCommand parent;
+
+  /** Snapshots --validate takes at most (it stops once every runtime is confirmed). */
+  private static final int SNAPSHOTS = 50;
+  /** What --validate confirmed, by module; filled by {@link #withValidated}. */
+  private java.util.Map<String, List<dev.polystack.plugin.api.DiscoveredOffset>> validated =
+      java.util.Map.of();
 
   private final PluginLoader loader;
   private final PluginGuard guard;
@@ -93,6 +100,48 @@ final class InspectCommand implements Runnable {
           + target.pid + " (use --all to list them)");
     }
     out.flush();
+    if (validate && target.pid != null) {
+      verdict(reports, out);
+    }
+  }
+
+  /**
+   * --validate's verdict, one line per recognised runtime: confirmed against the live process
+   * (the offsets that agreed), or not; any not confirmed makes the run fail (exit 1).
+   */
+  private void verdict(List<ModuleReport> reports, PrintWriter out) {
+    int recognised = 0;
+    List<String> unconfirmed = new ArrayList<>();
+    for (ModuleReport r : reports) {
+      for (ModuleReport.Finding f : r.findings()) {
+        if (f.status() != ModuleReport.Status.SUPPORTED || r.module().equals("[vdso]")) {
+          continue;
+        }
+        recognised++;
+        List<String> confirmed = validated.getOrDefault(r.module(), List.of()).stream()
+            .filter(o -> !o.detail().startsWith("not validated"))
+            .map(dev.polystack.plugin.api.DiscoveredOffset::name).toList();
+        if (confirmed.isEmpty()) {
+          unconfirmed.add(r.module() + " (" + f.plugin() + ")");
+          out.println("validate: NOT CONFIRMED: " + r.module() + " (" + f.plugin() + "): no"
+              + " offset agreed with process " + target.pid + " in " + SNAPSHOTS + " snapshots");
+        } else {
+          out.println("validate: confirmed: " + r.module() + " (" + f.plugin() + "): "
+              + String.join(", ", confirmed) + " agreed with process " + target.pid);
+        }
+      }
+    }
+    if (recognised == 0) {
+      out.println("validate: nothing to validate: no plug-in recognised a runtime in process "
+          + target.pid);
+    }
+    out.flush();
+    if (!unconfirmed.isEmpty()) {
+      throw new CommandFailedException("--validate: " + unconfirmed.size() + " of " + recognised
+          + " runtimes not confirmed against process " + target.pid + " ("
+          + String.join(", ", unconfirmed) + "); their offsets above come from the binary"
+          + " alone: check again while the runtime runs code");
+    }
   }
 
   private ModuleReport inspectBinary(Inspector inspector, Path path) {
@@ -153,10 +202,9 @@ final class InspectCommand implements Runnable {
 
   private List<ModuleReport> withValidated(List<ModuleReport> reports, int pid) {
     var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
-    java.util.Map<String, List<dev.polystack.plugin.api.DiscoveredOffset>> validated;
     try {
       validated = new dev.polystack.host.session.DumpSession(ProcFs.system(), registry, guard,
-          console::warn).validateOffsets(pid, 50);
+          console::warn).validateOffsets(pid, SNAPSHOTS);
     } catch (dev.polystack.host.sampling.SamplingException e) {
       throw new CommandFailedException(e.getMessage());
     }

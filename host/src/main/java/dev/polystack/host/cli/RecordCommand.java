@@ -5,9 +5,11 @@ import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.output.OutputException;
 import dev.polystack.host.output.OutputFile;
 import dev.polystack.host.output.Outputs;
+import dev.polystack.host.plugins.LoadedPlugin;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginLoader;
 import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.ptrace.WaitStatus;
 import dev.polystack.host.sampling.SamplingException;
 import dev.polystack.host.sampling.SamplingOptions;
 import dev.polystack.host.session.MultiRecord;
@@ -15,7 +17,12 @@ import dev.polystack.host.session.RecordSession;
 import dev.polystack.otel.local.ProfileFormat;
 import dev.polystack.otel.local.ProfileWriter;
 import dev.polystack.otel.otlp.OtlpConfig;
+import java.io.BufferedOutputStream;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.FilterOutputStream;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,6 +31,7 @@ import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -35,7 +43,7 @@ import picocli.CommandLine.ParentCommand;
     mixinStandardHelpOptions = true,
     description = "Sample running processes (--pid, --comm, --match) or a command (after --) and"
         + " write a profile.")
-final class RecordCommand implements Runnable {
+final class RecordCommand implements Callable<Integer> {
 
   @Mixin TargetOptions target = new TargetOptions();
 
@@ -50,7 +58,8 @@ final class RecordCommand implements Runnable {
   @Option(names = {"--format", "-f"}, paramLabel = "FORMAT",
       description = "html, pprof, folded, speedscope or otlp (a binary OTLP"
           + " ExportProfilesServiceRequest). Default: from the --output name (.html; .folded,"
-          + " .collapsed, .txt; .pb.gz, .pprof; .speedscope.json, .json; .otlp.pb), else html;"
+          + " .collapsed, .txt; .pb.gz, .pprof, .prof, .pb; .speedscope.json, .json;"
+          + " .otlp.pb; any other ending is refused), html without --output or for -o -;"
           + " when streaming to an OTLP endpoint, no local file unless --format or --output is"
           + " given.")
   String format;
@@ -58,9 +67,9 @@ final class RecordCommand implements Runnable {
   @Mixin OtlpOptions otlp = new OtlpOptions();
 
   @Option(names = {"--output", "-o"}, paramLabel = "FILE",
-      description = "Where to write (default: NAME-PID-TIME.EXT in the current directory). An"
-          + " existing file is replaced; a symbolic link is refused. Mode 0600 (under sudo:"
-          + " owned by the invoking user).")
+      description = "Where to write (default: NAME-PID-TIME.EXT in the current directory; -"
+          + " for stdout). An existing file is replaced; a symbolic link is refused. Mode 0600"
+          + " (under sudo: owned by the invoking user).")
   Path output;
 
   @Option(names = "--max-depth", paramLabel = "N", defaultValue = "512",
@@ -92,12 +101,17 @@ final class RecordCommand implements Runnable {
     this.outputs = outputs;
   }
 
+  /**
+   * 0, or a launched command's own failure passed on as time(1) and perf do: its exit code,
+   * or 128 + the signal that killed it (not one polystack sent at the end of the run).
+   */
   @Override
-  public void run() {
+  public Integer call() {
     ProfileFormat profileFormat = resolveFormat(format, output);
     SamplingOptions options = target.options(maxDepth);
     OtlpConfig otlpConfig = otlpConfig(System.getenv());
     boolean local = otlpConfig == null || format != null || output != null;
+    boolean toStdout = STDOUT.equals(output);
     RecordSession.Backend backend = target.selectingWith(select).check();
     if (otlpConfig != null && target.several()) {
       throw new UsageException("streaming to an OTLP endpoint records one process: give a single"
@@ -110,7 +124,7 @@ final class RecordCommand implements Runnable {
     OutputFile profileFile = null;
     OutputFile statsFile = null;
     try {
-      if (local) {
+      if (local && !toStdout) {
         profileFile = output != null ? outputs.replaceAtEnd(output, "--output")
             : outputs.replaceAtEndIn(Path.of(""), "--output");
       }
@@ -118,7 +132,9 @@ final class RecordCommand implements Runnable {
         statsFile = outputs.replaceAtEnd(statsJson, "--stats-json");
       }
       target.resolve(console);
-      record(otlpConfig, backend, options, profileFormat, profileFile, statsFile, as);
+      RecordSession.Result result = record(otlpConfig, backend, options, profileFormat,
+          local && toStdout, profileFile, statsFile, as);
+      return target.command.isEmpty() ? ExitCodes.OK : launchedExitCode(result);
     } catch (OutputException e) {
       throw OutputErrors.toCli(e);
     } finally {
@@ -132,16 +148,25 @@ final class RecordCommand implements Runnable {
     }
   }
 
-  private void record(OtlpConfig otlpConfig, RecordSession.Backend backend,
-      SamplingOptions options, ProfileFormat profileFormat, OutputFile profileFile,
-      OutputFile statsFile, Credentials as) {
+  /** What a launched command's ending makes polystack's exit code (see {@link #call}). */
+  static int launchedExitCode(RecordSession.Result result) {
+    WaitStatus exit = result.targetExit();
+    if (exit == null || result.killedAtEnd()) {
+      return ExitCodes.OK;
+    }
+    return exit.exited() ? exit.exitCode() : 128 + exit.termSignal();
+  }
+
+  private RecordSession.Result record(OtlpConfig otlpConfig, RecordSession.Backend backend,
+      SamplingOptions options, ProfileFormat profileFormat, boolean toStdout,
+      OutputFile profileFile, OutputFile statsFile, Credentials as) {
     var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
     RecordSession session = new RecordSession(ProcFs.system(), registry, guard, console::warn)
         .launchAs(as);
     OtlpExport export = otlpConfig == null ? null : new OtlpExport(otlpConfig, otlp.interval);
     if (export != null) {
       // Samples are kept for the end only when a local file wants them all.
-      session.stream(otlp.interval, export, profileFile != null);
+      session.stream(otlp.interval, export, profileFile != null || toStdout);
     }
     StatusLine status = new StatusLine(console);
     RecordSession.Result result;
@@ -169,12 +194,20 @@ final class RecordCommand implements Runnable {
       } catch (CommandFailedException e) {
         writeFailure = e;
       }
+    } else if (toStdout) {
+      try {
+        writeToStdout(result, profileFormat.writer(perThread));
+      } catch (CommandFailedException e) {
+        writeFailure = e;
+      }
     }
     OtlpExport.Report report = export == null ? null : export.finish(FINISH_TIMEOUT);
     if (statsFile != null) {
       writeStats(result, statsFile);
     }
     Summaries.print(console, result, out, verbose, target.idle);
+    UnknownRuntimes.describe(result.recording(), registry.plugins().stream()
+        .map(LoadedPlugin::id).toList()).ifPresent(console::warn);
     if (writeFailure != null) {
       throw writeFailure;
     }
@@ -188,6 +221,7 @@ final class RecordCommand implements Runnable {
             + " --feature-gates=service.profilesSupport and a profiles pipeline)"));
       }
     }
+    return result;
   }
 
   /** How long the end of a run waits for the last exports. */
@@ -227,8 +261,9 @@ final class RecordCommand implements Runnable {
 
   /**
    * The format named by --format, else by the --output name's ending, else html. A --format
-   * that contradicts the ending, and another tool's ending (.jfr, .svg), are usage errors: a
-   * file named x.folded holding HTML would mislead every tool that opens it.
+   * that contradicts the ending, another tool's ending (.jfr, .svg) and, without --format, an
+   * ending that names no format are usage errors: a file named cpu.xyz holding HTML would
+   * mislead every tool that opens it. {@code -o -} (stdout) has no ending: --format or html.
    */
   static ProfileFormat resolveFormat(String format, Path output) {
     ProfileFormat named = null;
@@ -239,14 +274,21 @@ final class RecordCommand implements Runnable {
         throw new UsageException("--format: " + e.getMessage());
       }
     }
+    boolean hasName = output != null && !STDOUT.equals(output)
+        && output.getFileName() != null;
     Optional<ProfileFormat> byName;
     try {
-      byName = output == null || output.getFileName() == null ? Optional.empty()
-          : ProfileFormat.forFileName(output.getFileName().toString());
+      byName = hasName ? ProfileFormat.forFileName(output.getFileName().toString())
+          : Optional.empty();
     } catch (IllegalArgumentException e) {
       throw new UsageException("--output " + output + ": " + e.getMessage());
     }
     if (named == null) {
+      if (hasName && byName.isEmpty()) {
+        throw new UsageException("--output " + output + ": the name's ending says no format"
+            + " polystack writes; end it with one of " + ProfileFormat.knownEndings()
+            + ", or give --format");
+      }
       return byName.orElse(ProfileFormat.HTML);
     }
     if (byName.isPresent() && byName.get() != named) {
@@ -255,6 +297,35 @@ final class RecordCommand implements Runnable {
           + " with " + named.endings());
     }
     return named;
+  }
+
+  /** The --output name that means stdout, as perf, py-spy and most Unix tools take it. */
+  static final Path STDOUT = Path.of("-");
+
+  /**
+   * Writes the profile to this process's stdout as bytes (pprof is binary): the console's
+   * writers carry text only. Not closed: stdout belongs to the process.
+   */
+  private static void writeToStdout(RecordSession.Result result, ProfileWriter writer) {
+    OutputStream stdout = new FileOutputStream(FileDescriptor.out);
+    try {
+      OutputStream unclosed = new BufferedOutputStream(new FilterOutputStream(stdout) {
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+          out.write(b, off, len);
+        }
+
+        @Override
+        public void close() throws IOException {
+          flush();
+        }
+      });
+      writer.write(result.recording(), unclosed);
+      unclosed.flush();
+    } catch (IOException e) {
+      throw new CommandFailedException("cannot write the profile to stdout: "
+          + OutputFile.reason(e) + "; give --output FILE");
+    }
   }
 
   static String defaultName(String executable, int pid, ProfileFormat format) {

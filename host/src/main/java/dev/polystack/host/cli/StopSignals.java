@@ -2,6 +2,8 @@ package dev.polystack.host.cli;
 
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import dev.polystack.host.sys.SyscallException;
+import dev.polystack.host.sys.Syscalls;
 import sun.misc.Signal;
 
 /**
@@ -11,6 +13,11 @@ import sun.misc.Signal;
  * one line saying why: the JVM's default exit at that moment would kill polystack while a
  * {@code vdso --backend ptrace} target is armed, and that target then dies of SIGTRAP
  * (docs/reliability.md, "Root safety"). Only SIGKILL ends polystack sooner.
+ *
+ * <p>SIGINT and SIGTERM are handled even when polystack inherited them ignored (a background
+ * job of a script starts with SIGINT ignored, and the JVM then installs no handler), as perf
+ * and py-spy do: {@code kill -INT} must stop a run. An inherited ignored SIGHUP stays ignored:
+ * that is nohup's request.
  */
 final class StopSignals implements AutoCloseable {
   private static final String[] NAMES = {"INT", "TERM", "HUP"};
@@ -20,13 +27,25 @@ final class StopSignals implements AutoCloseable {
   private final sun.misc.SignalHandler[] previous = new sun.misc.SignalHandler[NAMES.length];
 
   StopSignals(Console console) {
+    sun.misc.SignalHandler handler = s -> {
+      if (!received.compareAndSet(null, "SIG" + s.getName())
+          && told.compareAndSet(false, true)) {
+        console.note("detaching, please wait");
+      }
+    };
     for (int i = 0; i < NAMES.length; i++) {
-      previous[i] = Signal.handle(new Signal(NAMES[i]), s -> {
-        if (!received.compareAndSet(null, "SIG" + s.getName())
-            && told.compareAndSet(false, true)) {
-          console.note("detaching, please wait");
+      Signal signal = new Signal(NAMES[i]);
+      previous[i] = Signal.handle(signal, handler);
+      if (previous[i] == sun.misc.SignalHandler.SIG_IGN && !"HUP".equals(NAMES[i])) {
+        try {
+          // Between these two calls the signal has its default action: a few microseconds.
+          Syscalls.defaultDisposition(signal.getNumber());
+          Signal.handle(signal, handler);
+        } catch (SyscallException e) {
+          console.warn("SIG" + NAMES[i] + " stays ignored as polystack inherited it ("
+              + e.getMessage() + "); stop the run with SIGTERM or --duration");
         }
-      });
+      }
     }
   }
 

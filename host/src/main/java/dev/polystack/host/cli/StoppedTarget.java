@@ -2,6 +2,8 @@ package dev.polystack.host.cli;
 
 import dev.polystack.host.launch.Accounts;
 import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.proc.ProcessList;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
@@ -13,6 +15,7 @@ import picocli.CommandLine.Option;
  * the same way for both.
  */
 final class StoppedTarget {
+  private static final Path PROC = Path.of("/proc");
 
   @Option(names = {"--pid", "-p"}, paramLabel = "PID", description = "The process.")
   Integer pid;
@@ -59,6 +62,7 @@ final class StoppedTarget {
    */
   int resolve(ProcFs proc, Console console) {
     if (pid != null) {
+      KernelThreads.refuse(PROC, pid, "--pid");
       return pid;
     }
     List<String> comms = comm == null ? List.of() : List.of(comm);
@@ -73,7 +77,9 @@ final class StoppedTarget {
           + " command takes one: give --pid");
     }
     console.note("selected process " + TargetSelection.describe(chosen));
-    return chosen.keySet().iterator().next();
+    int selected = chosen.keySet().iterator().next();
+    KernelThreads.refuse(PROC, selected, "process");
+    return selected;
   }
 
   /** The user --user names; empty without it. */

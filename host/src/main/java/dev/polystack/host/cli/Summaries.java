@@ -1,5 +1,6 @@
 package dev.polystack.host.cli;
 
+import dev.polystack.host.launch.ChildProcess;
 import dev.polystack.host.ptrace.WaitStatus;
 import dev.polystack.host.session.RecordSession;
 import dev.polystack.otel.counters.CounterKind;
@@ -255,7 +256,8 @@ final class Summaries {
   /** What a launched target that outlived its session got: the same words for every command. */
   static String launchedTargetKilled(boolean stoppedByUser) {
     return (stoppedByUser ? "stopped" : "done") + "; the launched target was still running and"
-        + " polystack killed it (SIGKILL): a program started by polystack does not outlive the"
+        + " polystack ended it (SIGTERM, then SIGKILL " + ChildProcess.STOP_GRACE.toSeconds()
+        + " s later if still running): a program started by polystack does not outlive the"
         + " session (attach with --pid to leave a process running)";
   }
 

@@ -24,6 +24,7 @@ import picocli.CommandLine.Parameters;
  * rate, duration and thread filter, and who a launched command runs as.
  */
 final class TargetOptions {
+  private static final Path PROC = Path.of("/proc");
 
   @Option(names = {"--pid", "-p"}, paramLabel = "PID", split = ",",
       description = "Attach to this running process (record: several, comma-separated or"
@@ -63,11 +64,12 @@ final class TargetOptions {
       description = "Only these thread ids (comma-separated or repeated).")
   List<Integer> threads = new ArrayList<>();
 
-  /** The thread filter's old name, kept so scripts that use it still work. */
-  @Option(names = "--threads", paramLabel = "TID", split = ",", hidden = true)
-  void oldThreads(List<Integer> tids) {
-    threads.addAll(tids);
-  }
+  /**
+   * py-spy's --threads (a flag there: thread ids as root frames), refused in one line rather
+   * than read as something else.
+   */
+  @Option(names = "--threads", hidden = true)
+  boolean pySpyThreads;
 
   @Mixin LaunchOptions launchAs = new LaunchOptions();
 
@@ -78,6 +80,10 @@ final class TargetOptions {
    * @return the backend to sample with
    */
   RecordSession.Backend check() {
+    if (pySpyThreads) {
+      throw new UsageException("--threads: no such option; for py-spy's --threads (each stack"
+          + " under its thread) use --per-thread, to keep some threads use --tid TID");
+    }
     boolean attaching = !pids.isEmpty() || (selection != null && selection.byName());
     if (attaching == !command.isEmpty()) {
       throw new UsageException("give either --pid PID" + (selection != null
@@ -100,6 +106,15 @@ final class TargetOptions {
         throw new UsageException("--pid " + p + ": a process id is a positive number");
       }
     }
+    for (int tid : threads) {
+      // A TID that no thread has would record nothing and still "succeed".
+      if (tid <= 0 || !Files.isDirectory(PROC.resolve(Integer.toString(tid)))) {
+        throw new UsageException("--tid " + tid + ": no such thread");
+      }
+    }
+    for (int p : pids) {
+      KernelThreads.refuse(PROC, p, "--pid");
+    }
     if (selection != null) {
       launchAs.checkSelecting(!command.isEmpty(), selection.byName() || selection.subprocesses());
     } else {
@@ -107,7 +122,6 @@ final class TargetOptions {
     }
     Integer pid = pids.size() == 1 ? pids.get(0) : null;
     if (pid != null && !threads.isEmpty() && Files.isDirectory(Path.of("/proc", pid.toString()))) {
-      // A TID that is not a thread of the target would record nothing and still "succeed".
       for (int tid : threads) {
         if (!Files.isDirectory(Path.of("/proc", pid.toString(), "task", Integer.toString(tid)))) {
           throw new UsageException("--tid " + tid + ": not a thread of process " + pid

@@ -32,8 +32,9 @@ import picocli.CommandLine.ParentCommand;
             + " samples where the function itself runs, %%Total and TotalTime those where it is"
             + " on the stack (it or what it calls). Percentages are of the latest interval,"
             + " times since the start; the column sorted by is marked *.",
-        "On a terminal the table fills the screen; piped or redirected, one plain table is"
-            + " printed per interval. At the end (--duration, Ctrl-C, or the target's exit) the"
+        "On a terminal the table fills the screen (q quits); piped or redirected, one plain"
+            + " table is printed per interval. At the end (--duration, q, Ctrl-C, or the target's"
+            + " exit) the"
             + " table of the whole run is printed and a summary on stderr; an attached process"
             + " runs on, untouched.",
         ""},
@@ -105,8 +106,9 @@ final class TopCommand implements Runnable {
       Live live = new Live(table, screen, order);
       RecordSession session = new RecordSession(ProcFs.system(), registry, guard, console::warn)
           .launchAs(as).stream(interval, live, false);
-      try (StopSignals signals = new StopSignals(console)) {
-        result = target.sample(session, backend, options, signals::stopRequested,
+      try (StopSignals signals = new StopSignals(console); TopKeys keys = TopKeys.start()) {
+        result = target.sample(session, backend, options,
+            () -> signals.stopRequested() || keys.quitRequested(),
             (samples, errors, lost, seconds) -> { });
       } catch (SamplingException e) {
         throw new CommandFailedException(e.getMessage());

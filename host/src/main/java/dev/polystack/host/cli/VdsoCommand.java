@@ -141,6 +141,9 @@ final class VdsoCommand implements Runnable {
     if (pid != null && pid <= 0) {
       throw new UsageException("--pid " + pid + ": a process id is a positive number");
     }
+    if (pid != null) {
+      KernelThreads.refuse(java.nio.file.Path.of("/proc"), pid, "--pid");
+    }
     launchAs.checkLaunching(!command.isEmpty());
     boolean chosen = backend != null;
     if (chosen && !backend.equals("bpf") && !backend.equals("perf")

@@ -119,9 +119,16 @@ public final class ChildProcess implements AutoCloseable {
   public record Ending(WaitStatus status, boolean killedByUs) {}
 
   /**
-   * Ends a child that must not outlive its session: reaps it if it has exited, else kills it
-   * (SIGKILL) and reaps it. Never throws. For the summary, which must say which of the two
-   * happened.
+   * How long a launched child has between SIGTERM and SIGKILL at the end of its session: time
+   * to flush and remove what it made, as timeout(1)'s --kill-after gives (docs/operations.md,
+   * "Launched commands").
+   */
+  public static final Duration STOP_GRACE = Duration.ofSeconds(2);
+
+  /**
+   * Ends a child that must not outlive its session: reaps it if it has exited, else sends it
+   * SIGTERM, and SIGKILL if it is still running {@link #STOP_GRACE} later, and reaps it. Never
+   * throws. For the summary, which must say which of the two happened.
    */
   public synchronized Ending end() {
     boolean running;
@@ -129,6 +136,14 @@ public final class ChildProcess implements AutoCloseable {
       running = poll().isEmpty();
     } catch (SyscallException e) {
       return new Ending(null, false); // reaped elsewhere: gone, not by our hand
+    }
+    if (running) {
+      try {
+        Syscalls.kill(pid, Syscalls.SIGTERM);
+        waitFor(STOP_GRACE);
+      } catch (SyscallException | TimeoutException e) {
+        // Still running after the grace period, or gone meanwhile: close() decides.
+      }
     }
     close();
     try {

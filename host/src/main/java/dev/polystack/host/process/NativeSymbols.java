@@ -2,6 +2,8 @@ package dev.polystack.host.process;
 
 import dev.polystack.host.elf.ElfFile;
 import dev.polystack.host.elf.ElfParseException;
+import dev.polystack.host.elf.ElfSymbol;
+import dev.polystack.host.elf.Fde;
 import dev.polystack.host.elf.SymbolMatch;
 import dev.polystack.host.modules.DebugFiles;
 import dev.polystack.otel.counters.HostCounters;
@@ -22,6 +24,7 @@ public final class NativeSymbols {
   private final Consumer<String> count;
   private volatile ElfFile source;
   private volatile boolean broken;
+  private volatile boolean unwindTablesBroken;
 
   NativeSymbols(ElfFile elf, String path, DebugFiles debugFiles, Consumer<String> count) {
     this.elf = elf;
@@ -36,16 +39,24 @@ public final class NativeSymbols {
    */
   public static String displayName(String symbol) {
     int at = symbol.indexOf('@');
-    return at > 0 ? symbol.substring(0, at) : symbol;
+    return at > 0 && !symbol.startsWith(FUNCTION_AT, at) ? symbol.substring(0, at) : symbol;
   }
+
+  /**
+   * What a function no symbol names is called: {@code MODULE!fn@0xSTART}, its start (link-time
+   * address) from the unwind tables' FDE, so every sample in it gets one frame, as perf's
+   * {@code [unknown]} cannot; the address is the one objdump and addr2line take.
+   */
+  static final String FUNCTION_AT = "@0x";
 
   /** The function containing a link-time address, or empty. */
   public Optional<SymbolMatch> lookup(long linkTimeAddress) {
     if (broken) {
       return Optional.empty();
     }
+    Optional<SymbolMatch> named;
     try {
-      return symbolSource().symbolize(linkTimeAddress);
+      named = symbolSource().symbolize(linkTimeAddress);
     } catch (ElfParseException e) {
       if (!broken) {
         broken = true; // a bad symbol table stays bad; do not pay for it again
@@ -53,6 +64,29 @@ public final class NativeSymbols {
       }
       return Optional.empty();
     }
+    return named.isPresent() ? named : functionStart(linkTimeAddress);
+  }
+
+  /** The function around an address no symbol covers, from its FDE (see {@link #FUNCTION_AT}). */
+  private Optional<SymbolMatch> functionStart(long linkTimeAddress) {
+    if (unwindTablesBroken) {
+      return Optional.empty();
+    }
+    Optional<Fde> fde;
+    try {
+      fde = elf.findFde(linkTimeAddress);
+    } catch (ElfParseException e) {
+      unwindTablesBroken = true;
+      count.accept("function_starts_unreadable");
+      return Optional.empty();
+    }
+    return fde.map(f -> new SymbolMatch(new ElfSymbol(0, baseName() + "!fn" + FUNCTION_AT
+        + Long.toHexString(f.pcBegin()), f.pcBegin(), f.pcRange(), ElfSymbol.STT_FUNC, 0, 0,
+        null, false, false), linkTimeAddress - f.pcBegin()));
+  }
+
+  private String baseName() {
+    return path.substring(path.lastIndexOf('/') + 1);
   }
 
   private ElfFile symbolSource() throws ElfParseException {

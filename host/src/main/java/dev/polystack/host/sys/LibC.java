@@ -33,11 +33,22 @@ public interface LibC {
 
   int isatty(int fd);
 
+  int tcgetattr(int fd, Pointer termios);
+
+  int tcsetattr(int fd, int optionalActions, Pointer termios);
+
+  int tcgetpgrp(int fd);
+
+  int getpgrp();
+
   long read(int fd, Pointer buf, long count);
 
   int poll(Pointer fds, long nfds, int timeoutMillis);
 
   int kill(int pid, int signal);
+
+  /** glibc's signal(3); the handler and the result are addresses (0 SIG_DFL, 1 SIG_IGN). */
+  long signal(int signal, long handler);
 
   int posix_spawnp(
       @Out int[] pid, String file, Pointer fileActions, Pointer attr, Pointer argv, Pointer envp);

@@ -53,6 +53,15 @@ public final class Syscalls {
         SyscallException.Area.OTHER);
   }
 
+  /**
+   * Sets {@code signal}'s disposition to the default (SIG_DFL), so that the JVM will install a
+   * handler for it: it refuses to for a signal the process inherited as ignored.
+   */
+  public static void defaultDisposition(int signal) throws SyscallException {
+    check(Native.libc().signal(signal, 0), "signal(" + signal + ", SIG_DFL)",
+        SyscallException.Area.OTHER);
+  }
+
   public static void close(int fd) throws SyscallException {
     check(Native.libc().close(fd), "close(" + fd + ")", SyscallException.Area.OTHER);
   }

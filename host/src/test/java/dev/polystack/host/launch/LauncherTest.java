@@ -22,6 +22,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class LauncherTest {
+  /** sleep(1)'s system call on x86-64 (coreutils sleeps with clock_nanosleep). */
+  private static final int CLOCK_NANOSLEEP = 230;
+
 
   @Test
   void exitCodeOfShellWithInheritedStdio() throws Exception {
@@ -177,7 +180,8 @@ class LauncherTest {
     plain.start();
     plain.join();
     try (ChildProcess p = started.get()) {
-      Thread.sleep(300);
+      // Asleep in sleep(1) after its starting thread ended: nothing killed it.
+      TestTarget.awaitInSyscall(p.pid(), CLOCK_NANOSLEEP, 10_000);
       assertTrue(p.poll().isEmpty(), "a plain child ended with the thread that started it");
     }
   }

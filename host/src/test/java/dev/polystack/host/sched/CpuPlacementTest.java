@@ -40,6 +40,16 @@ class CpuPlacementTest {
     return out;
   }
 
+  /** CPUs in a list such as {@code 0-3,6}. */
+  private static int cpuCount(String list) {
+    int n = 0;
+    for (String part : list.split(",")) {
+      String[] range = part.trim().split("-");
+      n += range.length == 1 ? 1 : Integer.parseInt(range[1]) - Integer.parseInt(range[0]) + 1;
+    }
+    return n;
+  }
+
   private static String allowedListOfNewThread() throws Exception {
     CompletableFuture<String> f = new CompletableFuture<>();
     Thread t = new Thread(() -> {
@@ -57,9 +67,12 @@ class CpuPlacementTest {
 
   @Test
   void everyThreadLeavesTheTargetsCpuAndComesBack() throws Exception {
-    assumeTrue(Runtime.getRuntime().availableProcessors() >= 2, "needs two CPUs");
+    // What the kernel lets this JVM use, read from outside the code under test.
+    String allowed = allowedLists().get((int) ProcessHandle.current().pid());
+    assumeTrue(cpuCount(allowed) >= 2, "needs two CPUs");
     CpuPlacement placement = CpuPlacement.forThisProcess();
-    assumeTrue(placement.enabled(), "this JVM may use a single CPU only");
+    assertTrue(placement.enabled(), "this JVM may use CPUs " + allowed
+        + ", yet placement is off");
     BitSet all = placement.current();
     int targetCpu = all.nextSetBit(0);
     BitSet left = (BitSet) all.clone();

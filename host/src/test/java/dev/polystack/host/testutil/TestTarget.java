@@ -124,6 +124,53 @@ public final class TestTarget implements AutoCloseable {
     }
   }
 
+  /** CPU time of {@code pid} so far (utime + stime), in clock ticks; -1 once it is gone. */
+  public static long cpuTicks(int pid) {
+    try {
+      String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+      String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+      return Long.parseLong(f[11]) + Long.parseLong(f[12]);
+    } catch (IOException | RuntimeException e) {
+      return -1;
+    }
+  }
+
+  /**
+   * Waits until {@code pid} has used {@code ticks} more clock ticks of CPU than now: it has run
+   * that long, however busy the host is. Fails after {@code timeoutMs}.
+   */
+  public static void awaitMoreCpu(int pid, long ticks, long timeoutMs) throws Exception {
+    long start = cpuTicks(pid);
+    long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+    while (cpuTicks(pid) < start + ticks) {
+      if (System.nanoTime() > deadline || cpuTicks(pid) < 0) {
+        throw new AssertionError("process " + pid + " did not use " + ticks + " ticks of CPU"
+            + " within " + timeoutMs + " ms (state " + state(pid) + ")");
+      }
+      Thread.sleep(10);
+    }
+  }
+
+  /** Waits until {@code pid} sleeps in system call {@code nr} (/proc/PID/syscall). */
+  public static void awaitInSyscall(int pid, int nr, long timeoutMs) throws Exception {
+    long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+    while (true) {
+      try {
+        String call = Files.readString(Path.of("/proc/" + pid + "/syscall")).trim();
+        if (call.startsWith(nr + " ") && state(pid) == 'S') {
+          return;
+        }
+      } catch (IOException e) {
+        // not there yet, or gone: the deadline decides
+      }
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("process " + pid + " not asleep in system call " + nr
+            + " within " + timeoutMs + " ms (state " + state(pid) + ")");
+      }
+      Thread.sleep(10);
+    }
+  }
+
   @Override
   public void close() {
     process.close();

@@ -22,14 +22,17 @@ public enum ProfileFormat {
   OTLP("otlp.pb");
 
   /**
-   * File name endings users give each format (py-spy, async-profiler, perf and flamegraph.pl
-   * habits), longest first so {@code .speedscope.json} wins over {@code .json}.
+   * File name endings users give each format (py-spy, async-profiler, perf, Go and
+   * flamegraph.pl habits: Go names CPU profiles {@code cpu.prof}), longest first so
+   * {@code .speedscope.json} wins over {@code .json} and {@code .otlp.pb} over {@code .pb}.
    */
   private static final List<Map.Entry<String, ProfileFormat>> ENDINGS = List.of(
       Map.entry(".speedscope.json", SPEEDSCOPE),
       Map.entry(".otlp.pb", OTLP),
       Map.entry(".pb.gz", PPROF),
       Map.entry(".pprof", PPROF),
+      Map.entry(".prof", PPROF),
+      Map.entry(".pb", PPROF),
       Map.entry(".html", HTML),
       Map.entry(".htm", HTML),
       Map.entry(".folded", FOLDED),
@@ -78,8 +81,9 @@ public enum ProfileFormat {
 
   /**
    * The format a file name's ending stands for ({@code .html}; {@code .folded},
-   * {@code .collapsed}, {@code .txt}; {@code .pb.gz}, {@code .pprof}; {@code .speedscope.json},
-   * {@code .json}; {@code .otlp.pb}), case-insensitive; empty for any other ending.
+   * {@code .collapsed}, {@code .txt}; {@code .pb.gz}, {@code .pprof}, {@code .prof},
+   * {@code .pb}; {@code .speedscope.json}, {@code .json}; {@code .otlp.pb}),
+   * case-insensitive; empty for any other ending.
    *
    * @throws IllegalArgumentException for another tool's format ({@code .jfr}, {@code .svg}),
    *     naming the formats polystack writes

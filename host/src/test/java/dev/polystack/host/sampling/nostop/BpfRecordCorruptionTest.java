@@ -17,6 +17,7 @@ import dev.polystack.host.process.TargetProcess;
 import dev.polystack.host.sampling.CapturedThread;
 import dev.polystack.host.sampling.RawStack;
 import dev.polystack.host.sampling.StackWalker;
+import dev.polystack.host.testutil.TestTarget;
 import dev.polystack.plugin.api.CapturePlan;
 import dev.polystack.plugin.api.Registers;
 import java.nio.ByteBuffer;
@@ -62,7 +63,8 @@ class BpfRecordCorruptionTest {
     try (TickCapture capture = TickCapture.open(499, 4 << 20);
         TargetProcess target = new TargetProcess(pid, ProcFs.system(), new ModuleOpener(),
             ProcessMemory.of(pid), new PluginLoader().load(List.of()), guard, warnings::add)) {
-      Thread.sleep(300); // past the dynamic loader: luajit's modules are mapped
+      // Running its loop (5 ticks of CPU): past the dynamic loader, luajit's modules mapped.
+      TestTarget.awaitMoreCpu(pid, 5, 30_000);
       target.refresh();
       StackWalker walker = new StackWalker(512, guard);
       capture.addTarget(pid, 16 << 10);
