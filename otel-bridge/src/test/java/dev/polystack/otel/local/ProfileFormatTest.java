@@ -51,7 +51,8 @@ class ProfileFormatTest {
   @ParameterizedTest
   @CsvSource({
     "p.html, HTML", "P.HTM, HTML", "x.folded, FOLDED", "x.collapsed, FOLDED", "out.txt, FOLDED",
-    "cpu.pb.gz, PPROF", "cpu.pprof, PPROF", "a.speedscope.json, SPEEDSCOPE",
+    "cpu.pb.gz, PPROF", "cpu.pprof, PPROF", "cpu.prof, PPROF", "x.pb, PPROF",
+    "a.speedscope.json, SPEEDSCOPE",
     "a.json, SPEEDSCOPE", "r.otlp.pb, OTLP",
   })
   void theFileNameEndingSaysTheFormat(String name, ProfileFormat expected) {
@@ -59,7 +60,7 @@ class ProfileFormatTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"profile", "profile.out", "x.pb", "x.gz", ".html", "html"})
+  @ValueSource(strings = {"profile", "profile.out", "x.gz", ".html", "html"})
   void otherEndingsSayNothing(String name) {
     assertEquals(Optional.empty(), ProfileFormat.forFileName(name));
   }
@@ -77,9 +78,9 @@ class ProfileFormatTest {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> ProfileFormat.forFileName("app.JFR"));
     assertEquals("a .jfr file is JFR (async-profiler's and the JDK's recording format), not a"
-        + " format polystack writes; polystack writes html (.html, .htm), pprof (.pb.gz, .pprof),"
-        + " folded (.folded, .collapsed, .txt), speedscope (.speedscope.json, .json),"
-        + " otlp (.otlp.pb)", e.getMessage());
+        + " format polystack writes; polystack writes html (.html, .htm), pprof (.pb.gz,"
+        + " .pprof, .prof, .pb), folded (.folded, .collapsed, .txt), speedscope"
+        + " (.speedscope.json, .json), otlp (.otlp.pb)", e.getMessage());
     assertThrows(IllegalArgumentException.class, () -> ProfileFormat.forFileName("fg.svg"));
     assertEquals(".folded, .collapsed or .txt", ProfileFormat.FOLDED.endings());
     assertEquals(".otlp.pb", ProfileFormat.OTLP.endings());
