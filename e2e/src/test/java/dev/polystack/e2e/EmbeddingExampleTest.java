@@ -32,7 +32,7 @@ class EmbeddingExampleTest {
   static void build() throws Exception {
     Path example = Distribution.root().resolve("docs/examples/embedding");
     classes = Files.createDirectories(dir.resolve("classes"));
-    List<String> args = new ArrayList<>(List.of("--release", "17", "-Xlint:all", "-Werror",
+    List<String> args = new ArrayList<>(List.of("--release", "17", "-Xlint:all,-path", "-Werror",
         "-d", classes.toString(), "-classpath", polystackClassPath()));
     try (Stream<Path> sources = Files.walk(example.resolve("src/main/java"))) {
       sources.filter(p -> p.toString().endsWith(".java")).forEach(p -> args.add(p.toString()));
