@@ -68,7 +68,7 @@ class AgentTest {
           Map<String, String> named = new HashMap<>();
           for (String key : List.of("process.executable.name", "service.name", "host.id",
               "process.command_line")) {
-            String v = attribute(r.getDictionary(), a, key);
+            String v = Collector.attribute(r.getDictionary(), a, key);
             if (v != null) {
               named.put(key, v);
             }
@@ -144,8 +144,10 @@ class AgentTest {
         for (ExportProfilesServiceRequest r : collector.profiles()) {
           for (ResourceProfiles rp : r.getResourceProfilesList()) {
             List<KeyValue> a = rp.getResource().getAttributesList();
-            if (pid(r.getDictionary(), a) == child && "luajit".equals(attribute(r.getDictionary(),
-                a, "process.executable.name")) && functions(r.getDictionary(), rp).contains("hot")) {
+            var d = r.getDictionary();
+            if (pid(d, a) == child
+                && "luajit".equals(Collector.attribute(d, a, "process.executable.name"))
+                && functions(d, rp).contains("hot")) {
               return true;
             }
           }
@@ -243,25 +245,8 @@ class AgentTest {
   }
 
   private static long pid(ProfilesDictionary d, List<KeyValue> resource) {
-    String pid = attribute(d, resource, "process.pid");
+    String pid = Collector.attribute(d, resource, "process.pid");
     return pid == null ? -1 : Long.parseLong(pid);
-  }
-
-  /**
-   * A resource attribute: the agent sends inline keys; the Collector's file exporter writes
-   * them back as key_strindex / string_value_strindex into the dictionary, so both are read.
-   */
-  private static String attribute(ProfilesDictionary d, List<KeyValue> attributes, String key) {
-    for (KeyValue kv : attributes) {
-      String k = kv.getKey().isEmpty() ? d.getStringTable(kv.getKeyStrindex()) : kv.getKey();
-      if (k.equals(key)) {
-        var v = kv.getValue();
-        return v.hasIntValue() ? Long.toString(v.getIntValue())
-            : v.hasStringValueStrindex() ? d.getStringTable(v.getStringValueStrindex())
-            : v.getStringValue();
-      }
-    }
-    return null;
   }
 
   /** Function names in each process's samples, by pid. */
@@ -282,7 +267,7 @@ class AgentTest {
     for (ExportProfilesServiceRequest r : requests) {
       for (ResourceProfiles rp : r.getResourceProfilesList()) {
         List<KeyValue> a = rp.getResource().getAttributesList();
-        if (name.equals(attribute(r.getDictionary(), a, "process.executable.name"))) {
+        if (name.equals(Collector.attribute(r.getDictionary(), a, "process.executable.name"))) {
           out.add(pid(r.getDictionary(), a));
         }
       }

@@ -388,6 +388,25 @@ final class Collector implements AutoCloseable {
         .mapToLong(s -> s.getTimestampsUnixNanoCount()).sum();
   }
 
+  /**
+   * A resource attribute of a profiles request: polystack sends inline keys; the Collector's file
+   * exporter writes them back as key_strindex / string_value_strindex into the dictionary, so
+   * both are read.
+   */
+  static String attribute(io.opentelemetry.proto.profiles.v1development.ProfilesDictionary d,
+      List<KeyValue> attributes, String key) {
+    for (KeyValue kv : attributes) {
+      String k = kv.getKey().isEmpty() ? d.getStringTable(kv.getKeyStrindex()) : kv.getKey();
+      if (k.equals(key)) {
+        var v = kv.getValue();
+        return v.hasIntValue() ? Long.toString(v.getIntValue())
+            : v.hasStringValueStrindex() ? d.getStringTable(v.getStringValueStrindex())
+            : v.getStringValue();
+      }
+    }
+    return null;
+  }
+
   static String attribute(List<KeyValue> attributes, String key) {
     return attributes.stream().filter(kv -> kv.getKey().equals(key)).findFirst()
         .map(kv -> kv.getValue().hasIntValue() ? Long.toString(kv.getValue().getIntValue())

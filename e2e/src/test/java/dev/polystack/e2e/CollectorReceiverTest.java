@@ -252,7 +252,7 @@ class CollectorReceiverTest {
     List<Resource> out = new ArrayList<>();
     for (ExportProfilesServiceRequest r : requests) {
       for (ResourceProfiles rp : r.getResourceProfilesList()) {
-        if (String.valueOf(pid).equals(attribute(r.getDictionary(),
+        if (String.valueOf(pid).equals(Collector.attribute(r.getDictionary(),
             rp.getResource().getAttributesList(), "process.pid"))) {
           out.add(new Resource(r.getDictionary(), rp));
         }
@@ -267,8 +267,8 @@ class CollectorReceiverTest {
       String key) {
     Set<String> out = new HashSet<>();
     for (Resource r : resources(requests, pid)) {
-      String value = attribute(r.dictionary(), r.profiles().getResource().getAttributesList(),
-          key);
+      String value = Collector.attribute(r.dictionary(),
+          r.profiles().getResource().getAttributesList(), key);
       if (value != null) {
         out.add(value);
       }
@@ -311,20 +311,4 @@ class CollectorReceiverTest {
     return "";
   }
 
-  /**
-   * A resource attribute: the agent sends inline keys; the Collector's file exporter may write
-   * them back as key_strindex / string_value_strindex into the dictionary, so both are read.
-   */
-  private static String attribute(ProfilesDictionary d, List<KeyValue> attributes, String key) {
-    for (KeyValue kv : attributes) {
-      String k = kv.getKey().isEmpty() ? d.getStringTable(kv.getKeyStrindex()) : kv.getKey();
-      if (k.equals(key)) {
-        var v = kv.getValue();
-        return v.hasIntValue() ? Long.toString(v.getIntValue())
-            : v.hasStringValueStrindex() ? d.getStringTable(v.getStringValueStrindex())
-            : v.getStringValue();
-      }
-    }
-    return null;
-  }
 }
