@@ -42,8 +42,9 @@ public final class PidReuse implements AutoCloseable {
     command.add(Integer.toString(pid));
     command.add(Integer.toString(uid));
     command.addAll(List.of(argv));
+    // Not the test JVM's stderr: a process left at the pid would hold the build's pipe open.
     Process helper =
-        new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
     BufferedReader out =
         new BufferedReader(new InputStreamReader(helper.getInputStream(), StandardCharsets.UTF_8));
     String line = out.readLine();
@@ -65,6 +66,11 @@ public final class PidReuse implements AutoCloseable {
       Syscalls.kill(-pid, Syscalls.SIGKILL);
     } catch (SyscallException e) {
       // The group is already gone.
+    }
+    try {
+      Syscalls.kill(pid, Syscalls.SIGKILL); // and the process, should it have left the group
+    } catch (SyscallException e) {
+      // Gone.
     }
     helper.waitFor(10, TimeUnit.SECONDS);
     helper.destroyForcibly();
