@@ -20,7 +20,7 @@ class CommandLineTest {
   @CsvSource(delimiter = '|', value = {
     "--bogus|Unknown option: '--bogus'",
     "plugins --bogus|Unknown option: '--bogus'",
-    "frobnicate|unknown command 'frobnicate'; the commands are record, top, dump,",
+    "frobnicate|unknown command 'frobnicate'; the commands are record, top, agent, dump,",
     // Short options users bring from py-spy, perf and async-profiler reach the same checks.
     "record -r 99 -f folded -d 1s -p 0|--pid 0: a process id is a positive number",
     "vdso -d 1s -p 0|--pid 0: a process id is a positive number",
