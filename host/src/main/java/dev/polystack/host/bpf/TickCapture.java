@@ -390,7 +390,7 @@ public final class TickCapture implements AutoCloseable {
   }
 
   /** CPUs in /sys/devices/system/cpu/online ("0-3,6"); an offline CPU has no events. */
-  static List<Integer> onlineCpus() throws BpfLoadException {
+  public static List<Integer> onlineCpus() throws BpfLoadException {
     String text;
     try {
       text = Files.readString(Path.of("/sys/devices/system/cpu/online")).strip();

@@ -159,7 +159,8 @@ final class TargetOptions {
    */
   void resolve(Console console) {
     resolved = selection == null || pids.isEmpty() && !selection.byName() ? List.copyOf(pids)
-        : selection.resolve(ProcFs.system(), pids, launchAs.selectedUid(), console);
+        : selection.resolve(ProcFs.system(), pids, launchAs.selectedUid(), console,
+            backend().mode() == RecordSession.Mode.PTRACE);
   }
 
   /** Attaches to --pid or launches the command, and samples until the run ends. */

@@ -35,8 +35,8 @@ final class TargetSelection {
   String match;
 
   @Option(names = "--subprocesses",
-      description = "Also record the processes the targets start during the run (found in"
-          + " /proc every 100 ms; bpf and perf modes).")
+      description = "Also record the processes the targets start during the run, from their"
+          + " fork (bpf and perf modes).")
   boolean subprocesses;
 
   boolean byName() {
@@ -79,7 +79,8 @@ final class TargetSelection {
    * when given), in pid order, without polystack and its launcher. Says what was selected in one
    * line; fails (exit 1) in one line when a name selects nothing or too much.
    */
-  List<Integer> resolve(ProcFs proc, List<Integer> pids, OptionalLong uid, Console console) {
+  List<Integer> resolve(ProcFs proc, List<Integer> pids, OptionalLong uid, Console console,
+      boolean ptrace) {
     if (!byName()) {
       return List.copyOf(new java.util.LinkedHashSet<>(pids));
     }
@@ -91,10 +92,11 @@ final class TargetSelection {
     if (chosen.size() == pids.size()) {
       throw noMatch(comms, match, uid);
     }
-    if (chosen.size() > MultiRecord.MAX_PROCESSES) {
+    if (ptrace && chosen.size() > MultiRecord.MAX_PROCESSES) {
       throw new CommandFailedException(chosen.size() + " processes match "
           + asked(comms, match, uid) + ", more than the " + MultiRecord.MAX_PROCESSES
-          + " one record takes; narrow the selection (--user NAME, a longer --match)");
+          + " one ptrace-mode record takes; use --mode bpf or perf, or narrow the selection"
+          + " (--user NAME, a longer --match)");
     }
     console.note("selected " + (chosen.size() == 1 ? "process " : chosen.size() + " processes: ")
         + describe(chosen));

@@ -231,6 +231,11 @@ public final class PerfEventAttr {
       return setFlag(BIT_TASK, v);
     }
 
+    /** PERF_RECORD_COMM records say when they come from an exec (misc COMM_EXEC). */
+    public Builder commExec(boolean v) {
+      return setFlag(BIT_COMM_EXEC, v);
+    }
+
     public Builder enableOnExec(boolean v) {
       return setFlag(BIT_ENABLE_ON_EXEC, v);
     }

@@ -94,18 +94,7 @@ final class BpfEngine implements CaptureEngine {
 
   @Override
   public ProcessTicks.PlanSlots planSlots() {
-    TickCapture c = capture();
-    return new ProcessTicks.PlanSlots() {
-      @Override
-      public void clearPlans(int pid) {
-        c.clearPlans(pid);
-      }
-
-      @Override
-      public void setPlan(int pid, int index, byte[] encodedPlan) {
-        c.setPlan(pid, index, encodedPlan);
-      }
-    };
+    return ProcessTicks.PlanSlots.of(capture());
   }
 
   @Override

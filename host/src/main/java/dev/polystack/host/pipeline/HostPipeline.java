@@ -210,6 +210,15 @@ public final class HostPipeline {
   }
 
   /**
+   * The perf engine for {@code options}: per-CPU events, whose samples of processes not selected
+   * are dropped in polystack (not in the kernel, as bpf does).
+   */
+  public static CaptureEngine perfEngine(Options options) {
+    ProcessSelection s = options.selection();
+    return new PerfEngine(options.rateHz(), options.stackBytes(), s.isHostWide(), s.byName());
+  }
+
+  /**
    * Starts {@code engine} and runs until {@code stop} says so or {@code durationNanos} (0: no
    * end) passed, handing {@code sink} one batch every {@code interval} and a last one at the end.
    * The engine is closed on return.

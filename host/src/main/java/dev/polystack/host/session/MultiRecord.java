@@ -1,48 +1,41 @@
 package dev.polystack.host.session;
 
-import dev.polystack.host.bpf.TickCapture;
 import dev.polystack.host.launch.Credentials;
+import dev.polystack.host.pipeline.CaptureEngine;
+import dev.polystack.host.pipeline.HostPipeline;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginRegistry;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcessIdentity;
-import dev.polystack.host.proc.ProcessList;
 import dev.polystack.host.sampling.SamplingException;
 import dev.polystack.host.sampling.SamplingOptions;
-import dev.polystack.host.sampling.nostop.BpfSampler;
-import dev.polystack.host.sampling.nostop.SharedCapture;
-import dev.polystack.otel.counters.HostCounters;
 import dev.polystack.otel.model.Recording;
 import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 /**
- * A {@code record} of several processes in perf or ptrace mode (bpf mode records them on the
- * host-wide pipeline: {@link PipelineRecord}): one {@link RecordSession} per process, each on its own
+ * A {@code record} of several processes. In bpf and perf modes it is a selection over the
+ * host-wide pipeline ({@link PipelineRecord}). Ptrace mode, whose every sample stops a thread
+ * of the process it is attached to, runs one {@link RecordSession} per process, each on its own
  * thread with its own target model (modules, plug-ins), joined at the end into one recording
- * whose samples say their process ({@link RecordingMerger}). With {@code subprocesses}, the
- * descendants of the targets are looked for every {@value #SCAN_MILLIS} ms in /proc and
- * recorded from when they are found; a process that execs keeps its session, whose map refresh
- * finds the new program's modules and runtimes. A process that exits ends its own session only.
+ * whose samples say their process ({@link RecordingMerger}). A process that execs keeps its
+ * session, whose map refresh finds the new program's modules and runtimes; one that exits ends
+ * its own session only.
  *
  * <p>The run ends at the duration, on the user's stop, when a launched command exits, or when
- * every recorded process has exited. Subprocesses are sampled with no duration of their own and
- * stopped when the run ends.
+ * every recorded process has exited.
  */
 public final class MultiRecord {
-  /** How often /proc is read for new descendants (docs/operations.md: shorter lives may be missed). */
-  static final long SCAN_MILLIS = 100;
-  /** Most processes recorded at once: each holds a capture, threads and a target model. */
+  /** How often the ptrace sessions are looked at for the status line and their end. */
+  static final long STATUS_MILLIS = 100;
+  /** Most processes recorded at once in ptrace mode: each holds a tracer thread and a model. */
   public static final int MAX_PROCESSES = 64;
 
   /**
@@ -91,15 +84,13 @@ public final class MultiRecord {
   /** One process's session, run on its own thread. */
   private final class Part {
     final int pid;
-    final boolean root;
     final Thread thread;
     final long[] live = new long[3];
     volatile RecordSession.Result result;
     volatile SamplingException failure;
 
-    Part(int pid, boolean root, Runnable body) {
+    Part(int pid, Runnable body) {
       this.pid = pid;
-      this.root = root;
       this.thread = new Thread(body, "polystack-record-" + pid);
       thread.setDaemon(true);
     }
@@ -119,113 +110,59 @@ public final class MultiRecord {
   public RecordSession.Result run(Targets targets, RecordSession.Backend backend,
       SamplingOptions options, BooleanSupplier stop, RecordSession.Progress progress)
       throws SamplingException {
-    if (backend.mode() == RecordSession.Mode.BPF) {
-      java.util.Optional<String> why = PipelineRecord.unavailableReason();
-      if (why.isEmpty()) {
-        return new PipelineRecord(proc, plugins, guard, warn, launchAs).run(targets, options,
-            stop, progress);
+    if (backend.mode() != RecordSession.Mode.PTRACE) {
+      HostPipeline.Options o = PipelineRecord.options(targets, options);
+      CaptureEngine engine = backend.mode() == RecordSession.Mode.BPF
+          ? HostPipeline.bpfEngine(o) : HostPipeline.perfEngine(o);
+      java.util.Optional<String> why = engine.check();
+      if (why.isPresent() && backend.mode() == RecordSession.Mode.BPF && backend.fallback()) {
+        warn.accept("bpf mode unavailable (" + why.get() + "); sampling in perf mode instead");
+        engine = HostPipeline.perfEngine(o);
+        why = engine.check();
       }
-      if (!backend.fallback()) {
-        throw new SamplingException("cannot sample in bpf mode: " + why.get()
-            + "; use --mode perf or --mode ptrace");
+      if (why.isPresent()) {
+        throw new SamplingException("cannot sample in " + engine.name() + " mode: " + why.get()
+            + (engine.name().equals("bpf") ? "; use --mode perf or --mode ptrace"
+                : "; use --mode ptrace"));
       }
-      warn.accept("bpf mode unavailable (" + why.get() + "); sampling in perf mode instead");
-      backend = RecordSession.Backend.exactly(RecordSession.Mode.PERF);
+      return new PipelineRecord(proc, plugins, guard, warn, launchAs).run(targets, options,
+          engine, stop, progress);
     }
-    SamplingOptions partOptions = new SamplingOptions(options.rateHz(), 0, options.idle(),
-        options.threads(), options.maxDepth(), options.stackBytes());
+    if (targets.subprocesses()) {
+      throw new IllegalArgumentException("ptrace mode does not follow subprocesses");
+    }
     AtomicBoolean stopAll = new AtomicBoolean();
-    AtomicBoolean userStop = new AtomicBoolean();
+    boolean userStop = false;
     BooleanSupplier partStop = stopAll::get;
     List<Part> parts = new ArrayList<>();
-    // Processes are identities, not pids: a root is dropped when its process exits, so a later
-    // process that gets its pid is not taken for it, nor are its children (docs/reliability.md).
-    Set<ProcessIdentity> seen = new HashSet<>();
-    List<ProcessIdentity> roots = new ArrayList<>();
-    boolean launchedSeen = false;
-    boolean scanTooLarge = false;
-    Map<String, Long> extraLosses = new LinkedHashMap<>();
-    AtomicInteger launched = new AtomicInteger();
-    SharedCapture shared = openShared(backend, options);
-    RecordSession.Backend mode = shared != null || backend.mode() != RecordSession.Mode.BPF
-        ? backend : RecordSession.Backend.exactly(RecordSession.Mode.PERF);
     long start = System.nanoTime();
     try {
       if (!targets.command().isEmpty()) {
-        Part root = newPart(0, true, parts, p -> new RecordSession(proc, plugins, guard, warn)
+        newPart(0, parts, p -> new RecordSession(proc, plugins, guard, warn)
             .launchAs(launchAs)
-            .sharing(shared == null ? null : shared.share())
-            .launch(targets.command(), mode, options, partStop, p.progress(), launched::set));
-        root.thread.start();
+            .launch(targets.command(), backend, options, partStop, p.progress()));
       } else {
         for (int pid : targets.pids()) {
+          // The identity read now: a pid taken over before its session attaches is refused.
           ProcessIdentity id = ProcessIdentity.read(proc, pid).orElse(null);
-          if (id != null) {
-            seen.add(id);
-            roots.add(id);
-          }
-          start(pid, id, true, parts, mode, options, partStop, shared);
+          newPart(pid, parts, p -> new RecordSession(proc, plugins, guard, warn)
+              .expecting(id)
+              .attach(pid, backend, options, partStop, p.progress()));
         }
       }
       long lastStatus = start;
-      while (true) {
+      while (!ended(parts)) {
         if (stop.getAsBoolean()) {
-          userStop.set(true);
+          userStop = true;
           break;
-        }
-        if (ended(parts, targets, options.durationNanos() > 0)) {
-          break;
-        }
-        if (targets.subprocesses()) {
-          if (!launchedSeen && launched.get() > 0) {
-            // Our own child: its pid is not reused before we reap it.
-            launchedSeen = true;
-            ProcessIdentity.read(proc, launched.get()).ifPresent(id -> {
-              seen.add(id);
-              roots.add(id);
-            });
-          }
-          ProcessList list = null;
-          try {
-            list = ProcessList.read(proc);
-          } catch (ProcessList.TooLargeException e) {
-            if (!scanTooLarge) {
-              scanTooLarge = true;
-              warn.accept("subprocesses not looked for: " + e.getMessage());
-            }
-            extraLosses.merge(HostCounters.SUBPROCESS_SCAN_TOO_LARGE.name(), 1L, Long::sum);
-          }
-          if (list != null) {
-            List<Integer> live = liveRoots(list, roots);
-            for (int pid : list.withDescendants(live)) {
-              ProcessList.Entry e = list.get(pid).orElse(null);
-              if (e == null || live.contains(pid) || !ofUser(e, targets.user())) {
-                continue;
-              }
-              // Read again: it must still be the process the scan saw under this pid.
-              ProcessIdentity id = ProcessIdentity.read(proc, pid)
-                  .filter(i -> i.startTicks() == e.startTicks()).orElse(null);
-              if (id == null || !seen.add(id)) {
-                continue;
-              }
-              roots.add(id);
-              if (running(parts) >= MAX_PROCESSES) {
-                warn.accept("more than " + MAX_PROCESSES + " processes at once: the others are"
-                    + " not recorded (counted as process_limit)");
-                extraLosses.merge(HostCounters.PROCESS_LIMIT.name(), 1L, Long::sum);
-                continue;
-              }
-              start(pid, id, false, parts, mode, partOptions, partStop, shared);
-            }
-          }
         }
         long now = System.nanoTime();
         if (now - lastStatus >= 1_000_000_000L) {
           lastStatus = now;
           report(parts, progress, (now - start) / 1e9);
         }
-        if (!sleep(SCAN_MILLIS)) {
-          userStop.set(true);
+        if (!sleep(STATUS_MILLIS)) {
+          userStop = true;
           break;
         }
       }
@@ -234,44 +171,17 @@ public final class MultiRecord {
       for (Part p : parts) {
         joinQuietly(p.thread);
       }
-      if (shared != null) {
-        try {
-          // The kernel counts for all processes together: the run's figures, not one's.
-          BpfSampler.kernelFigures(shared.counters())
-              .forEach((k, v) -> extraLosses.merge(k, v, Long::sum));
-        } catch (RuntimeException e) {
-          extraLosses.merge(HostCounters.CAPTURE_COUNTERS_UNREADABLE.name(), 1L, Long::sum);
-        } finally {
-          shared.close();
-        }
-        if (shared.malformed() > 0) {
-          extraLosses.merge(HostCounters.MALFORMED_RECORD.name(), shared.malformed(), Long::sum);
-        }
-      }
     }
-    return join(parts, extraLosses, userStop.get());
-  }
-
-  /**
-   * In bpf mode, the one capture every process shares; null in the other modes, and when bpf
-   * was only the default and cannot load (then perf mode, with one line saying why).
-   */
-  private SharedCapture openShared(RecordSession.Backend backend, SamplingOptions options)
-      throws SamplingException {
-    if (backend.mode() != RecordSession.Mode.BPF) {
-      return null;
-    }
-    TickCapture capture = BpfSampler.openCapture(options.rateHz(), backend.fallback(), warn);
-    return capture == null ? null : new SharedCapture(capture);
+    return join(parts, userStop);
   }
 
   private interface Body {
     RecordSession.Result run(Part part) throws SamplingException;
   }
 
-  private Part newPart(int pid, boolean root, List<Part> parts, Body body) {
+  private void newPart(int pid, List<Part> parts, Body body) {
     Part[] self = new Part[1];
-    self[0] = new Part(pid, root, () -> {
+    self[0] = new Part(pid, () -> {
       try {
         self[0].result = body.run(self[0]);
       } catch (SamplingException e) {
@@ -281,74 +191,17 @@ public final class MultiRecord {
       }
     });
     parts.add(self[0]);
-    return self[0];
+    self[0].thread.start();
   }
 
-  /**
-   * The roots whose process still runs under their pid in {@code list} (same start time); the
-   * others are dropped from {@code roots} for good.
-   */
-  private static List<Integer> liveRoots(ProcessList list, List<ProcessIdentity> roots) {
-    roots.removeIf(id -> list.get(id.pid())
-        .filter(e -> e.startTicks() == id.startTicks()).isEmpty());
-    List<Integer> live = new ArrayList<>();
-    for (ProcessIdentity id : roots) {
-      live.add(id.pid());
-    }
-    return live;
-  }
-
-  private static boolean ofUser(ProcessList.Entry e, OptionalLong user) {
-    return user.isEmpty() || (e.uid() == user.getAsLong() && e.euid() == user.getAsLong());
-  }
-
-  /**
-   * Records {@code pid} on a thread of its own; with {@code identity}, only if the pid still
-   * names that process when the session starts.
-   */
-  private void start(int pid, ProcessIdentity identity, boolean root, List<Part> parts,
-      RecordSession.Backend backend, SamplingOptions options, BooleanSupplier stop,
-      SharedCapture shared) {
-    Part part = newPart(pid, root, parts, p -> {
-      try {
-        return new RecordSession(proc, plugins, guard, warn)
-            .sharing(shared == null ? null : shared.share())
-            .expecting(identity)
-            .attach(pid, backend, options, stop, p.progress());
-      } finally {
-        if (shared != null) {
-          shared.release(pid);
-        }
-      }
-    });
-    part.thread.start();
-  }
-
-  /**
-   * A launched command's run ends with it; an attached one's when every process ended, or with
-   * a duration when the processes given at the start ended (each counts its duration from its
-   * own start, as a record of one does). Subprocesses are stopped then.
-   */
-  private static boolean ended(List<Part> parts, Targets targets, boolean timed) {
-    if (!targets.command().isEmpty()) {
-      return !parts.get(0).thread.isAlive();
-    }
+  /** Every process's session ended (a launched command's with it). */
+  private static boolean ended(List<Part> parts) {
     for (Part p : parts) {
-      if (p.thread.isAlive() && (p.root || !timed)) {
+      if (p.thread.isAlive()) {
         return false;
       }
     }
     return true;
-  }
-
-  private static int running(List<Part> parts) {
-    int n = 0;
-    for (Part p : parts) {
-      if (p.thread.isAlive()) {
-        n++;
-      }
-    }
-    return n;
   }
 
   private static void report(List<Part> parts, RecordSession.Progress progress, double seconds) {
@@ -366,12 +219,11 @@ public final class MultiRecord {
   }
 
   /**
-   * Joins what the parts recorded. A target given at the start that could not be recorded is
-   * an error when none could, else a warning; a subprocess gone before it was attached is only
-   * counted (subprocess_gone): short-lived children are the norm under a build or a shell.
+   * Joins what the parts recorded. A target that could not be recorded is an error when none
+   * could, else a warning.
    */
-  private RecordSession.Result join(List<Part> parts, Map<String, Long> extraLosses,
-      boolean byUser) throws SamplingException {
+  private RecordSession.Result join(List<Part> parts, boolean byUser)
+      throws SamplingException {
     List<RecordSession.Result> results = new ArrayList<>();
     List<RecordSession.ProcessPart> processes = new ArrayList<>();
     SamplingException firstFailure = null;
@@ -383,13 +235,11 @@ public final class MultiRecord {
         processes.add(new RecordSession.ProcessPart(r.target().pid(),
             r.target().executableName(), p.result.summary().samples(),
             p.result.summary().losses(), p.result.targetGone()));
-      } else if (p.failure != null && p.root) {
+      } else if (p.failure != null) {
         if (firstFailure == null) {
           firstFailure = p.failure;
         }
         notRecorded.add("process " + p.pid + " not recorded: " + p.failure.getMessage());
-      } else if (p.failure != null) {
-        extraLosses.merge(HostCounters.SUBPROCESS_GONE.name(), 1L, Long::sum);
       }
     }
     if (results.isEmpty()) {
@@ -398,12 +248,9 @@ public final class MultiRecord {
     }
     notRecorded.forEach(warn);
     Recording merged = RecordingMerger.merge(results);
-    Map<String, Long> losses = new LinkedHashMap<>(merged.losses());
-    extraLosses.forEach((k, v) -> losses.merge(k, v, Long::sum));
-    merged = new Recording(merged.target(), merged.startEpochNanos(), merged.endEpochNanos(),
-        merged.periodNanos(), merged.mode(), merged.modules(), merged.samples(), losses);
-    RecordSession.Result first = parts.get(0).root && parts.get(0).result != null
-        ? parts.get(0).result : results.get(0);
+    Map<String, Long> losses = merged.losses();
+    RecordSession.Result first = parts.get(0).result != null ? parts.get(0).result
+        : results.get(0);
     boolean allGone = results.stream().allMatch(RecordSession.Result::targetGone);
     return new RecordSession.Result(merged, RecordingMerger.summary(results, losses),
         first.targetExit(), byUser, allGone, first.killedAtEnd(), processes);

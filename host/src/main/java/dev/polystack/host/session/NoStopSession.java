@@ -13,7 +13,6 @@ import dev.polystack.host.sampling.SamplingOptions;
 import dev.polystack.host.sampling.StackWalker;
 import dev.polystack.host.sampling.TargetExit;
 import dev.polystack.host.sampling.nostop.BpfSampler;
-import dev.polystack.host.sampling.nostop.CaptureSource;
 import dev.polystack.host.sampling.nostop.NoStopSampler;
 import dev.polystack.host.sampling.nostop.PerfSampler;
 import dev.polystack.host.sys.SyscallException;
@@ -37,13 +36,11 @@ import java.util.function.IntConsumer;
  * child (see {@link TargetExit#ofChild}). Threads the program creates are found by re-listing
  * /proc/PID/task, as in attach mode.
  *
- * @param shared in bpf mode, a share of one capture serving several processes; null: the session
- *     opens its own
  * @param expected the process meant, when it was chosen earlier (a subprocess found in /proc);
  *     null: whichever process has the pid when the session starts
  */
 record NoStopSession(ProcFs proc, SamplingRun run, PluginGuard guard, Consumer<String> warn,
-    RecordSession.Backend backend, CaptureSource shared, ProcessIdentity expected)
+    RecordSession.Backend backend, ProcessIdentity expected)
     implements BackendSession {
 
   /** What to do once the events are open and the reader is ready. */
@@ -58,12 +55,8 @@ record NoStopSession(ProcFs proc, SamplingRun run, PluginGuard guard, Consumer<S
     // The pidfd is opened before anything is attached, and the process it names checked: the
     // session samples that process and ends when it exits, whoever gets its pid next.
     try (TargetExit exit = TargetExit.watch(proc, pid, expected)) {
-      if (shared != null) {
-        return sample(pid, shared, options, stop, progress, () -> {}, exit);
-      }
       try (TickCapture capture = openCapture(options)) {
-        return sample(pid, capture == null ? null : CaptureSource.of(capture), options, stop,
-            progress, () -> {}, exit);
+        return sample(pid, capture, options, stop, progress, () -> {}, exit);
       }
     }
   }
@@ -73,9 +66,7 @@ record NoStopSession(ProcFs proc, SamplingRun run, PluginGuard guard, Consumer<S
       SamplingOptions options, BooleanSupplier stop, RecordSession.Progress progress,
       IntConsumer started) throws SamplingException {
     // Loaded before the program starts: a refusal falls back before anything ran.
-    try (TickCapture own = shared != null ? null : openCapture(options)) {
-      CaptureSource capture = shared != null ? shared
-          : own == null ? null : CaptureSource.of(own);
+    try (TickCapture capture = openCapture(options)) {
       ChildProcess child = ChildLaunch.startStopped(command, as);
       try (child; Tracer tracer = Tracer.start(child.pid())) {
         ChildLaunch.runToExec(child, tracer, command);
@@ -96,7 +87,7 @@ record NoStopSession(ProcFs proc, SamplingRun run, PluginGuard guard, Consumer<S
     return BpfSampler.openCapture(options.rateHz(), backend.fallback(), warn);
   }
 
-  private RecordSession.Result sample(int pid, CaptureSource capture, SamplingOptions options,
+  private RecordSession.Result sample(int pid, TickCapture capture, SamplingOptions options,
       BooleanSupplier stop, RecordSession.Progress progress, Release release, TargetExit exit)
       throws SamplingException {
     RecordSession.Mode mode = capture != null ? RecordSession.Mode.BPF : RecordSession.Mode.PERF;

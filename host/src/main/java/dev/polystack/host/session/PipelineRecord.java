@@ -24,11 +24,11 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 /**
- * A bpf-mode {@code record} of several processes, or of a process and the ones it creates
- * ({@code --subprocesses}), on the host-wide pipeline: one capture, one process table, one walk
- * thread whatever the number of processes; a followed process's children are targets from their
- * fork (the kernel adds them), so a child shorter-lived than any /proc scan is still recorded.
- * Perf and ptrace modes record several processes with {@link MultiRecord}.
+ * A bpf- or perf-mode {@code record} of several processes, or of a process and the ones it
+ * creates ({@code --subprocesses}), on the host-wide pipeline: one capture, one process table,
+ * one walk thread whatever the number of processes; a followed process's children are targets
+ * from their fork (the kernel's fork event), so a child shorter-lived than any /proc scan is
+ * still recorded. Ptrace mode records several processes with {@link MultiRecord}.
  *
  * <p>The run ends at the duration, on the user's stop, when a launched command exits, or when
  * every recorded process has exited.
@@ -49,20 +49,23 @@ public final class PipelineRecord {
     this.launchAs = launchAs;
   }
 
-  /** Why the pipeline's engine cannot run here (then {@link MultiRecord} in perf mode), if so. */
-  public static java.util.Optional<String> unavailableReason() {
-    return dev.polystack.host.bpf.BpfSupport.unavailableReason();
-  }
-
-  /** Records until the duration ends, {@code stop} says so, or the targets are gone. */
-  public RecordSession.Result run(MultiRecord.Targets targets, SamplingOptions options,
-      BooleanSupplier stop, RecordSession.Progress progress) throws SamplingException {
-    HostPipeline.Options o = new HostPipeline.Options(options.rateHz(), options.stackBytes(),
+  /** The pipeline's options for a record of {@code targets}. */
+  static HostPipeline.Options options(MultiRecord.Targets targets, SamplingOptions options) {
+    return new HostPipeline.Options(options.rateHz(), options.stackBytes(),
         options.maxDepth(), new ProcessSelection(new HashSet<>(targets.pids()), "", null, ""),
         false, HostPipeline.Options.DEFAULT_MAX_PROCESSES, Integer.MAX_VALUE,
         targets.subprocesses(), targets.user());
+  }
+
+  /**
+   * Records until the duration ends, {@code stop} says so, or the targets are gone, with {@code
+   * engine} (made for {@link #options}); {@link CaptureEngine#check} is the caller's.
+   */
+  public RecordSession.Result run(MultiRecord.Targets targets, SamplingOptions options,
+      CaptureEngine engine, BooleanSupplier stop, RecordSession.Progress progress)
+      throws SamplingException {
+    HostPipeline.Options o = options(targets, options);
     HostPipeline pipeline = new HostPipeline(proc, plugins, guard, warn, o);
-    CaptureEngine engine = HostPipeline.bpfEngine(o);
     List<HostPipeline.ProcessProfile> profiles = new ArrayList<>();
     long startNanos = System.nanoTime();
     boolean[] byUser = {false};
@@ -116,8 +119,8 @@ public final class PipelineRecord {
       return new RecordSession.Result(ended.recording(), ended.summary(), ended.targetExit(),
           ended.stoppedByUser(), ended.targetGone(), ended.killedAtEnd(), result.processes());
     } catch (CaptureEngine.EngineException e) {
-      throw new SamplingException("cannot sample in bpf mode: " + e.getMessage()
-          + "; use --mode perf or --mode ptrace");
+      throw new SamplingException("cannot sample in " + engine.name() + " mode: "
+          + e.getMessage() + "; use another --mode");
     } finally {
       if (tracer[0] != null) {
         tracer[0].close();

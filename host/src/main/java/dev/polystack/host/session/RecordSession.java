@@ -8,7 +8,6 @@ import dev.polystack.host.proc.ProcessIdentity;
 import dev.polystack.host.ptrace.WaitStatus;
 import dev.polystack.host.sampling.SamplingException;
 import dev.polystack.host.sampling.SamplingOptions;
-import dev.polystack.host.sampling.nostop.CaptureSource;
 import dev.polystack.otel.model.Recording;
 import java.time.Duration;
 import java.util.List;
@@ -131,7 +130,6 @@ public final class RecordSession {
   private final Consumer<String> warn;
   private final SamplingRun run;
   private Credentials launchAs;
-  private CaptureSource sharedCapture;
   private ProcessIdentity expected;
 
   public RecordSession(ProcFs proc, PluginRegistry plugins, PluginGuard guard,
@@ -160,12 +158,6 @@ public final class RecordSession {
    */
   public RecordSession launchAs(Credentials as) {
     this.launchAs = as;
-    return this;
-  }
-
-  /** In bpf mode, takes the ticks from {@code source} (a share of one capture) instead of its own. */
-  RecordSession sharing(CaptureSource source) {
-    this.sharedCapture = source;
     return this;
   }
 
@@ -238,6 +230,6 @@ public final class RecordSession {
   /** The backend's session: ptrace stops the target per sample, bpf and perf never do. */
   private BackendSession session(Backend backend) {
     return backend.mode() == Mode.PTRACE ? new PtraceSession(proc, run, guard, expected)
-        : new NoStopSession(proc, run, guard, warn, backend, sharedCapture, expected);
+        : new NoStopSession(proc, run, guard, warn, backend, expected);
   }
 }

@@ -100,7 +100,9 @@ class PidReuseRecordTest {
    */
   @Test
   void aSubprocessPidTakenOverIsNoLongerARoot() throws Exception {
-    Process target = new ProcessBuilder("sh", "-c", "sleep 1; sleep 600").start();
+    // The shell runs a little between its two sleeps, so the record has samples of it.
+    Process target = new ProcessBuilder("sh", "-c",
+        "sleep 1; i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; sleep 600").start();
     int pid = (int) target.pid();
     MultiRecord multi = new MultiRecord(proc, new PluginLoader().load(List.of()), guard(),
         msg -> {}, null);
@@ -123,8 +125,8 @@ class PidReuseRecordTest {
           "yes > /dev/null; :")) {
         yes = awaitChild(child, "yes");
         int yesPid = yes;
-        // Half a second of its CPU: five scans of /proc at least.
-        await(() -> cpuTicks(yesPid) > 50, "yes ran");
+        // Half a second of its CPU: about 50 ticks in which it would be sampled.
+        await(() -> cpuTicks(yesPid) > 50 && cpuTicks(pid) > 5, "yes and the target ran");
         stop.set(true);
         run.join(30_000);
       }

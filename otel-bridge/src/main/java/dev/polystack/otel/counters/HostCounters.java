@@ -41,9 +41,6 @@ public final class HostCounters {
   // Samples missing: threads gone.
   public static final Counter THREAD_GONE = loss("thread_gone", THREADS_GONE, "sample",
       "The thread exited between the tick and its sample.");
-  public static final Counter SUBPROCESS_GONE = loss("subprocess_gone", THREADS_GONE, "process",
-      "A subprocess found by --subprocesses was gone before it could be attached.");
-
   // Samples missing: while learning a thread's stack.
   public static final Counter LEARNING_WALK = loss("learning_walk", LEARNING, "sample",
       "A sample whose walk learned which pages the thread's runtime reads; not kept, its time"
@@ -81,8 +78,6 @@ public final class HostCounters {
       "A thread could not be detached; the kernel detaches it when polystack exits.");
   public static final Counter EXPORT_HOOK_FAILED = loss("export_hook_failed", COULD_NOT_SAMPLE,
       "sample", "Samples an interval's export (OTLP) did not take because it failed.");
-  public static final Counter PROCESS_LIMIT = loss("process_limit", COULD_NOT_SAMPLE, "process",
-      "A subprocess not recorded because the record already held the most processes it may.");
   public static final Counter CAPTURE_COUNTERS_UNREADABLE = loss("capture_counters_unreadable",
       COULD_NOT_SAMPLE, "read", "The bpf capture's kernel counters could not be read; its"
           + " losses in the kernel are unknown for that read.");
@@ -119,10 +114,6 @@ public final class HostCounters {
       "Samples past the bound of one agent interval (262,144 over every process).");
   public static final Counter SELECT_FAILED = loss("select_failed", COULD_NOT_SAMPLE, "process",
       "A process the agent's selection names that the capture could not add.");
-  public static final Counter SUBPROCESS_SCAN_TOO_LARGE = loss("subprocess_scan_too_large",
-      COULD_NOT_SAMPLE, "scan", "A look for new subprocesses (perf and ptrace modes) that"
-          + " found more processes or command-line bytes than its limits; they were not looked"
-          + " for that time.");
   public static final Counter PROCESS_NOT_FOLLOWED = loss("process_not_followed",
       COULD_NOT_SAMPLE, "process", "A process created by a followed one that the kernel could"
           + " not add as a target (its map of targets was full).");
@@ -226,7 +217,8 @@ public final class HostCounters {
   /** The bpf capture's kernel counters that are losses, by the kernel's name. */
   private static final Map<String, Counter> KERNEL_LOSSES = Map.of(
       "ring_full", BPF_RING_FULL, "no_user_regs", BPF_NO_USER_REGS,
-      "follow_full", PROCESS_NOT_FOLLOWED);
+      "follow_full", PROCESS_NOT_FOLLOWED, "ring_lost", RING_LOST,
+      "perf_no_user_regs", NO_USER_REGS);
 
   private static final CounterRegistry REGISTRY = CounterRegistry.of(HostCounters.class);
 

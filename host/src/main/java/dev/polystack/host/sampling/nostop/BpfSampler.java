@@ -3,6 +3,7 @@ package dev.polystack.host.sampling.nostop;
 import dev.polystack.host.bpf.BpfLoadException;
 import dev.polystack.host.bpf.BpfSupport;
 import dev.polystack.host.bpf.CaptureRecord;
+import dev.polystack.host.bpf.ProcessEvent;
 import dev.polystack.host.bpf.TickCapture;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.sampling.SampleSink;
@@ -43,7 +44,7 @@ public final class BpfSampler implements NoStopSampler {
   private final TargetProcess target;
   private final SamplingOptions options;
   private final SampleSink sink;
-  private final CaptureSource capture;
+  private final TickCapture capture;
   private final ProcessTicks ticks;
   private final CpuPlacement placement = CpuPlacement.forThisProcess();
   /** Where the target ran lately, for the placement. */
@@ -55,14 +56,14 @@ public final class BpfSampler implements NoStopSampler {
   private long countersRead = System.nanoTime();
 
   public BpfSampler(TargetProcess target, SamplingOptions options, StackWalker walker,
-      SampleSink sink, Runnable refreshRequest, PluginGuard guard, CaptureSource capture) {
+      SampleSink sink, Runnable refreshRequest, PluginGuard guard, TickCapture capture) {
     this.target = target;
     this.options = options;
     this.sink = sink;
     this.capture = capture;
     int cpus = Runtime.getRuntime().availableProcessors();
-    this.ticks = new ProcessTicks(target, options, walker, sink, refreshRequest, guard, capture,
-        cpus);
+    this.ticks = new ProcessTicks(target, options, walker, sink, refreshRequest, guard,
+        ProcessTicks.PlanSlots.of(capture), cpus);
     // 8 periods (>= 50 ms): on a loaded host a CPU can go a couple of periods without a tick.
     this.targetCpus = new RecentTargetCpus(Math.max(50_000_000L, 8 * options.periodNanos()),
         cpus);
@@ -123,7 +124,16 @@ public final class BpfSampler implements NoStopSampler {
    */
   private boolean drain(int timeoutMillis) {
     batch.clear();
-    capture.poll(timeoutMillis, batch::add, () -> sink.lost(HostCounters.MALFORMED_RECORD));
+    capture.poll(timeoutMillis, bytes -> {
+      if (ProcessEvent.isEvent(bytes)) {
+        return; // a followed process's events: a record of one process asks for none
+      }
+      try {
+        batch.add(CaptureRecord.parse(bytes));
+      } catch (IllegalArgumentException e) {
+        sink.lost(HostCounters.MALFORMED_RECORD);
+      }
+    });
     boolean any = false;
     for (CaptureRecord r : batch) {
       if (r.tgid() != target.pid()) {
@@ -192,20 +202,6 @@ public final class BpfSampler implements NoStopSampler {
     }
     warn.accept("bpf mode unavailable (" + why + "); sampling in perf mode instead");
     return null;
-  }
-
-  /**
-   * A shared capture's kernel counters as a run's losses and figures, by their declared names
-   * (as one sampler reports its own capture's).
-   */
-  public static Map<String, Long> kernelFigures(Map<String, Long> counters) {
-    Map<String, Long> out = new java.util.TreeMap<>();
-    counters.forEach((k, v) -> {
-      if (v > 0) {
-        out.put(HostCounters.kernel(k).name(), v);
-      }
-    });
-    return out;
   }
 
   @Override

@@ -38,9 +38,35 @@ public final class ProcessTicks {
 
   /** Where a process's capture plans are installed. */
   public interface PlanSlots {
+    /** An engine that runs no program at the tick (perf): records are walked as they come. */
+    PlanSlots NONE = new PlanSlots() {
+      @Override
+      public void clearPlans(int pid) {}
+
+      @Override
+      public void setPlan(int pid, int index, byte[] encodedPlan) {
+        throw new IllegalStateException("this capture runs no plan");
+      }
+    };
+
     void clearPlans(int pid);
 
     void setPlan(int pid, int index, byte[] encodedPlan);
+
+    /** The plan slots of a tick capture's programs. */
+    static PlanSlots of(dev.polystack.host.bpf.TickCapture capture) {
+      return new PlanSlots() {
+        @Override
+        public void clearPlans(int pid) {
+          capture.clearPlans(pid);
+        }
+
+        @Override
+        public void setPlan(int pid, int index, byte[] encodedPlan) {
+          capture.setPlan(pid, index, encodedPlan);
+        }
+      };
+    }
   }
 
   private final TargetProcess target;
@@ -188,6 +214,9 @@ public final class ProcessTicks {
    * that never offers one is sampled as in perf mode rather than not at all.
    */
   private boolean learning() {
+    if (slots == PlanSlots.NONE) {
+      return false;
+    }
     if (!plans.isEmpty()) {
       return true;
     }
@@ -225,6 +254,9 @@ public final class ProcessTicks {
    * the pages the walks keep needing beyond them ({@link LearnedPages}).
    */
   private void updatePlans() {
+    if (slots == PlanSlots.NONE) {
+      return;
+    }
     List<CapturePlan> wanted = new ArrayList<>();
     for (RuntimeBinding b : target.table().bindings()) {
       if (!b.plugin().descriptor().capabilities().contains(Capability.CAPTURE_AT_TICK)) {
