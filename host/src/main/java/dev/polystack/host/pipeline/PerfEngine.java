@@ -12,6 +12,8 @@ import dev.polystack.host.perf.PerfRecord;
 import dev.polystack.host.perf.PerfRingBuffer;
 import dev.polystack.host.perf.PerfSample;
 import dev.polystack.host.perf.SampleParser;
+import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.proc.ProcessList;
 import dev.polystack.host.sampling.RegisterConversion;
 import dev.polystack.host.sampling.nostop.ProcessTicks;
 import dev.polystack.host.sys.SyscallException;
@@ -65,6 +67,8 @@ final class PerfEngine implements CaptureEngine {
   private final List<Cpu> cpus = new ArrayList<>();
   private final PerfPoll poll = new PerfPoll();
   private final Map<String, Long> counters = new TreeMap<>();
+  /** Forks from before the start, found in /proc ({@link #catchUp}). */
+  private final List<ProcessEvent> caughtUp = new ArrayList<>();
   private PerfEventAttr attr;
   private SampleParser parser;
 
@@ -128,10 +132,35 @@ final class PerfEngine implements CaptureEngine {
       for (Cpu c : cpus) {
         c.event().enable();
       }
+      catchUp();
     } catch (SyscallException e) {
       close();
       throw new EngineException("cannot open per-CPU perf events: " + e.getMessage()
           + "; run as root or grant CAP_PERFMON");
+    }
+  }
+
+  /**
+   * Children a followed process created before the events were on have no fork record: found
+   * once in /proc now, and told as forks at the first poll.
+   */
+  private void catchUp() {
+    if (followed.isEmpty()) {
+      return;
+    }
+    ProcessList list;
+    try {
+      list = ProcessList.read(ProcFs.system());
+    } catch (ProcessList.TooLargeException | RuntimeException e) {
+      return; // the fork records from now on still follow the rest
+    }
+    for (int pid : list.withDescendants(List.copyOf(followed))) {
+      ProcessList.Entry e = list.get(pid).orElse(null);
+      if (e != null && !selected.contains(pid) && pid != self) {
+        selected.add(pid);
+        followed.add(pid);
+        caughtUp.add(new ProcessEvent(ProcessEvent.Kind.FORK, pid, pid, 0, e.ppid()));
+      }
     }
   }
 
@@ -203,6 +232,8 @@ final class PerfEngine implements CaptureEngine {
       }
     }
     all.sort(Comparator.comparingLong(Timed::time));
+    caughtUp.forEach(listener::event);
+    caughtUp.clear();
     for (Timed t : all) {
       handle(t.record(), listener);
     }

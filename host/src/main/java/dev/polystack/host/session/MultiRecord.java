@@ -114,16 +114,16 @@ public final class MultiRecord {
       HostPipeline.Options o = PipelineRecord.options(targets, options);
       CaptureEngine engine = backend.mode() == RecordSession.Mode.BPF
           ? HostPipeline.bpfEngine(o) : HostPipeline.perfEngine(o);
-      java.util.Optional<String> why = engine.check();
-      if (why.isPresent() && backend.mode() == RecordSession.Mode.BPF && backend.fallback()) {
+      // Only bpf is checked ahead (for its fallback); perf says why at its start, which opens
+      // nothing before: a perf event held by polystack means its sampling has begun.
+      java.util.Optional<String> why = backend.mode() == RecordSession.Mode.BPF ? engine.check()
+          : java.util.Optional.empty();
+      if (why.isPresent() && backend.fallback()) {
         warn.accept("bpf mode unavailable (" + why.get() + "); sampling in perf mode instead");
         engine = HostPipeline.perfEngine(o);
-        why = engine.check();
-      }
-      if (why.isPresent()) {
-        throw new SamplingException("cannot sample in " + engine.name() + " mode: " + why.get()
-            + (engine.name().equals("bpf") ? "; use --mode perf or --mode ptrace"
-                : "; use --mode ptrace"));
+      } else if (why.isPresent()) {
+        throw new SamplingException("cannot sample in bpf mode: " + why.get()
+            + "; use --mode perf or --mode ptrace");
       }
       return new PipelineRecord(proc, plugins, guard, warn, launchAs).run(targets, options,
           engine, stop, progress);

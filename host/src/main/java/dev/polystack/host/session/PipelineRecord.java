@@ -120,7 +120,8 @@ public final class PipelineRecord {
           ended.stoppedByUser(), ended.targetGone(), ended.killedAtEnd(), result.processes());
     } catch (CaptureEngine.EngineException e) {
       throw new SamplingException("cannot sample in " + engine.name() + " mode: "
-          + e.getMessage() + "; use another --mode");
+          + e.getMessage() + (engine.name().equals("bpf") ? "; use --mode perf or --mode ptrace"
+              : "; or use --mode ptrace"));
     } finally {
       if (tracer[0] != null) {
         tracer[0].close();
