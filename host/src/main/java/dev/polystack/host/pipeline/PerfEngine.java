@@ -15,6 +15,7 @@ import dev.polystack.host.perf.SampleParser;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcessList;
 import dev.polystack.host.sampling.RegisterConversion;
+import dev.polystack.host.sampling.nostop.PerfSampler;
 import dev.polystack.host.sampling.nostop.ProcessTicks;
 import dev.polystack.host.sys.SyscallException;
 import dev.polystack.plugin.api.Register;
@@ -40,9 +41,6 @@ import java.util.TreeMap;
  * the live process when the sample is walked, right after the tick (docs/operations.md, "Modes").
  */
 final class PerfEngine implements CaptureEngine {
-  static final long SAMPLE_TYPE = PerfConstants.SAMPLE_IP | PerfConstants.SAMPLE_TID
-      | PerfConstants.SAMPLE_TIME | PerfConstants.SAMPLE_CPU | PerfConstants.SAMPLE_REGS_USER
-      | PerfConstants.SAMPLE_STACK_USER;
   static final long REGS = PerfConstants.REGS_GENERAL;
   /**
    * Each CPU's ring holds this much sampling time: how far the reader may fall behind while it
@@ -168,21 +166,11 @@ final class PerfEngine implements CaptureEngine {
     if (attr == null) {
       // cpu-clock on a CPU counts while anything runs there; with kernel samples excluded, what
       // is left are ticks of user code, as a per-thread cpu-clock event gives.
-      attr = PerfEventAttr.builder()
-          .type(PerfConstants.TYPE_SOFTWARE)
-          .config(PerfConstants.COUNT_SW_CPU_CLOCK)
-          .samplePeriod(1_000_000_000L / rateHz)
-          .sampleType(SAMPLE_TYPE)
-          .sampleRegsUser(REGS)
-          .sampleStackUser(stackBytes)
-          .excludeKernel(true)
-          .excludeHv(true)
-          .clockid(PerfConstants.CLOCK_MONOTONIC)
+      attr = PerfSampler.cpuClock(1_000_000_000L / rateHz, stackBytes)
           .task(true)
           .comm(true)
           .commExec(true)
           .sampleIdAll(true)
-          .disabled(true)
           // A runtime's structures are read live at the walk: every sample wakes the reader.
           .wakeupEvents(1)
           .build();

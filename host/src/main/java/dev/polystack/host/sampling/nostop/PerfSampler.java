@@ -122,24 +122,33 @@ public final class PerfSampler implements NoStopSampler {
 
   /** @param watermark bytes in the ring that wake the reader, or 0 to wake it at every sample */
   static PerfEventAttr attr(SamplingOptions options, int stackBytes, int watermark) {
+    PerfEventAttr.Builder b = cpuClock(options.periodNanos(), stackBytes);
+    // Wake the reader when a ring is a quarter full (the poll timeout covers quiet rings), or at
+    // every sample when the walk must read the target's memory soon after the tick.
+    return (watermark > 0 ? b.wakeupWatermark(watermark) : b.wakeupEvents(1)).build();
+  }
+
+  /**
+   * A disabled cpu-clock sampling event with the user registers and {@code stackBytes} of the
+   * stack copied at each sample, timed on the clock of System.nanoTime(); the perf engine's
+   * per-CPU events are these too.
+   */
+  public static PerfEventAttr.Builder cpuClock(long periodNanos, int stackBytes) {
     // cpu-clock counts only while the thread runs, which is the default "on-CPU only". A fixed
     // period equals what sample_freq would give: the kernel turns a cpu-clock frequency into
     // the period 1e9/freq anyway (perf_swevent_init_hrtimer).
-    PerfEventAttr.Builder b = PerfEventAttr.builder()
+    return PerfEventAttr.builder()
         .type(PerfConstants.TYPE_SOFTWARE)
         .config(PerfConstants.COUNT_SW_CPU_CLOCK)
-        .samplePeriod(options.periodNanos())
+        .samplePeriod(periodNanos)
         .sampleType(SAMPLE_TYPE)
         .sampleRegsUser(REGS)
         .sampleStackUser(stackBytes)
         .excludeKernel(true)
         .excludeHv(true)
-        // Sample times on the clock of System.nanoTime(), so one offset makes them wall time.
+        // One offset makes these times wall time (MonotonicClock.epochOffsetNanos).
         .clockid(PerfConstants.CLOCK_MONOTONIC)
         .disabled(true);
-    // Wake the reader when a ring is a quarter full (the poll timeout covers quiet rings), or at
-    // every sample when the walk must read the target's memory soon after the tick.
-    return (watermark > 0 ? b.wakeupWatermark(watermark) : b.wakeupEvents(1)).build();
   }
 
   /** The stack copy: what the options ask for, within what the kernel accepts. */
