@@ -9,7 +9,6 @@ import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcessIdentity;
 import dev.polystack.host.sampling.SamplingException;
 import dev.polystack.host.sampling.SamplingOptions;
-import dev.polystack.otel.model.Recording;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -225,16 +224,11 @@ public final class MultiRecord {
   private RecordSession.Result join(List<Part> parts, boolean byUser)
       throws SamplingException {
     List<RecordSession.Result> results = new ArrayList<>();
-    List<RecordSession.ProcessPart> processes = new ArrayList<>();
     SamplingException firstFailure = null;
     List<String> notRecorded = new ArrayList<>();
     for (Part p : parts) {
       if (p.result != null) {
         results.add(p.result);
-        Recording r = p.result.recording();
-        processes.add(new RecordSession.ProcessPart(r.target().pid(),
-            r.target().executableName(), p.result.summary().samples(),
-            p.result.summary().losses(), p.result.targetGone()));
       } else if (p.failure != null) {
         if (firstFailure == null) {
           firstFailure = p.failure;
@@ -247,13 +241,9 @@ public final class MultiRecord {
           : new SamplingException("no process could be recorded");
     }
     notRecorded.forEach(warn);
-    Recording merged = RecordingMerger.merge(results);
-    Map<String, Long> losses = merged.losses();
     RecordSession.Result first = parts.get(0).result != null ? parts.get(0).result
         : results.get(0);
-    boolean allGone = results.stream().allMatch(RecordSession.Result::targetGone);
-    return new RecordSession.Result(merged, RecordingMerger.summary(results, losses),
-        first.targetExit(), byUser, allGone, first.killedAtEnd(), processes);
+    return RecordingMerger.join(results, Map.of(), 0, first, byUser);
   }
 
   private static void joinQuietly(Thread t) {

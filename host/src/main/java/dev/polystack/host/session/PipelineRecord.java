@@ -149,8 +149,6 @@ public final class PipelineRecord {
           + " never ran");
     }
     List<RecordSession.Result> parts = new ArrayList<>();
-    List<RecordSession.ProcessPart> processes = new ArrayList<>();
-    boolean allGone = true;
     for (HostPipeline.ProcessProfile p : profiles) {
       Recording r = p.recording();
       HostPipeline.ProcessFigures f = p.figures();
@@ -161,18 +159,10 @@ public final class PipelineRecord {
       parts.add(new RecordSession.Result(new Recording(r.target(), r.startEpochNanos(),
           r.endEpochNanos(), r.periodNanos(), r.mode(), r.modules(), r.samples(), f.losses()),
           summary, null, byUser, f.exited()));
-      processes.add(new RecordSession.ProcessPart(r.target().pid(), r.target().executableName(),
-          f.samples(), f.losses(), f.exited()));
-      allGone &= f.exited();
     }
-    Recording merged = RecordingMerger.merge(parts);
-    Map<String, Long> losses = new LinkedHashMap<>(merged.losses());
     // The pipeline's own losses and the capture's kernel figures are the run's, not a process's.
-    stats.runLosses().forEach((k, v) -> losses.merge(k, v, Long::sum));
-    stats.figures().forEach((k, v) -> losses.merge(k, v, Long::sum));
-    merged = new Recording(merged.target(), merged.startEpochNanos(), merged.endEpochNanos(),
-        options.periodNanos(), merged.mode(), merged.modules(), merged.samples(), losses);
-    return new RecordSession.Result(merged, RecordingMerger.summary(parts, losses), null, byUser,
-        allGone, false, processes);
+    Map<String, Long> run = new LinkedHashMap<>(stats.runLosses());
+    stats.figures().forEach((k, v) -> run.merge(k, v, Long::sum));
+    return RecordingMerger.join(parts, run, options.periodNanos(), parts.get(0), byUser);
   }
 }

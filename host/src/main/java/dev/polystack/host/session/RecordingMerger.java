@@ -30,6 +30,32 @@ final class RecordingMerger {
   private RecordingMerger() {}
 
 
+  /**
+   * One result of several processes' results: their recordings joined, {@code runLosses} (the
+   * run's own, not a process's) added to the losses, a part per process.
+   *
+   * @param periodNanos the run's sampling period, or 0 for the joined recording's own
+   * @param first the result whose exit status and kill stand for the run's
+   */
+  static RecordSession.Result join(List<RecordSession.Result> parts, Map<String, Long> runLosses,
+      long periodNanos, RecordSession.Result first, boolean byUser) {
+    List<RecordSession.ProcessPart> processes = new java.util.ArrayList<>();
+    for (RecordSession.Result p : parts) {
+      Recording r = p.recording();
+      processes.add(new RecordSession.ProcessPart(r.target().pid(), r.target().executableName(),
+          p.summary().samples(), p.summary().losses(), p.targetGone()));
+    }
+    Recording merged = merge(parts);
+    Map<String, Long> losses = new java.util.LinkedHashMap<>(merged.losses());
+    runLosses.forEach((k, v) -> losses.merge(k, v, Long::sum));
+    merged = new Recording(merged.target(), merged.startEpochNanos(), merged.endEpochNanos(),
+        periodNanos > 0 ? periodNanos : merged.periodNanos(), merged.mode(), merged.modules(),
+        merged.samples(), losses);
+    boolean allGone = parts.stream().allMatch(RecordSession.Result::targetGone);
+    return new RecordSession.Result(merged, summary(parts, losses), first.targetExit(), byUser,
+        allGone, first.killedAtEnd(), processes);
+  }
+
   /** The joined recording; the first part's target stands for the run. */
   static Recording merge(List<RecordSession.Result> parts) {
     if (parts.isEmpty()) {
