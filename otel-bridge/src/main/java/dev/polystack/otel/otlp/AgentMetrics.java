@@ -5,7 +5,6 @@ import io.opentelemetry.api.metrics.Meter;
 import io.opentelemetry.api.metrics.ObservableDoubleMeasurement;
 import io.opentelemetry.api.metrics.ObservableLongMeasurement;
 import io.opentelemetry.sdk.metrics.SdkMeterProvider;
-import io.opentelemetry.sdk.metrics.export.PeriodicMetricReader;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
@@ -45,13 +44,8 @@ public final class AgentMetrics implements AutoCloseable {
   private AgentMetrics(OtlpConfig config, OtlpResource resource, Duration interval,
       Supplier<Snapshot> source) {
     Objects.requireNonNull(source, "source");
-    provider = SdkMeterProvider.builder()
-        .setResource(resource.toSdk())
-        .registerMetricReader(PeriodicMetricReader.builder(
-            tally.wrap(SdkExporters.metrics(config))).setInterval(interval).build())
-        .build();
-    Meter meter = provider.meterBuilder(OtlpResource.SCOPE_NAME)
-        .setInstrumentationVersion(OtlpResource.version()).build();
+    provider = MeterSetup.provider(config, resource, interval, tally);
+    Meter meter = MeterSetup.meter(provider);
     ObservableLongMeasurement samples = counter(meter, "polystack.samples", "{sample}",
         "Samples taken");
     ObservableLongMeasurement lost = counter(meter, "polystack.samples.lost", "{sample}",

@@ -8,7 +8,6 @@ import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.metrics.Meter;
 import io.opentelemetry.api.metrics.ObservableLongMeasurement;
 import io.opentelemetry.sdk.metrics.SdkMeterProvider;
-import io.opentelemetry.sdk.metrics.export.PeriodicMetricReader;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
@@ -56,13 +55,8 @@ public final class SessionMetrics implements AutoCloseable {
   private SessionMetrics(OtlpConfig config, OtlpResource resource, Duration interval,
       Supplier<Snapshot> source) {
     Objects.requireNonNull(source, "source");
-    provider = SdkMeterProvider.builder()
-        .setResource(resource.toSdk())
-        .registerMetricReader(PeriodicMetricReader.builder(
-            tally.wrap(SdkExporters.metrics(config))).setInterval(interval).build())
-        .build();
-    Meter meter = provider.meterBuilder(OtlpResource.SCOPE_NAME)
-        .setInstrumentationVersion(OtlpResource.version()).build();
+    provider = MeterSetup.provider(config, resource, interval, tally);
+    Meter meter = MeterSetup.meter(provider);
     ObservableLongMeasurement samples = meter.counterBuilder("polystack.samples")
         .setUnit("{sample}").setDescription("Samples taken").buildObserver();
     ObservableLongMeasurement lost = meter.counterBuilder("polystack.samples.lost")
