@@ -62,6 +62,9 @@ struct target {
  * name that a new program may join). */
 #define SETTINGS_EVENTS 4
 #define SETTINGS_WATCH_EXEC 8
+/* With SETTINGS_ALL: only the processes of cgroup cgroup_id (at depth cgroup_level) or below,
+ * decided at each tick, so a process moved into it is captured from its next tick. */
+#define SETTINGS_CGROUP 16
 
 struct settings {
 	__u32 flags;
@@ -70,6 +73,9 @@ struct settings {
 	__u32 pad;
 	__u64 ns_dev;
 	__u64 ns_ino;
+	__u64 cgroup_id;    /* for SETTINGS_CGROUP */
+	__u32 cgroup_level;
+	__u32 pad2;
 };
 
 /* Process events, version 2 records: what the host needs to describe and release processes. */
@@ -156,7 +162,7 @@ _Static_assert(sizeof(struct step) == 24, "step");
 _Static_assert(sizeof(struct plan) == 776, "plan");
 _Static_assert(sizeof(struct record_header) == 200, "record_header");
 _Static_assert(sizeof(struct region_header) == 16, "region_header");
-_Static_assert(sizeof(struct settings) == 32, "settings");
+_Static_assert(sizeof(struct settings) == 48, "settings");
 _Static_assert(sizeof(struct process_event) == 32, "process_event");
 _Static_assert(sizeof(struct pt_regs) == 168, "x86-64 pt_regs");
 _Static_assert(sizeof(struct state) <= PAGE - sizeof(struct pt_regs), "state");
@@ -262,6 +268,9 @@ static __always_inline int is_target(struct settings *cfg, __u32 tgid, __u32 *st
 	bpf_probe_read_kernel(&flags, sizeof(flags), __builtin_preserve_access_index(&task->flags));
 	if (flags & PF_KTHREAD)
 		return 0; /* nothing to profile in user space */
+	if ((cfg->flags & SETTINGS_CGROUP) &&
+	    bpf_get_current_ancestor_cgroup_id(cfg->cgroup_level) != cfg->cgroup_id)
+		return 0;
 	*stack_bytes = cfg->stack_bytes;
 	return 1;
 }

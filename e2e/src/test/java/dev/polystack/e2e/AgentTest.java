@@ -125,6 +125,53 @@ class AgentTest {
     }
   }
 
+  /**
+   * --cgroup alone is decided at each tick: a busy program outside the cgroup is not profiled
+   * until it is moved in (no exec), and one inside from the start is.
+   */
+  @Test
+  void aProcessMovedIntoTheCgroupIsProfiledFromThen() throws Exception {
+    Path mount = dev.polystack.host.pipeline.CgroupV2.mount();
+    Path dir = Files.createDirectories(mount.resolve("polystack-agent-test-"
+        + ProcessHandle.current().pid()));
+    Process outside = new ProcessBuilder(Workloads.binary("hot_cold").toString())
+        .redirectErrorStream(true).start();
+    Process inside = new ProcessBuilder(Workloads.binary("hot_cold").toString())
+        .redirectErrorStream(true).start();
+    Files.writeString(dir.resolve("cgroup.procs"), Long.toString(inside.pid()));
+    try (Collector collector = Collector.start();
+        Distribution.Running agent = startAgent(collector.grpcEndpoint(), "1s", "--cgroup",
+            mount.relativize(dir).toString())) {
+      awaitStarted(agent);
+      long from = outside.info().totalCpuDuration().orElseThrow().toMillis();
+      Awaits.until("a second of CPU outside the cgroup", 30_000, () ->
+          outside.info().totalCpuDuration().orElseThrow().toMillis() - from > 1000);
+      // An interval cut after that second: the process inside is there, the other is not.
+      int before = collector.profiles().size();
+      Awaits.until("an interval with the process inside", 30_000, () ->
+          collector.profiles().size() > before
+              && framesByPid(collector.profiles()).containsKey(inside.pid()));
+      assertFalse(framesByPid(collector.profiles()).containsKey(outside.pid()),
+          "profiled outside its cgroup");
+      Files.writeString(dir.resolve("cgroup.procs"), Long.toString(outside.pid()));
+      Awaits.until("the moved process at the Collector", 30_000, () ->
+          framesByPid(collector.profiles()).getOrDefault(outside.pid(), Set.of())
+              .contains("hot"));
+      agent.signal("TERM");
+      assertEquals(0, agent.await(60).exitCode());
+    } finally {
+      outside.destroyForcibly().waitFor();
+      inside.destroyForcibly().waitFor();
+      for (int i = 0; i < 100 && Files.exists(dir); i++) {
+        try {
+          Files.delete(dir);
+        } catch (IOException e) {
+          Thread.sleep(20); // released by the kernel just after the reap
+        }
+      }
+    }
+  }
+
   @Test
   void aProgramThatExecsIntoLuajitIsDescribedAnew() throws Exception {
     Path lua = Files.writeString(tmp.resolve("hot.lua"), LUA.replace("while true do",

@@ -83,14 +83,24 @@ public final class TickCapture implements AutoCloseable {
    *     selfTgid} excepted), each copying {@code stackBytes} of stack
    * @param events exec and exit of targets come as {@link ProcessEvent}s
    * @param watchExec exec of every process comes as an event too (a selection by name)
+   * @param cgroup with {@code allProcesses}, only the processes of this cgroup v2 or below it,
+   *     decided at each tick; null: every cgroup
    */
   public record Settings(boolean allProcesses, int selfTgid, int stackBytes, boolean events,
-      boolean watchExec) {
+      boolean watchExec, Cgroup cgroup) {
     public Settings {
       if (stackBytes < 0 || stackBytes > STACK_MAX) {
         throw new IllegalArgumentException("stack bytes must be 0.." + STACK_MAX + ": "
             + stackBytes);
       }
+      if (cgroup != null && !allProcesses) {
+        throw new IllegalArgumentException("a cgroup narrows allProcesses");
+      }
+    }
+
+    public Settings(boolean allProcesses, int selfTgid, int stackBytes, boolean events,
+        boolean watchExec) {
+      this(allProcesses, selfTgid, stackBytes, events, watchExec, null);
     }
 
     /** Targets added one by one, no events: what a record of chosen processes needs. */
@@ -100,20 +110,35 @@ public final class TickCapture implements AutoCloseable {
   }
 
   /**
+   * A cgroup v2 as the kernel names it: its id (the inode of its directory) and its depth below
+   * the root (the root is 0).
+   */
+  public record Cgroup(long id, int level) {
+    public Cgroup {
+      if (id <= 0 || level < 0) {
+        throw new IllegalArgumentException("cgroup id " + id + ", level " + level);
+      }
+    }
+  }
+
+  /**
    * Sets what is captured beyond added targets. Pids are those of polystack's own pid namespace
    * whatever the settings (docs/operations.md, "Inside a container").
    */
   public synchronized void configure(Settings s) {
-    Pointer value = Bpf.allocate(32);
+    Pointer value = Bpf.allocate(48);
     PidNamespace ns = PidNamespace.ofThisProcess();
     int flags = (s.allProcesses() ? 1 : 0) | (ns.isInitial() ? 0 : 2) | (s.events() ? 4 : 0)
-        | (s.watchExec() ? 8 : 0);
+        | (s.watchExec() ? 8 : 0) | (s.cgroup() != null ? 16 : 0);
     value.putInt(0, flags);
     value.putInt(4, s.selfTgid());
     value.putInt(8, s.stackBytes());
     value.putInt(12, 0);
     value.putLong(16, ns.device());
     value.putLong(24, ns.inode());
+    value.putLong(32, s.cgroup() == null ? 0 : s.cgroup().id());
+    value.putInt(40, s.cgroup() == null ? 0 : s.cgroup().level());
+    value.putInt(44, 0);
     Pointer key = Bpf.allocate(4);
     key.putInt(0, 0);
     update(settingsFd, key, value, "configuring the capture");

@@ -4,6 +4,7 @@ import dev.polystack.host.output.OutputException;
 import dev.polystack.host.output.OutputFile;
 import dev.polystack.host.output.Outputs;
 import dev.polystack.host.pipeline.CaptureEngine;
+import dev.polystack.host.pipeline.CgroupV2;
 import dev.polystack.host.pipeline.HostPipeline;
 import dev.polystack.host.pipeline.ProcessSelection;
 import dev.polystack.host.plugins.PluginGuard;
@@ -210,9 +211,7 @@ final class AgentCommand implements Runnable {
       }
     }
     if (cgroup != null) {
-      Path dir = Path.of("/sys/fs/cgroup").resolve(cgroup.startsWith("/sys/fs/cgroup")
-          ? cgroup.substring("/sys/fs/cgroup".length()).replaceFirst("^/+", "")
-          : cgroup.replaceFirst("^/+", ""));
+      Path dir = CgroupV2.directory(CgroupV2.normalize(cgroup));
       if (!java.nio.file.Files.isDirectory(dir)) {
         throw new UsageException("--cgroup " + cgroup + ": no such cgroup (" + dir + " is not"
             + " a directory)");

@@ -32,6 +32,11 @@ final class BpfEngine implements CaptureEngine {
     this.settings = java.util.Objects.requireNonNull(settings, "settings");
   }
 
+  /** Whether the program itself selects processes (host-wide, or by cgroup at each tick). */
+  boolean selectsInKernel() {
+    return settings.allProcesses();
+  }
+
   @Override
   public String name() {
     return "bpf";

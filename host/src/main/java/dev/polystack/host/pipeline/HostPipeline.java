@@ -188,6 +188,8 @@ public final class HostPipeline {
   private long intervalSamples;
   private Map<String, Long> kernel = Map.of();
   private CaptureEngine engine;
+  /** The engine selects processes itself (host-wide, or a cgroup at each tick). */
+  private boolean kernelSelects;
 
   public HostPipeline(ProcFs proc, PluginRegistry plugins, PluginGuard guard,
       Consumer<String> warn, Options options) {
@@ -205,8 +207,10 @@ public final class HostPipeline {
   public static CaptureEngine bpfEngine(Options options) {
     ProcessSelection s = options.selection();
     int self = (int) ProcessHandle.current().pid();
-    return new BpfEngine(options.rateHz(), new TickCapture.Settings(s.isHostWide(), self,
-        options.stackBytes(), true, s.byName()));
+    TickCapture.Cgroup cgroup = s.kernelCgroup().orElse(null);
+    return new BpfEngine(options.rateHz(), new TickCapture.Settings(
+        s.isHostWide() || cgroup != null, self, options.stackBytes(), true,
+        s.byName() && cgroup == null, cgroup));
   }
 
   /**
@@ -244,6 +248,8 @@ public final class HostPipeline {
       throw new IllegalArgumentException("interval must be positive");
     }
     this.engine = engine;
+    this.kernelSelects = options.selection().isHostWide()
+        || engine instanceof BpfEngine b && b.selectsInKernel();
     selectRunning(); // before the engine's events exist: no tick of theirs is missed
     engine.start();
     try {
@@ -344,7 +350,7 @@ public final class HostPipeline {
         retire(table.remove(pid));
         unreadable.remove(pid);
         ProcessSelection s = options.selection();
-        if (s.isHostWide() || s.pids().contains(pid)
+        if (kernelSelects || s.pids().contains(pid)
             || !s.byName() && selected.contains(pid) && ofFollowedUser(pid)) {
           track(pid); // given, or followed from a given one: whatever it runs now
         } else if (s.selects(proc, pid)) {
@@ -357,7 +363,7 @@ public final class HostPipeline {
       case EXIT -> {
         retire(table.remove(pid));
         unreadable.remove(pid);
-        if (!options.selection().isHostWide()) {
+        if (!kernelSelects) {
           deselect(pid);
         }
       }
@@ -391,7 +397,7 @@ public final class HostPipeline {
   /** At the start, in a selection: the running processes it selects. */
   private void selectRunning() {
     ProcessSelection s = options.selection();
-    if (s.isHostWide()) {
+    if (kernelSelects) {
       return;
     }
     for (int pid : s.pids()) {
@@ -465,7 +471,7 @@ public final class HostPipeline {
     // Host-wide, a module of a process that exits while it is described is no news: counted
     // (module_unreadable), not printed; a chosen process's modules are worth a line.
     TargetProcess target = new TargetProcess(pid, proc, modules, ProcessMemory.of(pid), plugins,
-        guard, options.selection().isHostWide() ? line -> { } : warn);
+        guard, kernelSelects ? line -> { } : warn);
     try {
       target.refresh();
     } catch (ProcReadException | RuntimeException e) {

@@ -64,6 +64,18 @@ public record ProcessSelection(boolean everyProcess, Set<Integer> pids, String c
     return !comm.isEmpty() || match != null || !cgroup.isEmpty();
   }
 
+  /**
+   * The cgroup as the capture program can select it at each tick, when it is the only
+   * criterion (a process moved into it later is then captured from its next tick); empty when
+   * another criterion is given or the cgroup's directory cannot be read.
+   */
+  public java.util.Optional<dev.polystack.host.bpf.TickCapture.Cgroup> kernelCgroup() {
+    if (cgroup.isEmpty() || !pids.isEmpty() || !comm.isEmpty() || match != null) {
+      return java.util.Optional.empty();
+    }
+    return CgroupV2.identity(cgroup); // else selected at exec (#selects)
+  }
+
   /** Whether {@code pid} is selected now; false for a process that is gone or unreadable. */
   public boolean selects(ProcFs proc, int pid) {
     if (isHostWide() || pids.contains(pid)) {
@@ -114,22 +126,8 @@ public record ProcessSelection(boolean everyProcess, Set<Integer> pids, String c
         || processCgroup.startsWith(wanted + "/"));
   }
 
-  /** {@code /path} from the cgroup v2 root ({@code /} is the root itself); empty stays empty. */
   private static String normalize(String path) {
-    String p = path.strip();
-    if (p.isEmpty()) {
-      return "";
-    }
-    if (p.startsWith("/sys/fs/cgroup")) {
-      p = p.substring("/sys/fs/cgroup".length());
-    }
-    while (p.startsWith("/")) {
-      p = p.substring(1);
-    }
-    while (p.endsWith("/")) {
-      p = p.substring(0, p.length() - 1);
-    }
-    return "/" + p;
+    return CgroupV2.normalize(path);
   }
 
   /** What the startup line says is profiled. */

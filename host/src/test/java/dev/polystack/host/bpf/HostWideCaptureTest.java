@@ -120,6 +120,49 @@ class HostWideCaptureTest {
     }
   }
 
+  /**
+   * A cgroup narrows the host-wide capture at each tick: a busy process outside it is not
+   * captured until it is moved in, with no exec and nothing asked of polystack.
+   */
+  @Test
+  void aProcessMovedIntoTheCgroupIsCapturedFromItsNextTick() throws Exception {
+    Path mount = dev.polystack.host.pipeline.CgroupV2.mount();
+    Path dir = mount.resolve("polystack-test-" + ProcessHandle.current().pid());
+    Files.createDirectories(dir);
+    Process busy = new ProcessBuilder("sh", "-c", "while :; do :; done").start();
+    int pid = (int) busy.pid();
+    try (TickCapture capture = TickCapture.open(RATE, 1 << 22)) {
+      long id = ((Number) Files.getAttribute(dir, "unix:ino")).longValue();
+      capture.configure(new TickCapture.Settings(true, (int) ProcessHandle.current().pid(), 4096,
+          true, false, new TickCapture.Cgroup(id, 1)));
+      Seen before = new Seen();
+      long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(500);
+      while (System.nanoTime() < until) {
+        before.read(capture, 50);
+      }
+      assertFalse(before.tickTgids.contains(pid), "captured outside the cgroup");
+      assertTrue(before.tickTgids.isEmpty(), "captured outside the cgroup: " + before.tickTgids);
+      Files.writeString(dir.resolve("cgroup.procs"), Integer.toString(pid));
+      Seen after = new Seen();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (!after.tickTgids.contains(pid) && System.nanoTime() < deadline) {
+        after.read(capture, 100);
+      }
+      assertTrue(after.tickTgids.contains(pid), "not captured once moved into the cgroup");
+      assertEquals(java.util.Set.of(pid), after.tickTgids);
+    } finally {
+      busy.destroyForcibly().waitFor();
+      // Empty once its one process is released, which the kernel finishes after the reap.
+      for (int i = 0; i < 100 && Files.exists(dir); i++) {
+        try {
+          Files.delete(dir);
+        } catch (java.io.IOException e) {
+          Thread.sleep(20);
+        }
+      }
+    }
+  }
+
   @Test
   void malformedEventsAreRefused() {
     ByteBuffer b = ByteBuffer.allocate(32).order(ByteOrder.LITTLE_ENDIAN);
