@@ -185,6 +185,46 @@ final class SamplingNoise {
     return 0;
   }
 
+  /**
+   * The largest count k such that Poisson(lambda) is below k with probability at most
+   * {@code alpha}: ticks expected at lambda fail by chance only below this many.
+   */
+  static long poissonLower(double lambda, double alpha) {
+    double below = 0;
+    for (long k = 0; ; k++) {
+      double p = poissonPmf(lambda, k);
+      if (below + p > alpha) {
+        return k;
+      }
+      below += p;
+    }
+  }
+
+  /**
+   * The smallest count k such that Poisson(lambda) exceeds k with probability at most
+   * {@code alpha}: ticks expected at lambda fail by chance only above this many.
+   */
+  static long poissonUpper(double lambda, double alpha) {
+    double atMost = 0;
+    for (long k = 0; ; k++) {
+      atMost += poissonPmf(lambda, k);
+      if (1 - atMost <= alpha) {
+        return k;
+      }
+    }
+  }
+
+  private static double poissonPmf(double lambda, long k) {
+    if (!(lambda > 0) || lambda > 1e6) {
+      throw new IllegalArgumentException("lambda " + lambda);
+    }
+    double log = -lambda + k * Math.log(lambda);
+    for (long i = 2; i <= k; i++) {
+      log -= Math.log(i);
+    }
+    return Math.exp(log);
+  }
+
   private static double[] binomialPmf(long n, double p) {
     if (n < 0 || n > 10_000_000 || p <= 0 || p >= 1) {
       throw new IllegalArgumentException("n " + n + ", p " + p);
