@@ -110,7 +110,8 @@ final class Summaries {
   /**
    * The run's figures as one JSON object (for {@code record --stats-json}): sample and thread
    * counts, the sampling periods the samples stand for (see {@code Sample#periods}), achieved
-   * rate per wall second and thread and per second of the target's CPU time (null if unmeasured), target pause per sample in nanoseconds (count, mean, median, p99, max),
+   * rate per wall second and thread and per second of the target's CPU time (null if
+   * unmeasured), target pause per sample in nanoseconds (count, mean, median, p99, max),
    * the error and loss counters by reason, the tick capture's figures (bpf mode: ticks the
    * kernel saw, records, plan stops and copies by outcome), the notes (how polystack and its
    * plug-ins read the target), and polystack's own CPU time and peak RSS. Which counter goes

@@ -5,9 +5,10 @@ import java.util.Map;
 
 /**
  * A run's sampling rate three ways, each named: the rate asked for, the rate per second the
- * sampled threads were on a CPU (their CPU time read from /proc, {@link HostCounters#TARGET_CPU_NS},
- * so a mostly sleeping target still shows about the requested rate), and the rate per wall
- * second and sampled thread (low for a sleeping target: threads are sampled only while running).
+ * sampled threads were on a CPU (their CPU time read from /proc,
+ * {@link HostCounters#TARGET_CPU_NS}, so a mostly sleeping target still shows about the
+ * requested rate), and the rate per wall second and sampled thread (low for a sleeping target:
+ * threads are sampled only while running).
  *
  * @param requestedHz 1e9 / the sampling period
  * @param onCpuHz samples per second of the threads' CPU time; NaN when it was not measured
