@@ -26,7 +26,7 @@ class SamplingRateTest {
   private static final int SLEEP_MS = 80;
   /**
    * Each mode makes 4 one-sided count assertions (2 modes: 8 tails in the class); chance fails
-   * the class once in 1000 runs at most ({@link SamplingNoise#alpha}). A tick count of
+   * the class once in {@link SamplingNoise#RUNS} runs at most ({@link SamplingNoise#alpha}). A tick count of
    * CPU-clock events is modelled as Poisson in the CPU time, which overstates its spread (a
    * timer of fixed period in CPU time is off by at most one tick): the bounds are conservative.
    */
