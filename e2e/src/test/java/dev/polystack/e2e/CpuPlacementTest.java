@@ -116,8 +116,10 @@ class CpuPlacementTest {
       try {
         while (held < 8 && windows < 120) {
           windows++;
-          long[] before = runNanos(target.pid(), busy);
+          // The window spans both readings (this thread may wait long for a CPU between a
+          // reading and its clock): a share of it is never overstated.
           long start = System.nanoTime();
+          long[] before = runNanos(target.pid(), busy);
           Thread.sleep(250);
           long[] after = runNanos(target.pid(), busy);
           long length = System.nanoTime() - start;

@@ -92,12 +92,15 @@ final class TargetCpuClock {
   long cpuNanos() {
     try {
       var view = proc.forPid(pid);
-      List<Integer> tids = threads.isEmpty() ? view.taskIds() : List.copyOf(threads);
       long fromTicks = -1;
       if (threads.isEmpty()) {
         TaskStat stat = view.stat();
         fromTicks = (stat.utime() + stat.stime()) * TICK_NANOS;
+        if (stat.numThreads() > MAX_TASKS_READ) {
+          return fromTicks;
+        }
       }
+      List<Integer> tids = threads.isEmpty() ? view.taskIds() : List.copyOf(threads);
       if (tids.size() > MAX_TASKS_READ) {
         return fromTicks;
       }
