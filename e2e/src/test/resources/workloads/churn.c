@@ -2,8 +2,12 @@
  * Targets whose processes and threads come and go while they are profiled.
  *
  *   churn threads SECONDS RATE   create and end RATE threads per second (each does a little work
- *                                and returns) beside one busy thread, for SECONDS; prints
- *                                "threads N" (how many ran to completion) and exits 0.
+ *                                and returns) beside one busy thread, for SECONDS; meanwhile,
+ *                                one after another, threads named "tracked" that each use
+ *                                TRACKED_MS ms of their own CPU time in tracked_work and end,
+ *                                TRACKED_PAUSE_US apart.
+ *                                Prints "threads N" (short-lived threads run to completion),
+ *                                "tracked N" (tracked threads run to completion) and exits 0.
  *   churn exit MS                two busy threads; after MS ms a worker thread calls exit(5).
  *   churn exec MS                two busy threads; after MS ms the main thread execs this
  *                                program as "churn after-exec", which is busy for 1 s, prints
@@ -59,6 +63,48 @@ static void *short_lived(void *arg) {
   return NULL;
 }
 
+/* CPU time each tracked thread uses (ChurnTest derives its bound from it), and the pause between
+ * two, so that the series takes about half a CPU. */
+#define TRACKED_MS 300
+#define TRACKED_PAUSE_US 200000
+
+static double thread_cpu(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+__attribute__((noinline)) static void tracked_work(void) {
+  double end = thread_cpu() + TRACKED_MS / 1000.0;
+  while (thread_cpu() < end) {
+    for (int i = 0; i < 20000; i++) sink += i * 0.5;
+  }
+  __asm__ volatile("");
+}
+
+static void *tracked(void *arg) {
+  (void)arg;
+  pthread_setname_np(pthread_self(), "tracked");
+  tracked_work();
+  return NULL;
+}
+
+static volatile double tracked_until;
+static long tracked_done;
+
+static void *tracked_series(void *arg) {
+  (void)arg;
+  while (now() < tracked_until) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, tracked, NULL) == 0) {
+      pthread_join(t, NULL);
+      tracked_done++;
+    }
+    usleep(TRACKED_PAUSE_US);
+  }
+  return NULL;
+}
+
 static void start_busy(void) {
   pthread_t t;
   if (pthread_create(&t, NULL, busy, NULL) != 0) exit(100);
@@ -106,6 +152,9 @@ int main(int argc, char **argv) {
     start_busy();
     double end = now() + arg, next = now();
     long done = 0;
+    tracked_until = end;
+    pthread_t series;
+    if (pthread_create(&series, NULL, tracked_series, NULL) != 0) return 3;
     while (now() < end) {
       pthread_t t;
       if (pthread_create(&t, NULL, short_lived, NULL) == 0) {
@@ -116,7 +165,8 @@ int main(int argc, char **argv) {
       double wait = next - now();
       if (wait > 0) usleep((useconds_t)(wait * 1e6));
     }
-    printf("threads %ld\n", done);
+    pthread_join(series, NULL);
+    printf("threads %ld\ntracked %ld\n", done, tracked_done);
     return 0;
   }
   if (strcmp(mode, "exit") == 0) {

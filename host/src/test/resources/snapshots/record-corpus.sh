@@ -7,6 +7,9 @@
 # the workload's functions (corpus_oracle.lua: a call hook asking debug.getinfo, the rule
 # debug.traceback and jit.p use), recorded from the same workload on the same build: the corpus
 # test checks the replayed stacks' names against those, not against polystack's own output.
+# NAME.gdb.txt holds gdb's backtraces of the snapshot's main thread (gdb -batch -p, its own
+# unwinder and symbol reader), taken just before and just after the snapshot: the corpus test
+# checks the replayed native frames against the part of the stack both show.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../../../../.." && pwd)"
@@ -29,13 +32,38 @@ oracle() { # name command... (the command runs the workload with the oracle star
   test -s "$here/$name.names.txt"
 }
 
+backtrace() { # pid: gdb's backtrace of the thread, past main; retried while gdb's unwind
+  # from an interpreter's leaf stops short (a frame at 0x0 or fewer than 3 frames)
+  local bt
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    bt=$(timeout 60 gdb -batch -nx -p "$1" -ex "set backtrace past-main on" -ex bt \
+      2>/dev/null | grep '^#' || true)
+    if [ "$(echo "$bt" | grep -c '^#')" -ge 3 ] && ! echo "$bt" | grep -q ' 0x0* in ?? '; then
+      echo "$bt"; return
+    fi
+  done
+  # JIT-compiled code (a LuaJIT trace) has no unwind tables: gdb stops at the leaf. The case
+  # then has no oracle for its native frames; the corpus test says which cases lack one.
+  echo "# gdb could not unwind this thread past its leaf"
+  echo "$bt"
+}
+snapshot() { # name pid: the snapshot, with gdb's backtraces just before and after it
+  local name=$1 pid=$2
+  { echo "# gdb backtrace of thread $pid before the snapshot"; backtrace "$pid"; } \
+    > "$work/gdb.txt"
+  "$repo/polystack" snapshot --pid "$pid" -o "$here/$name.psnap" --module-store "$here/modules" \
+    > "$here/$name.expected.txt"
+  { echo "# gdb backtrace of thread $pid after the snapshot"; backtrace "$pid"; } \
+    >> "$work/gdb.txt"
+  mv "$work/gdb.txt" "$here/$name.gdb.txt"
+}
+
 record() { # name settle-seconds command...
   local name=$1 settle=$2; shift 2
   "$@" & local pid=$!
   trap "kill $pid 2>/dev/null; rm -rf '$work'" EXIT
   sleep "$settle"
-  "$repo/polystack" snapshot --pid "$pid" -o "$here/$name.psnap" --module-store "$here/modules" \
-    > "$here/$name.expected.txt"
+  snapshot "$name" "$pid"
   kill "$pid"; wait "$pid" 2>/dev/null || true
 }
 oracle luajit-interpreter luajit -joff -e "$(oracle_init luajit-interpreter)" "$work/account.lua"
@@ -104,8 +132,7 @@ setpriv --reuid=nobody --regid=nogroup --clear-groups cat "$oracle_dir/nginx-lua
 nginx_start ""
 sleep 2
 worker=$(pgrep -P "$master" | head -1)
-"$repo/polystack" snapshot --pid "$worker" -o "$here/nginx-lua.psnap" \
-  --module-store "$here/modules" > "$here/nginx-lua.expected.txt"
+snapshot nginx-lua "$worker"
 nginx_stop
 
-ls -l "$here"/*.psnap "$here"/*.names.txt "$here"/modules
+ls -l "$here"/*.psnap "$here"/*.names.txt "$here"/*.gdb.txt "$here"/modules

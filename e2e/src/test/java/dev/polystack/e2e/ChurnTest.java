@@ -10,6 +10,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -30,6 +32,15 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class ChurnTest {
   private static final Pattern THREADS_SEEN = Pattern.compile("samples from (\\d+) thread");
+  private static final Pattern TRACKED_ROOT = Pattern.compile("^tracked \\(tid (\\d+)\\)$");
+  /** CPU time each tracked thread of churn.c uses (its TRACKED_MS). */
+  private static final double TRACKED_CPU_SECONDS = 0.3;
+  /**
+   * What a new thread's start may go unsampled: perf mode finds new threads by re-listing
+   * /proc/PID/task every 0.1 s (PerfSampler.RESCAN_NANOS); ptrace and bpf modes follow them
+   * from their clone, but the same allowance is taken for them.
+   */
+  private static final double FOLLOW_DELAY_SECONDS = 0.1;
 
   @TempDir Path dir;
 
@@ -38,6 +49,17 @@ class ChurnTest {
    * (ptrace: clone events; perf: a perf_event per new thread; bpf: the tgid), keeps sampling
    * the busy thread,
    * does not leak file descriptors, and the target completes every thread.
+   *
+   * <p>Followed means sampled: the short-lived threads each run a few microseconds of CPU, so
+   * at 99 Hz a tick finds few of them by chance, and that count bounds nothing. Beside them
+   * the target runs, one after another, threads named "tracked" that each use
+   * {@link #TRACKED_CPU_SECONDS} of their own CPU time (timed by the thread's CPU clock, so
+   * however loaded the machine): after the {@link #FOLLOW_DELAY_SECONDS} a new thread may go
+   * unsampled, each has R = 99 * 0.2 = 19.8 ticks due. Taking the ticks as Poisson (a timer
+   * of fixed period in CPU time varies less) and one tick per thread as spent on learning its
+   * stack, a tracked thread goes unsampled with probability P(Poisson(19.8) < 2) = 5.2e-8; at
+   * most ~20 tracked threads in a run, every one must be sampled, and chance fails this below
+   * once in 10^6 runs of the class.
    */
   @ParameterizedTest(name = "{0} mode")
   @ValueSource(strings = {"ptrace", "perf", "bpf"})
@@ -48,7 +70,7 @@ class ChurnTest {
     long maxRssKb = 0;
     Distribution.Result result;
     try (Distribution.Running polystack = Distribution.start("record", "--mode", mode,
-        "--format", "folded", "-o", out.toString(), "--",
+        "--format", "folded", "--per-thread", "-o", out.toString(), "--",
         Workloads.binary("churn").toString(), "threads", Integer.toString(seconds), "1000")) {
       while (polystack.process().isAlive()) {
         maxFds = Math.max(maxFds, fdCount(polystack.pid()));
@@ -61,12 +83,26 @@ class ChurnTest {
     Matcher created = Pattern.compile("threads (\\d+)").matcher(result.stdout());
     assertTrue(created.find(), result.stdout() + result.stderr());
     long threads = Long.parseLong(created.group(1));
+    Matcher made = Pattern.compile("tracked (\\d+)").matcher(result.stdout());
+    assertTrue(made.find(), result.stdout());
+    long tracked = Long.parseLong(made.group(1));
+    Set<Integer> trackedSampled = new TreeSet<>();
+    for (String stack : Tools.folded(out).keySet()) {
+      Matcher root = TRACKED_ROOT.matcher(Tools.frames(stack).get(0));
+      if (root.matches()) {
+        trackedSampled.add(Integer.parseInt(root.group(1)));
+      }
+    }
     Matcher seen = THREADS_SEEN.matcher(result.stderr());
     assertTrue(seen.find(), result.stderr());
     Reliability.report("churn-threads-" + mode, String.format(
-        "seconds=%d threads_created=%d threads_sampled=%s samples=%d max_fds=%d max_rss_mb=%d",
-        seconds, threads, seen.group(1), RecordLaunchTest.samples(result), maxFds,
-        maxRssKb / 1024));
+        "seconds=%d threads_created=%d threads_sampled=%s tracked_created=%d tracked_sampled=%d"
+        + " samples=%d max_fds=%d max_rss_mb=%d", seconds, threads, seen.group(1), tracked,
+        trackedSampled.size(), RecordLaunchTest.samples(result), maxFds, maxRssKb / 1024));
+    assertTrue(tracked >= 1, "no tracked thread ran to its end in " + seconds + " s");
+    assertEquals(tracked, trackedSampled.size(), "tracked threads sampled (each had "
+        + (TRACKED_CPU_SECONDS - FOLLOW_DELAY_SECONDS) * 99 + " ticks due after it could be"
+        + " found): " + trackedSampled + "; " + result.stderr());
     // The target falls behind 1000/s on a loaded VM, most in ptrace mode (every clone stops
     // the creating thread and the new one until the tracer thread passes the events on), but
     // must make steady progress.

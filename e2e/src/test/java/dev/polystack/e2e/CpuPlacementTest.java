@@ -70,16 +70,25 @@ class CpuPlacementTest {
 
   /**
    * A target busy on every CPU leaves polystack every CPU: one busy thread per CPU this JVM may
-   * use, so that the check runs on any number of CPUs, not only on two. (At nice -20 the target
-   * would hold its CPUs on a busy host, but it starves polystack's own start as well.)
+   * use, so that the check runs on any number of CPUs, not only on two.
+   *
+   * <p>The claim is checked in windows in which every busy thread of the target ran at least
+   * 90% of the time, read from outside polystack (each thread's schedstat run time, in ns): no
+   * thread was off a CPU longer than polystack's memory of where the target ran. On a busy host
+   * a target at nice 0 seldom gets such windows (at load 15 on 2 CPUs, 20-27% each), and a
+   * thread's nice counts only within its autogroup (one per session, kernel.sched_autogroup),
+   * so the target runs in a session of its own and, once polystack runs (its start needs CPU
+   * time of its own), the test sets that autogroup's nice to -20 (/proc/PID/autogroup): then the
+   * target holds its CPUs against other sessions (91-96% each at load 15) until the test sets it
+   * back to 0 before stopping polystack. At least one window must hold.
    */
   @Test
   void aTargetOnEveryCpuLeavesPolystackEveryCpu() throws Exception {
     int cpus = Runtime.getRuntime().availableProcessors();
     assumeTrue(cpus >= 2, "needs two CPUs");
     Path out = dir.resolve("all.folded");
-    try (Target target = Target.start(Workloads.binary("busy_threads"),
-            Integer.toString(cpus), "300");
+    try (Target target = Target.start(Path.of("/usr/bin/setsid"),
+            Workloads.binary("busy_threads").toString(), Integer.toString(cpus), "300");
         Distribution.Running polystack = Distribution.start(
             "record", "--pid", Integer.toString(target.pid()), "--format", "folded", "-o",
             out.toString())) {
@@ -96,31 +105,61 @@ class CpuPlacementTest {
       String full = allowedLists(ProcessHandle.current().pid()).get(0);
       Awaits.until("every polystack thread allowed every CPU", 30_000,
           () -> allowedLists(polystack.pid()).stream().allMatch(full::equals));
-      // Checked after windows in which the target really held every CPU (>= 90% of N x 250
-      // ms of CPU, so no thread was off for longer than polystack's memory of a CPU): where it
-      // did not (a busy host), leaving a CPU it does not use is right.
+      List<Integer> busy = new ArrayList<>(Reliability.tasks(target.pid()).stream()
+          .map(t -> t.tid()).filter(tid -> tid != target.pid()).toList());
+      assertEquals(cpus, busy.size(), "busy threads of the target (setsid exec'd it in place)");
+      Path autogroup = Path.of("/proc", Integer.toString(target.pid()), "autogroup");
+      Files.writeString(autogroup, "-20");
       int held = 0;
       int windows = 0;
-      while (held < 8 && windows < 120) {
-        windows++;
-        long before = Awaits.cpuTicks(target.pid());
-        Thread.sleep(250);
-        long used = Awaits.cpuTicks(target.pid()) - before;
-        List<String> masks = allowedLists(polystack.pid());
-        if (used < 45 * cpus / 2) { // clock ticks of 10 ms: 90% of 25 per CPU
-          continue;
+      long bestShare = 0;
+      try {
+        while (held < 8 && windows < 120) {
+          windows++;
+          // The window spans both readings (this thread may wait long for a CPU between a
+          // reading and its clock): a share of it is never overstated.
+          long start = System.nanoTime();
+          long[] before = runNanos(target.pid(), busy);
+          Thread.sleep(250);
+          long[] after = runNanos(target.pid(), busy);
+          long length = System.nanoTime() - start;
+          List<String> masks = allowedLists(polystack.pid());
+          long least = Long.MAX_VALUE;
+          for (int i = 0; i < busy.size(); i++) {
+            least = Math.min(least, after[i] - before[i]);
+          }
+          bestShare = Math.max(bestShare, least * 1000 / length);
+          if (least < 0.9 * length) {
+            continue;
+          }
+          held++;
+          for (String mask : masks) {
+            assertEquals(full, mask, "a polystack thread lost a CPU while every target thread"
+                + " ran at least " + least / 1_000_000 + " of " + length / 1_000_000 + " ms");
+          }
         }
-        held++;
-        for (String mask : masks) {
-          assertEquals(full, mask, "a polystack thread lost a CPU while the target used "
-              + used + " of " + 25 * cpus + " ticks");
-        }
+      } finally {
+        Files.writeString(autogroup, "0");
       }
-      assumeTrue(held >= 8, "inconclusive: the host was too busy for the target to hold every"
-          + " CPU (" + held + " of " + windows + " windows)");
+      Reliability.report("cpu-placement-every-cpu", String.format(
+          "cpus=%d windows=%d held=%d best_least_share_permille=%d", cpus, windows, held,
+          bestShare));
+      assertTrue(held >= 1, "in no window of 250 ms did every target thread run 90% of the"
+          + " time, even at autogroup nice -20 (at best " + bestShare + " per mille each)");
       polystack.signal("INT");
       RecordLaunchTest.assertSucceeded(polystack.await(20), out);
     }
+  }
+
+  /** Each thread's time on a CPU so far (schedstat's first field, ns). */
+  private static long[] runNanos(int pid, List<Integer> tids) throws IOException {
+    long[] out = new long[tids.size()];
+    for (int i = 0; i < out.length; i++) {
+      String stat = Files.readString(Path.of("/proc", Integer.toString(pid), "task",
+          Integer.toString(tids.get(i)), "schedstat"));
+      out[i] = Long.parseLong(stat.substring(0, stat.indexOf(' ')));
+    }
+    return out;
   }
 
   /** The CPU a thread last ran on: field 39 of its stat. */

@@ -31,7 +31,7 @@ class RecordLaunchTest {
    * copied at the tick): 2%, the rate measured on these workloads.
    */
   static final double MAX_CUT_SHORT = 0.02;
-  /** Chance may fail each of the class's two chain assertions once in 2000 runs. */
+  /** Chance may fail each of the class's two chain assertions once in 2 * RUNS runs. */
   static final double ALPHA = SamplingNoise.alpha(2);
   private static final Pattern SAMPLES =
       Pattern.compile("(?m)^polystack: (\\d+) samples? from (\\d+) threads?");
@@ -59,7 +59,7 @@ class RecordLaunchTest {
    * The samples whose leaf is {@code leaf} show the whole chain, rooted at the thread's entry,
    * but for a share cut short no larger than {@link #MAX_CUT_SHORT} allows: chance alone puts
    * more than {@code binomialUpper(n, 2%, ALPHA)} of n samples there with probability ALPHA
-   * (1 in 2000 per assertion; the class spends 1 in 1000 on its two). At least 30 such
+   * (the class spends its SamplingNoise budget on the two). At least 30 such
    * samples: ~300 are expected at 99 Hz for 3 s, but on a VM shared with other work polystack's
    * own thread may get far less CPU (late ticks).
    */

@@ -13,8 +13,12 @@ import java.util.TreeSet;
  * independent draws (multinomial counts), which is what a timer tick is to a program's lines.
  */
 final class SamplingNoise {
-  /** Chance alone may fail a test class once in this many runs, at most. */
-  static final double RUNS = 1000;
+  /**
+   * Chance alone may fail a test class once in this many runs, at most: with the suite's other
+   * bounds, the whole suite fails by chance below once in 200 runs (docs/testing.md, "Bounds
+   * and their false-failure rates", has the table).
+   */
+  static final double RUNS = 2000;
 
   /** Simulated pairs of profiles per bound: 50 beyond the 1-in-1000 quantile. */
   private static final int SIMULATIONS = 50_000;
@@ -183,6 +187,46 @@ final class SamplingNoise {
       above += pmf[k];
     }
     return 0;
+  }
+
+  /**
+   * The largest count k such that Poisson(lambda) is below k with probability at most
+   * {@code alpha}: ticks expected at lambda fail by chance only below this many.
+   */
+  static long poissonLower(double lambda, double alpha) {
+    double below = 0;
+    for (long k = 0; ; k++) {
+      double p = poissonPmf(lambda, k);
+      if (below + p > alpha) {
+        return k;
+      }
+      below += p;
+    }
+  }
+
+  /**
+   * The smallest count k such that Poisson(lambda) exceeds k with probability at most
+   * {@code alpha}: ticks expected at lambda fail by chance only above this many.
+   */
+  static long poissonUpper(double lambda, double alpha) {
+    double atMost = 0;
+    for (long k = 0; ; k++) {
+      atMost += poissonPmf(lambda, k);
+      if (1 - atMost <= alpha) {
+        return k;
+      }
+    }
+  }
+
+  private static double poissonPmf(double lambda, long k) {
+    if (!(lambda > 0) || lambda > 1e6) {
+      throw new IllegalArgumentException("lambda " + lambda);
+    }
+    double log = -lambda + k * Math.log(lambda);
+    for (long i = 2; i <= k; i++) {
+      log -= Math.log(i);
+    }
+    return Math.exp(log);
   }
 
   private static double[] binomialPmf(long n, double p) {

@@ -24,8 +24,8 @@ import org.junit.jupiter.api.io.TempDir;
  * allows for the loops' bookkeeping, start-up and clock reads. Margin: hot's samples k of n are
  * Binomial(n, p) with p >= 0.75 when ticks fall independently of the loops; the class makes
  * {@value #ASSERTIONS} such assertions and each fails by chance below {@link
- * SamplingNoise#binomialLower} at alpha = 1 / (1000 * {@value #ASSERTIONS}), so chance fails the
- * class less than once in 1,000 runs. Sample counts come from the target's CPU time, never from
+ * SamplingNoise#binomialLower} at alpha = {@link SamplingNoise#alpha}({@value #ASSERTIONS}), so
+ * chance fails the class less than once in {@link SamplingNoise#RUNS} runs. Sample counts come from the target's CPU time, never from
  * a wall-clock duration, so a loaded machine gets as many.
  */
 class TopTest {

@@ -5,6 +5,7 @@ import dev.polystack.host.ptrace.WaitStatus;
 import dev.polystack.host.session.RecordSession;
 import dev.polystack.otel.counters.CounterKind;
 import dev.polystack.otel.counters.Counters;
+import dev.polystack.otel.counters.SamplingRates;
 import dev.polystack.otel.model.Recording;
 import java.nio.file.Path;
 import java.util.Map;
@@ -26,8 +27,10 @@ final class Summaries {
       boolean idle) {
     RecordSession.Summary s = result.summary();
     var err = console.err();
-    err.printf("polystack: %s from %s, %.1f Hz per thread%n", plural(s.samples(), "sample"),
-        plural(s.threads(), "thread"), s.achievedHz());
+    SamplingRates rates = new SamplingRates(1e9 / result.recording().periodNanos(),
+        SamplingRates.onCpuHz(s.losses()), s.achievedHz());
+    err.printf("polystack: %s from %s; %s%n", plural(s.samples(), "sample"),
+        plural(s.threads(), "thread"), rates.describe());
     if (s.periods() > s.samples()) {
       long missed = s.periods() - s.samples();
       err.println("polystack: " + plural(missed, "tick") + (missed == 1 ? " was" : " were")
@@ -107,7 +110,8 @@ final class Summaries {
   /**
    * The run's figures as one JSON object (for {@code record --stats-json}): sample and thread
    * counts, the sampling periods the samples stand for (see {@code Sample#periods}), achieved
-   * rate, target pause per sample in nanoseconds (count, mean, median, p99, max),
+   * rate per wall second and thread and per second of the target's CPU time (null if
+   * unmeasured), target pause per sample in nanoseconds (count, mean, median, p99, max),
    * the error and loss counters by reason, the tick capture's figures (bpf mode: ticks the
    * kernel saw, records, plan stops and copies by outcome), the notes (how polystack and its
    * plug-ins read the target), and polystack's own CPU time and peak RSS. Which counter goes
@@ -128,10 +132,13 @@ final class Summaries {
           .append(", \"exited\": ").append(p.exited())
           .append(", \"losses\": ").append(jsonCounts(losses(p.losses()))).append('}');
     }
+    double onCpu = SamplingRates.onCpuHz(s.losses());
     return "{\"samples\": " + s.samples()
         + ", \"periods\": " + s.periods()
         + ", \"threads\": " + s.threads()
         + ", \"achieved_hz\": " + String.format(java.util.Locale.ROOT, "%.3f", s.achievedHz())
+        + ", \"on_cpu_hz\": " + (Double.isNaN(onCpu) ? "null"
+            : String.format(java.util.Locale.ROOT, "%.3f", onCpu))
         + ", \"pause_ns\": {\"count\": " + s.pauseCount()
         + ", \"mean\": " + s.meanPauseNanos()
         + ", \"median\": " + s.medianPauseNanos()

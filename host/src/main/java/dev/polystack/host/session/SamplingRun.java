@@ -105,6 +105,8 @@ final class SamplingRun {
     SampleProcessor processor =
         new SampleProcessor(target, proc, !RecordSession.Mode.PTRACE.id().equals(mode));
     processor.holdSamples(listener == null || retainSamples, listener != null);
+    TargetCpuClock cpu = new TargetCpuClock(proc, pid, options.threads(), processor::processed);
+    cpu.read(true);
     AtomicBoolean done = new AtomicBoolean();
     Interval stream = new Interval(info, options.periodNanos(), mode, startEpoch);
     Thread helper = new Thread(() -> {
@@ -127,13 +129,14 @@ final class SamplingRun {
             processor.lost(HostCounters.REFRESH_FAILED);
           }
         }
+        cpu.read(false);
         long now = System.nanoTime();
         if (now - lastStatus >= 1_000_000_000L) {
           lastStatus = now;
           progress.update(processor.processed(), processor.errorCount(), processor.lostCount(),
               (now - startNanos) / 1e9);
         }
-        long due = lastStatus + 1_000_000_000L;
+        long due = Math.min(lastStatus + 1_000_000_000L, cpu.nextReadAt());
         if (listener != null) {
           due = Math.min(due, lastCut + intervalNanos);
         }
@@ -175,6 +178,7 @@ final class SamplingRun {
         Thread.currentThread().interrupt();
       }
     }
+    cpu.read(true);
     remember(pid, target, modules);
     hashPending(pid, modules);
     long endEpoch = System.currentTimeMillis() * 1_000_000L;
@@ -182,6 +186,7 @@ final class SamplingRun {
     Map<String, Long> losses = new LinkedHashMap<>(processor.losses());
     target.getAndResetCounters().forEach((k, v) -> losses.merge(k, v, Long::sum));
     outcome.counters().forEach((k, v) -> losses.merge(k, v, Long::sum));
+    losses.putAll(cpu.counters());
     if (processor.mergedSamples() > 0) {
       // Not lost, but their times are (see SampleStore): said where losses are.
       losses.merge(HostCounters.SAMPLE_TIMES_MERGED.name(), processor.mergedSamples(), Long::sum);

@@ -26,7 +26,8 @@ class SummariesTest {
     losses.put("capture_ticks", 610L); // bpf mode's kernel figures travel apart from losses
     var summary = new RecordSession.Summary(600, 603, 1, Map.of("no_module", 2L), losses, 600,
         41_000, 38_000, 95_000, 120_000, 98.96);
-    assertEquals("{\"samples\": 600, \"periods\": 603, \"threads\": 1, \"achieved_hz\": 98.960, \"pause_ns\":"
+    assertEquals("{\"samples\": 600, \"periods\": 603, \"threads\": 1, \"achieved_hz\": 98.960, \"on_cpu_hz\": null,"
+        + " \"pause_ns\":"
         + " {\"count\": 600, \"mean\": 41000, \"median\": 38000, \"p99\": 95000, \"max\": 120000},"
         + " \"errors\": {\"no_module\": 2}, \"losses\": {\"dropped \\\"x\\\"\": 1,"
         + " \"late_tick\": 3}, \"capture\": {\"ticks\": 610}, \"notes\": {},"
@@ -46,11 +47,26 @@ class SummariesTest {
   @Test
   void statsJsonWithNoSamples() {
     var summary = new RecordSession.Summary(0, 0, 0, Map.of(), Map.of(), 0, 0, 0, 0, 0, 0);
-    assertEquals("{\"samples\": 0, \"periods\": 0, \"threads\": 0, \"achieved_hz\": 0.000, \"pause_ns\":"
+    assertEquals("{\"samples\": 0, \"periods\": 0, \"threads\": 0, \"achieved_hz\": 0.000, \"on_cpu_hz\": null,"
+        + " \"pause_ns\":"
         + " {\"count\": 0, \"mean\": 0, \"median\": 0, \"p99\": 0, \"max\": 0}, \"errors\": {},"
         + " \"losses\": {}, \"capture\": {}, \"notes\": {}, \"host\": {\"cpu_ns\": CPU,"
         + " \"peak_rss_kib\": RSS}}\n",
         withoutHostFigures(Summaries.statsJson(summary)));
+  }
+
+  @Test
+  void theRateIsNamedRequestedOnCpuAndWall() {
+    // 4 samples in 0.041 s of the target's CPU time over 1.1 s of wall time: a sleeping target.
+    Map<String, Long> counters = Map.of("target_cpu_ns", 41_000_000L, "target_cpu_samples", 4L);
+    Recording r = new Recording(new TargetInfo(7, "/bin/sleeper", List.of("sleeper")), 0,
+        1_100_000_000L, 10_101_010L, "perf", List.of(), List.of(), counters);
+    var summary = new RecordSession.Summary(4, 4, 1, Map.of(), counters, 0, 0, 0, 0, 0, 3.64);
+    String printed = print(new RecordSession.Result(r, summary, null, false, false), false, false);
+    assertTrue(printed.contains("polystack: 4 samples from 1 thread; 99 Hz requested, 97.6 Hz"
+        + " on-CPU, 3.6 Hz wall per thread\n"), printed);
+    assertTrue(withoutHostFigures(Summaries.statsJson(summary)).contains(
+        "\"achieved_hz\": 3.640, \"on_cpu_hz\": 97.561,"), Summaries.statsJson(summary));
   }
 
   @Test
@@ -90,8 +106,8 @@ class SummariesTest {
         10_000_000L, "ptrace", List.of(), List.of(), losses);
     var summary = new RecordSession.Summary(1, 1, 1, Map.of(), losses, 1, 1, 1, 1, 1, 99);
     String printed = print(new RecordSession.Result(r, summary, null, true, false), false, false);
-    assertTrue(printed.contains("polystack: 1 sample from 1 thread, 99.0 Hz per thread\n"),
-        printed);
+    assertTrue(printed.contains("polystack: 1 sample from 1 thread; 100 Hz requested, on-CPU rate"
+        + " not measured, 99.0 Hz wall per thread\n"), printed);
     assertTrue(printed.contains("polystack: lost 13 samples: 10 while polystack was busy,"
         + " 2 threads gone, 1 while learning a thread's stack (-v"), printed);
     assertFalse(printed.contains("g_from_cache"), printed);

@@ -31,6 +31,13 @@ import org.junit.jupiter.api.io.TempDir;
 /** {@code record --mode perf} against a real kernel and a C workload built for the test. */
 class PerfModeTest {
   private static final int RATE = 199;
+  /** How far a sample's time (CLOCK_MONOTONIC plus an offset taken once) may be off epoch. */
+  private static final long CLOCK_SLACK_NANOS = 5_000_000L;
+  /**
+   * Each of the rate check's two tails fails by chance with at most this probability (1 in
+   * 10^4 runs for the pair; docs/testing.md, "Bounds and their false-failure rates").
+   */
+  private static final double RATE_ALPHA = 5e-5;
 
   @TempDir static Path dir;
   private static Path workload;
@@ -90,34 +97,95 @@ class PerfModeTest {
         + "; e.g. " + names(withLeaf.get(0)));
   }
 
-  /** utime + stime of every thread, in clock ticks (USER_HZ, 100 on x86-64). */
-  private static long cpuTicks(int pid) throws IOException {
+  /** Time on a CPU of every thread so far, in ns (first field of each task's schedstat). */
+  private static long cpuNanos(int pid) throws IOException {
     long sum = 0;
     try (var tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
       for (Path t : tasks.toList()) {
         try {
-          String stat = Files.readString(t.resolve("stat"));
-          String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-          sum += Long.parseLong(f[11]) + Long.parseLong(f[12]);
+          sum += Long.parseLong(Files.readString(t.resolve("schedstat")).split(" ")[0]);
         } catch (IOException e) {
-          // the thread exited meanwhile
+          // the thread exited meanwhile (this workload's threads do not)
         }
       }
     }
     return sum;
   }
 
-  /** The CPU reading taken closest to {@code epochNanos}. */
-  private static long ticksAt(List<long[]> readings, long epochNanos) {
+  /** A reading of the target's CPU time, taken at some moment between two epoch times. */
+  private record CpuReading(long afterEpochNanos, long cpuNanos, long beforeEpochNanos) {}
+
+  private static long epochNanos() {
+    java.time.Instant now = java.time.Instant.now();
+    return now.getEpochSecond() * 1_000_000_000L + now.getNano();
+  }
+
+  /**
+   * The CPU time the target surely used between two moments (readings taken wholly inside)
+   * and the most it may have used (readings wholly outside), each moment widened by
+   * {@link #CLOCK_SLACK_NANOS}; {@code null} when no reading lies inside.
+   */
+  private static long[] cpuBetween(List<CpuReading> readings, long from, long to) {
+    CpuReading outerStart = null;
+    CpuReading innerStart = null;
+    CpuReading innerEnd = null;
+    CpuReading outerEnd = null;
     synchronized (readings) {
-      long[] best = readings.get(0);
-      for (long[] r : readings) {
-        if (Math.abs(r[0] - epochNanos) < Math.abs(best[0] - epochNanos)) {
-          best = r;
+      for (CpuReading r : readings) {
+        if (r.beforeEpochNanos() <= from - CLOCK_SLACK_NANOS) {
+          outerStart = r;
+        }
+        if (innerStart == null && r.afterEpochNanos() >= from + CLOCK_SLACK_NANOS) {
+          innerStart = r;
+        }
+        if (r.beforeEpochNanos() <= to - CLOCK_SLACK_NANOS) {
+          innerEnd = r;
+        }
+        if (outerEnd == null && r.afterEpochNanos() >= to + CLOCK_SLACK_NANOS) {
+          outerEnd = r;
         }
       }
-      return best[1];
     }
+    assertNotNull(outerStart, "a CPU reading before the first sample");
+    assertNotNull(outerEnd, "a CPU reading after the last sample");
+    long least = innerStart == null || innerEnd == null
+        || innerEnd.cpuNanos() < innerStart.cpuNanos() ? 0
+        : innerEnd.cpuNanos() - innerStart.cpuNanos();
+    return new long[] {least, outerEnd.cpuNanos() - outerStart.cpuNanos()};
+  }
+
+  /** P(Poisson(lambda) < k) <= alpha for the largest such k: fewer than k fail by chance. */
+  static long poissonLower(double lambda, double alpha) {
+    double below = 0;
+    for (long k = 0; ; k++) {
+      double p = poissonPmf(lambda, k);
+      if (below + p > alpha) {
+        return k;
+      }
+      below += p;
+    }
+  }
+
+  /** P(Poisson(lambda) > k) <= alpha for the smallest such k: more than k fail by chance. */
+  static long poissonUpper(double lambda, double alpha) {
+    double atMost = 0;
+    for (long k = 0; ; k++) {
+      atMost += poissonPmf(lambda, k);
+      if (1 - atMost <= alpha) {
+        return k;
+      }
+    }
+  }
+
+  private static double poissonPmf(double lambda, long k) {
+    if (lambda <= 0) {
+      return k == 0 ? 1 : 0;
+    }
+    double log = -lambda + k * Math.log(lambda);
+    for (long i = 2; i <= k; i++) {
+      log -= Math.log(i);
+    }
+    return Math.exp(log);
   }
 
   @Test
@@ -126,7 +194,7 @@ class PerfModeTest {
     ChildProcess child = start(out, "0");
     AtomicBoolean traced = new AtomicBoolean();
     AtomicBoolean watching = new AtomicBoolean(true);
-    List<long[]> cpu = Collections.synchronizedList(new ArrayList<>());
+    List<CpuReading> cpu = Collections.synchronizedList(new ArrayList<>());
     Thread watcher = new Thread(() -> {
       while (watching.get()) {
         try {
@@ -138,7 +206,9 @@ class PerfModeTest {
               traced.set(true);
             }
           }
-          cpu.add(new long[] {System.currentTimeMillis() * 1_000_000L, cpuTicks(child.pid())});
+          long before = epochNanos();
+          long cpuNow = cpuNanos(child.pid());
+          cpu.add(new CpuReading(before, cpuNow, epochNanos()));
           Thread.sleep(10);
         } catch (IOException | InterruptedException e) {
           return;
@@ -151,6 +221,13 @@ class PerfModeTest {
       RecordSession.Result result = session().attach(child.pid(), RecordSession.Mode.PERF,
           options(2000), () -> false, (a, b, c, d) -> {});
       long t1 = System.currentTimeMillis() * 1_000_000L;
+      // A CPU reading wholly after the run's last sample bounds its CPU time from above.
+      long deadline = System.nanoTime() + 10_000_000_000L;
+      while (cpu.isEmpty() || cpu.get(cpu.size() - 1).afterEpochNanos()
+          < t1 + 2 * CLOCK_SLACK_NANOS) {
+        assertTrue(System.nanoTime() < deadline && watcher.isAlive(), "CPU readings stopped");
+        Thread.sleep(5);
+      }
       watching.set(false);
       watcher.join();
       assertTrue(!traced.get(), "target was traced or stopped during the run");
@@ -174,17 +251,22 @@ class PerfModeTest {
       }
       assertChain(samples, List.of("leaf_a", "mid_a", "top_a", "main"));
       assertChain(samples, List.of("leaf_b", "mid_b", "top_b", "worker"));
-      // cpu-clock fires per RATE of CPU time, so on a busy host the wall rate is lower but the
-      // rate per CPU second holds: compare with the CPU time the threads got while sampled.
+      // cpu-clock fires every 1/RATE s of a thread's CPU time, so on a busy host the wall rate
+      // is lower but the rate per CPU second holds. The CPU time the threads used between the
+      // first and the last sample lies between what readings inside and outside that span
+      // show; the ticks due in it are modelled as Poisson (a timer of fixed period in CPU time
+      // varies less: conservative), plus one per thread for the span's ends.
       long first = samples.stream().mapToLong(Sample::epochNanos).min().orElseThrow();
       long last = samples.stream().mapToLong(Sample::epochNanos).max().orElseThrow();
-      double cpuSeconds = (ticksAt(cpu, last) - ticksAt(cpu, first)) / 100.0;
-      double perCpuSecond = samples.size() / cpuSeconds;
-      System.out.printf("perf attach: %d samples, %.2f CPU s -> %.1f samples per CPU s"
-          + " (rate %d), losses %s%n", samples.size(), cpuSeconds, perCpuSecond, RATE,
+      long[] cpuNs = cpuBetween(cpu, first, last);
+      long low = poissonLower(RATE * cpuNs[0] / 1e9, RATE_ALPHA);
+      long high = poissonUpper(RATE * cpuNs[1] / 1e9, RATE_ALPHA) + perTid.size();
+      System.out.printf("perf attach: %d samples, %.3f..%.3f CPU s -> %d..%d due at %d Hz,"
+          + " losses %s%n", samples.size(), cpuNs[0] / 1e9, cpuNs[1] / 1e9, low, high, RATE,
           result.summary().losses());
-      assertTrue(perCpuSecond > 0.6 * RATE && perCpuSecond < 1.3 * RATE,
-          perCpuSecond + " samples per CPU second at " + RATE + " Hz");
+      assertTrue(samples.size() >= low && samples.size() <= high, samples.size()
+          + " samples where the threads' " + cpuNs[0] / 1e9 + ".." + cpuNs[1] / 1e9
+          + " CPU s hold " + low + ".." + high + " ticks at " + RATE + " Hz");
     } finally {
       watching.set(false);
       child.close();

@@ -31,8 +31,9 @@ import org.junit.jupiter.api.TestFactory;
  * Replays every recorded case under src/test/resources/snapshots and compares the stacks with
  * NAME.expected.txt (the live walk's own output when recorded), and the names of its Lua frames
  * with NAME.names.txt: the names LuaJIT itself gave the same workload's functions when the case
- * was recorded (record-corpus.sh, corpus_oracle.lua), an oracle that is not polystack. Then
- * replays each case once per
+ * was recorded (record-corpus.sh, corpus_oracle.lua), an oracle that is not polystack; and its
+ * native frames with NAME.gdb.txt, gdb's backtraces of the same thread just before and after
+ * the snapshot, another. Then replays each case once per
  * recorded memory read with that read failing: the walk must end in error frames, never throw
  * or hang, and the failing read must actually be reached.
  *
@@ -54,7 +55,92 @@ class SnapshotCorpusTest {
         DynamicTest.dynamicTest(name(c) + ": replay matches expected stacks", () -> replay(c)),
         DynamicTest.dynamicTest(name(c) + ": Lua frames have LuaJIT's own names",
             () -> namesAreLuaJits(c)),
-        DynamicTest.dynamicTest(name(c) + ": every read fails in turn", () -> faults(c))));
+        DynamicTest.dynamicTest(name(c) + ": every read fails in turn", () -> faults(c)),
+        DynamicTest.dynamicTest(name(c) + ": native frames agree with gdb's backtrace",
+            () -> nativeFramesAreGdbs(c))));
+  }
+
+  /**
+   * The cases whose thread ran in LuaJIT's interpreter when recorded have a gdb oracle; gdb
+   * cannot unwind from a JIT-compiled trace, so the others have none (docs/testing.md).
+   */
+  @TestFactory
+  Stream<DynamicTest> gdbOracleCoversTheInterpreterCases() {
+    return Stream.of("luajit-interpreter", "luajit-coroutines").map(n -> DynamicTest.dynamicTest(
+        n + ": gdb unwound it", () -> assertTrue(GdbBacktraces.read(
+            CORPUS.resolve(n + ".gdb.txt")).unwound(), n + ".gdb.txt: re-record the corpus")));
+  }
+
+  /**
+   * The native frames of the snapshot's thread against gdb's backtraces of that thread taken
+   * just before and just after the snapshot (record-corpus.sh): gdb's own unwinder and symbol
+   * reader, not polystack's. The frames both backtraces share (same return addresses from the
+   * root up) were on the stack throughout; each one gdb names must be among polystack's native
+   * frames, in the same order, at the same address, under the same name. gdb names glibc's
+   * entry by its internal symbol, __libc_start_main_impl, of which __libc_start_main (what
+   * polystack shows) is the exported alias at the same address.
+   */
+  private static void nativeFramesAreGdbs(Path c) throws Exception {
+    Path file = CORPUS.resolve(name(c) + ".gdb.txt");
+    assertTrue(Files.isRegularFile(file), file + " is missing: run record-corpus.sh");
+    GdbBacktraces gdb = GdbBacktraces.read(file);
+    if (!gdb.unwound()) {
+      // A JIT-compiled leaf: gdb has no unwind table for trace code (docs/testing.md).
+      return;
+    }
+    Setup setup = setup(c);
+    ReplaySession.Result r = setup.session().replay(setup.snapshot(), setup.modules(), null);
+    DumpSession.ThreadDump thread = r.dump().threads().stream()
+        .filter(t -> t.tid() == gdb.tid()).findFirst()
+        .orElseThrow(() -> new AssertionError("no thread " + gdb.tid() + " in the snapshot"));
+    List<Frame> natives = thread.frames().stream()
+        .filter(f -> Frame.NATIVE.equals(f.type())).toList();
+    int from = 0;
+    int checked = 0;
+    for (GdbBacktraces.GdbFrame g : gdb.shared()) {
+      if (g.function().isEmpty()) {
+        continue;
+      }
+      int at = -1;
+      for (int i = from; i < natives.size() && at < 0; i++) {
+        if (natives.get(i).address() == g.pc()) {
+          at = i;
+        }
+      }
+      assertTrue(at >= 0, name(c) + ": gdb's " + g + " is not among polystack's native frames"
+          + " after the previous match, in order: " + describe(natives));
+      String ours = natives.get(at).function();
+      assertTrue(ours.equals(g.function()) || (ours + "_impl").equals(g.function()),
+          name(c) + ": at 0x" + Long.toHexString(g.pc()) + " gdb names " + g.function()
+              + ", polystack " + ours);
+      from = at + 1;
+      checked++;
+    }
+    assertTrue(checked >= 3, name(c) + ": only " + checked + " frames named by gdb: "
+        + gdb.shared());
+    // Nor does polystack add native frames there: from the first frame gdb named to the root,
+    // each of polystack's is one of gdb's. (gdb's unnamed frames need not be polystack's:
+    // LuaJIT's VM routines, unnamed in the stripped binary, show as the Lua frames they run.)
+    Set<Long> gdbAddresses = new TreeSet<>();
+    gdb.shared().forEach(g -> gdbAddresses.add(g.pc()));
+    long firstNamed = gdb.shared().stream().filter(g -> !g.function().isEmpty()).findFirst()
+        .orElseThrow().pc();
+    boolean inSpan = false;
+    for (Frame f : natives) {
+      inSpan |= f.address() == firstNamed;
+      assertTrue(!inSpan || gdbAddresses.contains(f.address()), name(c) + ": polystack's "
+          + f.function() + "@0x" + Long.toHexString(f.address()) + " is not in gdb's "
+          + gdb.shared());
+    }
+  }
+
+  private static String describe(List<Frame> frames) {
+    StringBuilder b = new StringBuilder();
+    for (Frame f : frames) {
+      b.append(b.length() == 0 ? "" : ", ").append(f.function()).append("@0x")
+          .append(Long.toHexString(f.address()));
+    }
+    return b.toString();
   }
 
   private static String name(Path c) {

@@ -132,6 +132,15 @@ public final class HostCounters {
       "Processes the agent let go, idle for a minute or to stay within 1024 described at once;"
           + " described again if they run.");
 
+  // The target's own CPU time, read from /proc (not from polystack's samples): the on-CPU rate.
+  public static final Counter TARGET_CPU_NS = note("target_cpu_ns", "ns",
+      "CPU time the sampled threads used during the run, from /proc/PID/task/TID/schedstat (or"
+          + " the process's utime+stime when threads exited); with target_cpu_samples, the"
+          + " on-CPU rate.");
+  public static final Counter TARGET_CPU_SAMPLES = note("target_cpu_samples", "sample",
+      "Samples taken while target_cpu_ns was measured (the whole run unless the target exited"
+          + " between two readings of its CPU time).");
+
   // How polystack read the target: not losses.
   public static final Counter SAMPLE_TIMES_MERGED = note("sample_times_merged", "sample",
       "Samples kept with their stack and thread but merged with another's time because the"

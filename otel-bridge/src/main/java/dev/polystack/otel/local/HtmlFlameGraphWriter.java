@@ -2,6 +2,7 @@ package dev.polystack.otel.local;
 
 import dev.polystack.otel.counters.CounterKind;
 import dev.polystack.otel.counters.Counters;
+import dev.polystack.otel.counters.SamplingRates;
 import dev.polystack.otel.model.Recording;
 import dev.polystack.otel.model.Sample;
 import dev.polystack.otel.model.StackTrace;
@@ -86,8 +87,9 @@ final class HtmlFlameGraphWriter implements ProfileWriter {
     int threads = Stacks.threadNames(r).size();
     fact(sb, "samples", Sample.count(r.samples()) + " from " + threads
         + (threads == 1 ? " thread" : " threads"));
-    fact(sb, "rate", String.format(Locale.ROOT, "%.1f Hz per thread (every %.3f ms)",
-        1e9 / r.periodNanos(), r.periodNanos() / 1e6));
+    fact(sb, "rate", SamplingRates.of(r.periodNanos(), r.losses(), Sample.count(r.samples()),
+        threads, length.toNanos()).describe()
+        + String.format(Locale.ROOT, " (a thread every %.3f ms)", r.periodNanos() / 1e6));
     fact(sb, "mode", r.mode());
     var counters = Counters.byKind(r.losses());
     String lost = join(counters.getOrDefault(CounterKind.LOSS, Map.of()));

@@ -6,6 +6,7 @@ import dev.polystack.otel.model.FrameLabels;
 import dev.polystack.otel.model.ModuleInfo;
 import dev.polystack.otel.counters.CounterKind;
 import dev.polystack.otel.counters.Counters;
+import dev.polystack.otel.counters.SamplingRates;
 import dev.polystack.otel.model.Recording;
 import dev.polystack.otel.model.Sample;
 import dev.polystack.otel.model.StackTrace;
@@ -292,6 +293,10 @@ final class PprofWriter implements ProfileWriter {
       comments.add(string("target: pid " + recording.target().pid() + " "
           + String.join(" ", recording.target().commandLine())));
       comments.add(string("mode: " + recording.mode()));
+      comments.add(string("rate: " + SamplingRates.of(recording.periodNanos(),
+          recording.losses(), Sample.count(recording.samples()),
+          Stacks.threadNames(recording).size(),
+          recording.endEpochNanos() - recording.startEpochNanos()).describe()));
       Counters.ofKind(recording.losses(), CounterKind.LOSS).forEach(
           (reason, n) -> comments.add(string("lost: " + reason + "=" + n)));
       Stacks.captureFigures(recording).forEach(

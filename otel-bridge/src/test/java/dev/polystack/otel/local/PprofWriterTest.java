@@ -166,6 +166,8 @@ class PprofWriterTest {
     assertEquals(List.of("Comment: tick capture: plans=2", "Comment: tick capture: records=298",
         "Comment: tick capture: ticks=298"),
         comments.stream().filter(l -> l.contains("tick capture")).toList(), raw);
+    assertEquals(1, comments.stream().filter(l -> l.matches("Comment: rate: \\d+ Hz requested,"
+        + " on-CPU rate not measured, [\\d.]+ Hz wall per thread")).count(), raw);
   }
 
   private static Proc pprof(String... args) throws Exception {

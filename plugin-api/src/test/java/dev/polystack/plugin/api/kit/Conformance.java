@@ -232,12 +232,18 @@ public final class Conformance {
     long maxReads = 0;
     for (Walk w : base.walks()) {
       maxReads = Math.max(maxReads, w.reads());
+      // Each named frame is in this thread's live stack, below the one before it.
+      List<String> live = LiveStacks.thread(c.liveStacks(), w.tid());
+      int at = -1;
       for (Frame f : w.frames()) {
         if (f.type().equals(frameType)) {
           runtimeFrames++;
           if (!f.function().isEmpty() && !c.liveStacks().isEmpty()) {
-            check(c.liveStacks().contains(f.function()), c + " thread " + w.tid() + ": frame '"
-                + f.function() + "' is not in the stacks the live walk printed");
+            int found = LiveStacks.find(live, at + 1, f);
+            check(found >= 0, c + " thread " + w.tid() + ": frame '" + f.function() + "' ("
+                + f.file() + ":" + f.line() + ") is not in that thread's live stack below the"
+                + " frame before it: " + live);
+            at = found;
           }
         }
       }
