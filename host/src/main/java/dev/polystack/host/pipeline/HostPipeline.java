@@ -18,6 +18,7 @@ import dev.polystack.host.sampling.TargetDescriber;
 import dev.polystack.host.sampling.ThreadSample;
 import dev.polystack.host.sampling.nostop.ProcessTicks;
 import dev.polystack.host.session.SampleProcessor;
+import dev.polystack.host.session.TargetCpuClock;
 import dev.polystack.otel.counters.Counter;
 import dev.polystack.otel.counters.HostCounters;
 import dev.polystack.otel.model.Recording;
@@ -73,17 +74,19 @@ public final class HostPipeline {
    *     their fork (always so for a selection by name)
    * @param followedUser a followed process is kept only if its real and effective user id are
    *     this one (record's --user); empty: any
+   * @param measureCpu each process's CPU time is read from /proc while it runs, for its on-CPU
+   *     rate, cumulative (a record, whose run is one interval; the agent leaves it out)
    */
   public record Options(int rateHz, int stackBytes, int maxDepth, ProcessSelection selection,
       boolean commandLine, int maxProcesses, int maxIntervalSamples, boolean followChildren,
-      java.util.OptionalLong followedUser) {
+      java.util.OptionalLong followedUser, boolean measureCpu) {
     public static final int DEFAULT_MAX_PROCESSES = 1024;
     public static final int DEFAULT_MAX_INTERVAL_SAMPLES = 1 << 18;
 
     public Options(int rateHz, int stackBytes, int maxDepth, ProcessSelection selection,
         boolean commandLine, int maxProcesses, int maxIntervalSamples, boolean followChildren) {
       this(rateHz, stackBytes, maxDepth, selection, commandLine, maxProcesses,
-          maxIntervalSamples, followChildren, java.util.OptionalLong.empty());
+          maxIntervalSamples, followChildren, java.util.OptionalLong.empty(), false);
     }
 
     public Options {
@@ -286,6 +289,9 @@ public final class HostPipeline {
       afterBatch(batch);
       for (TrackedProcess p : table.values()) {
         p.ticks.finish();
+        if (p.cpu != null) {
+          p.cpu.read(true); // still running: its CPU time up to the end (an exited one's stands)
+        }
       }
       cut(sink, fromEpoch, epochNow(), true, System.nanoTime(), intervalNanos);
     } finally {
@@ -481,12 +487,17 @@ public final class HostPipeline {
     }
     TargetInfo info = TargetDescriber.describe(proc, pid);
     SampleProcessor samples = SampleProcessor.forIntervals(target, proc);
+    TargetCpuClock cpu = null;
+    if (options.measureCpu()) {
+      cpu = new TargetCpuClock(proc, pid, Set.of(), samples::processed);
+      cpu.read(true);
+    }
     TrackedProcess[] self = new TrackedProcess[1];
     ProcessTicks ticks = new ProcessTicks(target, sampling, walker, bounded(samples),
         () -> self[0].refreshWanted = true, guard, engine.planSlots(),
         Runtime.getRuntime().availableProcessors());
     self[0] = new TrackedProcess(identity, info, resources.of(info), target, samples, ticks,
-        System.nanoTime());
+        cpu, System.nanoTime());
     table.put(pid, self[0]);
     processesSeen++;
     return self[0];
@@ -569,6 +580,9 @@ public final class HostPipeline {
         }
       }
       p.ticks.housekeeping();
+      if (p.cpu != null) {
+        p.cpu.read(false);
+      }
     }
   }
 
@@ -608,6 +622,9 @@ public final class HostPipeline {
       p.target.getAndResetCounters().forEach((k, v) -> p.counted.merge(k, v, Long::sum));
       p.counted.forEach((k, v) -> l.merge(k, v, Long::sum));
       p.ticks.figures().forEach((k, v) -> l.merge(k, v, Long::sum));
+      if (p.cpu != null) {
+        p.cpu.counters().forEach((k, v) -> l.merge(k, v, Long::sum));
+      }
       out.add(new ProcessProfile(r, p.resource, new ProcessFigures(p.samples.processed(),
           p.samples.periods(), p.samples.threadCount(), p.samples.errors(), l, exited)));
     }

@@ -27,6 +27,8 @@ final class TrackedProcess implements AutoCloseable {
   final TargetProcess target;
   final SampleProcessor samples;
   final ProcessTicks ticks;
+  /** Its CPU time from /proc, for the on-CPU rate; null when not measured. */
+  final dev.polystack.host.session.TargetCpuClock cpu;
   /** Mapped files named in samples so far, by path and start (the OTLP mapping table). */
   private final Map<String, ModuleInfo> modules = new LinkedHashMap<>();
   /** The target model's counters taken so far (it resets them as they are read). */
@@ -36,13 +38,15 @@ final class TrackedProcess implements AutoCloseable {
   boolean tickedInBatch;
 
   TrackedProcess(ProcessIdentity identity, TargetInfo info, Map<String, Object> resource,
-      TargetProcess target, SampleProcessor samples, ProcessTicks ticks, long nowNanos) {
+      TargetProcess target, SampleProcessor samples, ProcessTicks ticks,
+      dev.polystack.host.session.TargetCpuClock cpu, long nowNanos) {
     this.identity = identity;
     this.info = info;
     this.resource = Map.copyOf(resource);
     this.target = target;
     this.samples = samples;
     this.ticks = ticks;
+    this.cpu = cpu;
     this.lastTickNanos = nowNanos;
   }
 

@@ -54,7 +54,7 @@ public final class PipelineRecord {
     return new HostPipeline.Options(options.rateHz(), options.stackBytes(),
         options.maxDepth(), new ProcessSelection(new HashSet<>(targets.pids()), "", null, ""),
         false, HostPipeline.Options.DEFAULT_MAX_PROCESSES, Integer.MAX_VALUE,
-        targets.subprocesses(), targets.user());
+        targets.subprocesses(), targets.user(), true);
   }
 
   /**

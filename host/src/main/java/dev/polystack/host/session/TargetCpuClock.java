@@ -22,7 +22,7 @@ import java.util.function.LongSupplier;
  * and the process's utime+stime (10 ms ticks, counts exited threads). A target that exits is
  * measured up to its last reading, with the samples taken up to then.
  */
-final class TargetCpuClock {
+public final class TargetCpuClock {
   /** How often the run reads the CPU time: what an exiting target's figure may miss. */
   static final long READ_EVERY_NANOS = 200_000_000L;
   /** More threads than this are not read one by one each time; the process's total is used. */
@@ -44,7 +44,8 @@ final class TargetCpuClock {
    * @param threads the sampled threads (--tid), or empty for every thread of the process
    * @param samplesSoFar samples taken so far
    */
-  TargetCpuClock(ProcFs proc, int pid, Set<Integer> threads, LongSupplier samplesSoFar) {
+  public TargetCpuClock(ProcFs proc, int pid, Set<Integer> threads,
+      LongSupplier samplesSoFar) {
     if (pid <= 0) {
       throw new IllegalArgumentException("pid must be positive: " + pid);
     }
@@ -55,7 +56,7 @@ final class TargetCpuClock {
   }
 
   /** Reads now if {@code force} or the last reading is older than {@link #READ_EVERY_NANOS}. */
-  synchronized void read(boolean force) {
+  public synchronized void read(boolean force) {
     long now = System.nanoTime();
     if (!force && lastNanos >= 0 && now - lastReadAt < READ_EVERY_NANOS) {
       return;
@@ -80,7 +81,7 @@ final class TargetCpuClock {
   }
 
   /** {@code target_cpu_ns} and {@code target_cpu_samples}, or nothing if never read. */
-  synchronized Map<String, Long> counters() {
+  public synchronized Map<String, Long> counters() {
     if (firstNanos < 0) {
       return Map.of();
     }
