@@ -55,7 +55,11 @@ class TargetCpuClockTest {
     long ns = thread.get("target_cpu_ns");
     // schedstat and the JVM's thread clock are the same kernel count, read at other moments.
     assertTrue(ns >= 55_000_000L && ns <= used, ns + " ns read, " + used + " ns used");
-    assertTrue(all.counters().get("target_cpu_ns") >= ns, "every thread's time includes this one's");
+    // Every thread's time includes this one's (55 ms or more), within two 10 ms ticks: a JVM
+    // thread that exits between the readings takes its schedstat time out of the live sum, and
+    // the process's utime+stime, which keeps it, counts whole ticks.
+    long every = all.counters().get("target_cpu_ns");
+    assertTrue(every >= ns - 20_000_000L, every + " ns for every thread, " + ns + " for this one");
   }
 
   @Test
