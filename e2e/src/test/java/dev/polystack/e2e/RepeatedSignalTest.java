@@ -31,7 +31,8 @@ class RepeatedSignalTest {
           "vdso", "--pid", Integer.toString(target.pid()), "--backend", "ptrace",
           "--summary-only", "-o", dir.resolve("vdso.txt").toString())) {
         awaitArmed(target, polystack);
-        Thread.sleep(300); // hits are being taken: threads stop on breakpoints all the time
+        // The target runs armed (its threads stop on breakpoints all the time) for 0.2 s of CPU.
+        Awaits.cpuTicks(target.pid(), 20, 60_000);
         var result = burst(polystack);
         assertDetachedOnce(result);
       }
@@ -49,7 +50,8 @@ class RepeatedSignalTest {
           "--pid", Integer.toString(target.pid()), "--format", "folded", "-o",
           dir.resolve("record.folded").toString())) {
         target.awaitTraced(60_000);
-        Thread.sleep(500);
+        // 0.2 s of the target's CPU under sampling: about 20 stops at 99 Hz.
+        Awaits.cpuTicks(target.pid(), 20, 60_000);
         var result = burst(polystack);
         assertDetachedOnce(result);
       }
