@@ -70,7 +70,7 @@ measure() {
   rss=$(rss_of "$pid"); hwm=$(hwm_of "$pid")
   kill -TERM "$pid"; wait "$pid" || true
   local samples="-"
-  if [ -s "$tmp/$phase.$rate.json" ]; then
+  if [ "${who%% *}" = polystack ] && [ -s "$tmp/$phase.$rate.json" ]; then
     samples=$(python3 -c "import json,sys; print(json.load(open('$tmp/$phase.$rate.json'))['samples'])")
   fi
   awk -v p="$phase" -v r="$rate" -v w="$who" -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" \
