@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# Host cost of `polystack agent`, measured in one run, phase after phase:
+# Host cost of `polystack agent`, measured in one run, phase after phase, next to the anchor (the
+# OpenTelemetry eBPF profiler, built by bench/build-anchor.sh) in the same phases, one agent
+# after the other, each a fresh process measured for SECONDS after a 15 s warm-up:
 #
+#   floor  polystack agent with a selection that matches nothing (--comm nosuchprogram): what
+#          it costs doing nothing, whatever else the host runs;
 #   idle   the agent alone, whole host, 20 Hz per CPU: its CPU (user+sys, from /proc/PID/stat)
 #          per second after start-up, and its RSS;
 #   mix    both CPUs kept busy by a mix: a LuaJIT program, two C programs, and short-lived
@@ -8,7 +12,9 @@
 #   record `polystack record --pid` of a sleeping process for 5 s and for 25 s: the slope is the
 #          fixed cost per second of a record that gets no sample.
 #
-# The agent exports to a real Collector (e2e/collector, built by ./run-tests) on loopback.
+# Both export to a real Collector (e2e/collector, built by ./run-tests) on loopback. The anchor
+# needs tracefs, which this script mounts at /sys/kernel/tracing when it is not there; without
+# e2e/target/anchor/ebpf-profiler its rows are left out.
 # Usage: bench/run-agent.sh [SECONDS_PER_PHASE (default 60)]
 # Prints a markdown table; compare figures within one run (the machine's load moves them).
 set -euo pipefail
@@ -48,36 +54,64 @@ cpu_of() { awk -v t="$ticks" '{ split($0, a, ") "); split(a[2], f, " "); print (
 rss_of() { awk '/VmRSS/ { print $2 / 1024 }' "/proc/$1/status"; }
 hwm_of() { awk '/VmHWM/ { print $2 / 1024 }' "/proc/$1/status"; }
 
-# agent PHASE RATE: runs the agent for $secs after a 15 s warm-up; prints ms of CPU per second,
-# RSS at the end and its peak (MiB), and samples per second.
-agent() {
-  local phase=$1 rate=$2
-  "$root/polystack" agent --rate "$rate" --otlp-endpoint "http://127.0.0.1:$port" \
-    --stats-json "$tmp/$phase.json" > /dev/null 2> "$tmp/$phase.err" &
-  local pid=$!
-  pids+=($pid)
-  local jvm=""
-  for _ in $(seq 100); do jvm=$(pgrep -P "$pid" java || pgrep -f "polystack-host.jar agent" | head -1 || true); [ -n "$jvm" ] && break; sleep 0.1; done
-  [ -n "$jvm" ] || jvm=$pid
+# measure PID PHASE RATE WHO: the CPU of PID over $secs after a 15 s warm-up; prints a row.
+measure() {
+  local pid=$1 phase=$2 rate=$3 who=$4
   sleep 15
-  local c0 t0 c1 t1
-  c0=$(cpu_of "$jvm"); t0=$(date +%s.%N)
+  if ! kill -0 "$pid" 2>/dev/null; then
+    echo "| $phase | $who | $rate Hz | exited during warm-up: $(tail -1 "$tmp"/*"$phase.$rate"*.{err,log} 2>/dev/null | tail -1) | | | | |"
+    return 0
+  fi
+  local c0 t0 c1 t1 l0
+  c0=$(cpu_of "$pid"); t0=$(date +%s.%N); l0=$(cut -d' ' -f1 /proc/loadavg)
   sleep "$secs"
-  c1=$(cpu_of "$jvm"); t1=$(date +%s.%N)
+  c1=$(cpu_of "$pid"); t1=$(date +%s.%N)
   local rss hwm
-  rss=$(rss_of "$jvm"); hwm=$(hwm_of "$jvm")
+  rss=$(rss_of "$pid"); hwm=$(hwm_of "$pid")
   kill -TERM "$pid"; wait "$pid" || true
-  local samples
-  samples=$(python3 -c "import json,sys; print(json.load(open('$tmp/$phase.json'))['samples'])")
-  awk -v p="$phase" -v r="$rate" -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v rss="$rss" \
-      -v hwm="$hwm" -v s="$samples" 'BEGIN { d = t1 - t0;
-      printf "| %s | %d Hz | %.1f ms/s (%.2f%% of a core) | %.0f MiB | %.0f MiB | %d |\n",
-      p, r, 1000 * (c1 - c0) / d, 100 * (c1 - c0) / d, rss, hwm, s }'
+  local samples="-"
+  if [ "${who%% *}" = polystack ] && [ -s "$tmp/$phase.$rate.json" ]; then
+    samples=$(python3 -c "import json,sys; print(json.load(open('$tmp/$phase.$rate.json'))['samples'])")
+  fi
+  awk -v p="$phase" -v r="$rate" -v w="$who" -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" \
+      -v rss="$rss" -v hwm="$hwm" -v s="$samples" -v l0="$l0" -v l1="$(cut -d' ' -f1 /proc/loadavg)" \
+      'BEGIN { d = t1 - t0;
+      printf "| %s | %s | %d Hz | %.1f ms/s (%.2f%% of a core) | %.0f MiB | %.0f MiB | %s | %s-%s |\n",
+      p, w, r, 1000 * (c1 - c0) / d, 100 * (c1 - c0) / d, rss, hwm, s, l0, l1 }'
 }
 
-echo "| phase | rate per CPU | agent CPU | RSS at end | peak RSS | samples (whole run) |"
-echo "|---|---|---|---|---|---|"
+# agent PHASE RATE [SELECTION...]: polystack's agent (the launcher execs java: same pid)
+agent() {
+  local phase=$1 rate=$2
+  shift 2
+  "$root/polystack" agent --rate "$rate" --otlp-endpoint "http://127.0.0.1:$port" \
+    --stats-json "$tmp/$phase.$rate.json" "$@" > /dev/null 2> "$tmp/$phase.$rate.err" &
+  local pid=$!
+  pids+=($pid)
+  measure "$pid" "$phase" "$rate" "polystack${1:+ $*}"
+}
+
+# anchor PHASE RATE: the OpenTelemetry eBPF profiler, OTLP to the same Collector
+anchor() {
+  [ -x "$anchor_bin" ] || return 0
+  "$anchor_bin" -collection-agent "127.0.0.1:$port" -disable-tls -samples-per-second "$2" \
+    > "$tmp/anchor.$1.$2.log" 2>&1 &
+  local pid=$!
+  pids+=($pid)
+  measure "$pid" "$1" "$2" "anchor $(cat "$root/e2e/target/anchor/VERSION" 2>/dev/null)"
+}
+
+anchor_bin="$root/e2e/target/anchor/ebpf-profiler"
+if [ -x "$anchor_bin" ] && [ ! -e /sys/kernel/tracing/trace_pipe ]; then
+  mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||
+    { echo "run-agent: tracefs is not mounted and could not be (the anchor needs it): its rows are left out" >&2; anchor_bin=""; }
+fi
+
+echo "| phase | agent | rate per CPU | agent CPU | RSS at end | peak RSS | samples (whole run) | load average (1 min) |"
+echo "|---|---|---|---|---|---|---|---|"
+agent floor 20 --comm nosuchprogram
 agent idle 20
+anchor idle 20
 
 cat > "$tmp/busy.lua" <<'LUA'
 local function leaf(n) local s = 0 for i = 1, n do s = s + i % 7 end return s end
@@ -92,7 +126,9 @@ luajit "$tmp/busy.lua" & pids+=($!)
 "$tmp/spin" & pids+=($!)
 ( while true; do timeout 0.3 "$tmp/spin"; sleep 0.3; done ) & pids+=($!)
 agent mix 20
+anchor mix 20
 agent mix 99
+anchor mix 99
 for p in "${pids[@]:1}"; do kill "$p" 2>/dev/null || true; done
 
 sleep 1000 & sleeper=$!; pids+=($sleeper)

@@ -54,6 +54,10 @@ while [ $(( $(date +%s) - start )) -lt $((minutes * 60)) ]; do
   rss+=("$r")
   if [ $(( ${#rss[@]} % 6 )) -eq 0 ]; then echo "| $(( ${#rss[@]} / 6 )) | $r |"; fi
 done
+gc=""
+if command -v jstat > /dev/null; then
+  gc=$(jstat -gc "$jvm" 2>/dev/null | awk 'NR == 2 { for (i = 1; i <= NF; i++) v[h[i]] = $i; printf "young collections %d (%.1f s), full %d (%.1f s); old generation %.0f of %.0f MiB used", v["YGC"], v["YGCT"], v["FGC"], v["FGCT"], v["OU"] / 1024, v["OC"] / 1024 } NR == 1 { for (i = 1; i <= NF; i++) h[i] = $i }')
+fi
 kill -TERM "$agent"; wait "$agent" || true
 [ -s "$tmp/stats.json" ] || { echo "soak-agent: the agent wrote no --stats-json; its stderr:" >&2; tail -20 "$tmp/agent.err" >&2; exit 1; }
 n=${#rss[@]}
@@ -74,4 +78,5 @@ print(f"processes seen {stats['processes_seen']}, tracked at the end {stats['pro
 print("losses:", stats["losses"]); print("capture:", stats["capture"])
 print(f"agent CPU {stats['cpu_seconds']:.1f} s over {stats['seconds']:.0f} s")
 PY
+[ -z "$gc" ] || echo "agent's garbage collection over the run: $gc"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs"

@@ -10,17 +10,33 @@ import java.util.Optional;
 /** An immutable, indexable symbol table (.dynsym or .symtab). */
 public final class SymbolTable {
   private final List<ElfSymbol> symbols;
-  private final Map<String, List<ElfSymbol>> byName;
+  /**
+   * Built on the first lookup by name: most tables (a .symtab read to name addresses) are never
+   * looked up by name, and the index costs about 100 bytes per symbol.
+   */
+  private volatile Map<String, List<ElfSymbol>> byName;
 
   SymbolTable(List<ElfSymbol> symbols) {
     this.symbols = Collections.unmodifiableList(new ArrayList<>(symbols));
-    Map<String, List<ElfSymbol>> m = new HashMap<>();
-    for (ElfSymbol s : symbols) {
-      if (!s.name().isEmpty()) {
-        m.computeIfAbsent(s.name(), k -> new ArrayList<>(1)).add(s);
+  }
+
+  private Map<String, List<ElfSymbol>> byName() {
+    Map<String, List<ElfSymbol>> m = byName;
+    if (m == null) {
+      synchronized (this) {
+        m = byName;
+        if (m == null) {
+          m = new HashMap<>();
+          for (ElfSymbol s : symbols) {
+            if (!s.name().isEmpty()) {
+              m.computeIfAbsent(s.name(), k -> new ArrayList<>(1)).add(s);
+            }
+          }
+          byName = m;
+        }
       }
     }
-    this.byName = m;
+    return m;
   }
 
   static SymbolTable empty() {
@@ -41,17 +57,17 @@ public final class SymbolTable {
 
   /** All entries named exactly {@code name} (every version). */
   public List<ElfSymbol> named(String name) {
-    return Collections.unmodifiableList(byName.getOrDefault(name, List.of()));
+    return Collections.unmodifiableList(byName().getOrDefault(name, List.of()));
   }
 
   /** Lookup by {@code name}, {@code name@VERSION} or {@code name@@VERSION}. */
   public Optional<ElfSymbol> find(String spec) {
-    List<ElfSymbol> exact = byName.get(spec);
+    List<ElfSymbol> exact = byName().get(spec);
     if (exact != null && spec.indexOf('@') > 0) {
       return Optional.of(exact.get(0)); // a literal name that contains '@' (seen in .symtab)
     }
     SymbolSpec parsed = SymbolSpec.parse(spec);
-    return best(parsed, byName.getOrDefault(parsed.name(), List.of()));
+    return best(parsed, byName().getOrDefault(parsed.name(), List.of()));
   }
 
   static Optional<ElfSymbol> best(SymbolSpec spec, List<ElfSymbol> candidates) {

@@ -34,8 +34,9 @@ public final class Symbolizer {
     addAll(staticSymbols, all, seen);
     addAll(dynamicSymbols, all, seen);
     addAll(pltSymbols, all, seen);
-    all.sort(Comparator.comparing(ElfSymbol::value, Long::compareUnsigned)
-        .thenComparing(ElfSymbol::size, Comparator.reverseOrder()));
+    // Primitive comparisons: a libjvm.so has ~100k symbols, and boxing each compared value
+    // was most of what the agent allocated while describing processes (docs/benchmarks.md).
+    all.sort(BY_ADDRESS_THEN_LARGEST);
     this.sorted = Collections.unmodifiableList(all);
     this.prefixMaxEnd = new long[all.size()];
     long max = 0;
@@ -51,6 +52,11 @@ public final class Symbolizer {
       prefixMaxEnd[i] = max;
     }
   }
+
+  private static final Comparator<ElfSymbol> BY_ADDRESS_THEN_LARGEST = (a, b) -> {
+    int c = Long.compareUnsigned(a.value(), b.value());
+    return c != 0 ? c : Long.compare(b.size(), a.size());
+  };
 
   /** A name and address; the name is shared with the symbol, never copied. */
   private record Seen(String name, long value) {}

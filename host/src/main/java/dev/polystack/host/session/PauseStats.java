@@ -9,8 +9,10 @@ import java.util.SplittableRandom;
  */
 final class PauseStats {
   static final int RESERVOIR = 1 << 16;
+  /** The reservoir grows as pauses come: the agent holds one per process and most never pause. */
+  private static final int FIRST_CAPACITY = 64;
 
-  private final long[] reservoir = new long[RESERVOIR];
+  private long[] reservoir = new long[0];
   private final SplittableRandom random = new SplittableRandom(42);
   private long count;
   private long total;
@@ -21,7 +23,11 @@ final class PauseStats {
     total += nanos;
     max = Math.max(max, nanos);
     if (count <= RESERVOIR) {
-      reservoir[(int) (count - 1)] = nanos;
+      int at = (int) (count - 1);
+      if (at == reservoir.length) {
+        reservoir = Arrays.copyOf(reservoir, Math.min(RESERVOIR, Math.max(FIRST_CAPACITY, at * 2)));
+      }
+      reservoir[at] = nanos;
     } else {
       long slot = random.nextLong(count);
       if (slot < RESERVOIR) {

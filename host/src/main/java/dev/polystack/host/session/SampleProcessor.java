@@ -88,7 +88,8 @@ public final class SampleProcessor implements SampleSink, AutoCloseable {
 
   private final TargetProcess target;
   private final ProcFs proc;
-  private final BlockingQueue<ThreadSample> queue = new ArrayBlockingQueue<>(QUEUE_CAPACITY);
+  /** Null inline: the agent holds a processor per process, and 64 KiB each adds up. */
+  private final BlockingQueue<ThreadSample> queue;
   private final Map<String, LongAdder> losses = new ConcurrentHashMap<>();
   private final Thread thread;
   private final FrameNamer namer = new FrameNamer();
@@ -134,8 +135,10 @@ public final class SampleProcessor implements SampleSink, AutoCloseable {
     this.target = target;
     this.proc = proc;
     if (inline) {
+      this.queue = null;
       this.thread = null;
     } else {
+      this.queue = new ArrayBlockingQueue<>(QUEUE_CAPACITY);
       this.thread = new Thread(this::run, "polystack-samples-" + target.pid());
       thread.setDaemon(true);
       thread.start();
