@@ -55,7 +55,9 @@ def otlp_shares(path, pid):
                                 if file.endswith(".lua"):
                                     key = f"{strings[fn.get('nameStrindex', 0)]} ({os.path.basename(file)})"
                                     break
-                            values = [int(v) for v in s.get("values", [])] or [1]
+                            # Timestamps alone: each counts one (OTLP; docs/otlp.md).
+                            values = [int(v) for v in s.get("values", [])] or [1] * max(
+                                1, len(s.get("timestampsUnixNano", [])))
                             counts[key] += sum(values)
                             samples += len(values)
     return counts, samples
