@@ -14,7 +14,6 @@ import dev.polystack.otel.otlp.OtlpResource;
 import dev.polystack.otel.otlp.ProfilesSender;
 import dev.polystack.plugin.api.CallRecord;
 import io.opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest;
-import io.opentelemetry.proto.common.v1.KeyValue;
 import io.opentelemetry.proto.profiles.v1development.KeyValueAndUnit;
 import io.opentelemetry.proto.profiles.v1development.Location;
 import io.opentelemetry.proto.profiles.v1development.ProfilesDictionary;
@@ -270,16 +269,7 @@ class OtlpCollectorTest extends WithCollector {
    * them back as key_strindex / string_value_strindex into the dictionary, so both are read.
    */
   private static String resourceAttribute(ExportProfilesServiceRequest r, String key) {
-    ProfilesDictionary d = r.getDictionary();
-    for (KeyValue kv : r.getResourceProfiles(0).getResource().getAttributesList()) {
-      String k = kv.getKey().isEmpty() ? d.getStringTable(kv.getKeyStrindex()) : kv.getKey();
-      if (k.equals(key)) {
-        var v = kv.getValue();
-        return v.hasIntValue() ? Long.toString(v.getIntValue())
-            : v.hasStringValueStrindex() ? d.getStringTable(v.getStringValueStrindex())
-            : v.getStringValue();
-      }
-    }
-    return null;
+    return Collector.attribute(r.getDictionary(),
+        r.getResourceProfiles(0).getResource().getAttributesList(), key);
   }
 }

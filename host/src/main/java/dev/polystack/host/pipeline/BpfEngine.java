@@ -32,8 +32,8 @@ final class BpfEngine implements CaptureEngine {
     this.settings = java.util.Objects.requireNonNull(settings, "settings");
   }
 
-  /** Whether the program itself selects processes (host-wide, or by cgroup at each tick). */
-  boolean selectsInKernel() {
+  @Override
+  public boolean selectsInKernel() {
     return settings.allProcesses();
   }
 

@@ -40,6 +40,14 @@ public interface CaptureEngine extends AutoCloseable {
    */
   void select(int pid, boolean followChildren);
 
+  /**
+   * Whether the engine itself picks the processes it captures (host-wide, or a cgroup checked at
+   * each tick): then {@link #select} is not how a process joins.
+   */
+  default boolean selectsInKernel() {
+    return false;
+  }
+
   /** Stops selecting a process and drops its capture plans. */
   void deselect(int pid);
 

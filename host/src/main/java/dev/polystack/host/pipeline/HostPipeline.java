@@ -251,8 +251,7 @@ public final class HostPipeline {
       throw new IllegalArgumentException("interval must be positive");
     }
     this.engine = engine;
-    this.kernelSelects = options.selection().isHostWide()
-        || engine instanceof BpfEngine b && b.selectsInKernel();
+    this.kernelSelects = options.selection().isHostWide() || engine.selectsInKernel();
     selectRunning(); // before the engine's events exist: no tick of theirs is missed
     engine.start();
     try {
