@@ -17,7 +17,7 @@ import java.util.OptionalLong;
  * For ET_DYN objects (PIE, shared libraries, vDSO) runtime addresses must first have the load bias
  * subtracted; for ET_EXEC the bias is 0.
  */
-public final class ElfFile {
+public final class ElfFile implements AutoCloseable {
   private final ElfSource source;
   private final ElfLayout layout;
   private final Lazy<Optional<DynamicSection>> dynamic;
@@ -53,6 +53,15 @@ public final class ElfFile {
   /** Convenience for {@code open(ElfSource.ofFile(path))}. */
   public static ElfFile open(Path path) throws ElfParseException {
     return open(ElfSource.ofFile(path));
+  }
+
+  /**
+   * Releases the file's descriptor now, for a caller that knows nothing else uses this file;
+   * otherwise it is released when the file becomes unreachable. Later reads fail.
+   */
+  @Override
+  public void close() {
+    source.close();
   }
 
   public ElfSource source() {

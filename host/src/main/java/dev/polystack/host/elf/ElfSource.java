@@ -1,5 +1,6 @@
 package dev.polystack.host.elf;
 
+import dev.polystack.host.sys.DescriptorLimit;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
@@ -41,6 +42,12 @@ public interface ElfSource {
   /** Address where offset 0 of a memory image was mapped; 0 for files. */
   long baseAddress();
 
+  /**
+   * Releases a file's descriptor now rather than when this source becomes unreachable; later
+   * reads fail. Nothing to release for bytes held in memory.
+   */
+  default void close() {}
+
   /** Every byte of the input (e.g. to copy a module into a snapshot). */
   default byte[] readAll() throws ElfParseException {
     long size = size();
@@ -78,7 +85,7 @@ public interface ElfSource {
     Objects.requireNonNull(description, "description");
     FileChannel ch;
     try {
-      ch = FileChannel.open(path, StandardOpenOption.READ);
+      ch = DescriptorLimit.open(() -> FileChannel.open(path, StandardOpenOption.READ));
     } catch (IOException e) {
       throw new ElfParseException(description + ": cannot read: " + e.getMessage(), e);
     }

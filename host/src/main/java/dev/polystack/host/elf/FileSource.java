@@ -65,6 +65,15 @@ final class FileSource implements ElfSource {
   }
 
   @Override
+  public void close() {
+    try {
+      channel.close();
+    } catch (IOException e) {
+      // a read-only descriptor: close has nothing to flush, and the descriptor is gone either way
+    }
+  }
+
+  @Override
   public boolean isMemoryImage() {
     return false;
   }

@@ -1,5 +1,6 @@
 package dev.polystack.host.modules;
 
+import dev.polystack.host.sys.DescriptorLimit;
 import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.Native;
 import dev.polystack.host.sys.SyscallException;
@@ -50,8 +51,9 @@ final class OpenedFile implements AutoCloseable {
   /** Opens {@code path} as given (e.g. a /proc/PID/map_files link, meant to be followed). */
   static OpenedFile open(Path path) throws SyscallException {
     Pointer name = cString(path.toString());
-    long fd = Syscalls.check(Native.libc().syscall(SYS_OPENAT, AT_FDCWD, name.address(),
-        PATH_FLAGS, 0, 0, 0), "openat(" + path + ", O_PATH)", SyscallException.Area.OTHER);
+    long fd = DescriptorLimit.open(() -> Syscalls.check(Native.libc().syscall(SYS_OPENAT,
+        AT_FDCWD, name.address(), PATH_FLAGS, 0, 0, 0), "openat(" + path + ", O_PATH)",
+        SyscallException.Area.OTHER));
     return new OpenedFile((int) fd);
   }
 
@@ -74,19 +76,20 @@ final class OpenedFile implements AutoCloseable {
   private static OpenedFile openInRoot(Path root, String path, long resolve)
       throws SyscallException {
     Pointer rootName = cString(root.toString());
-    long dirFd = Syscalls.check(Native.libc().syscall(SYS_OPENAT, AT_FDCWD, rootName.address(),
-        O_PATH | O_DIRECTORY | O_CLOEXEC, 0, 0, 0), "openat(" + root + ")",
-        SyscallException.Area.OTHER);
+    long dirFd = DescriptorLimit.open(() -> Syscalls.check(Native.libc().syscall(SYS_OPENAT,
+        AT_FDCWD, rootName.address(), O_PATH | O_DIRECTORY | O_CLOEXEC, 0, 0, 0),
+        "openat(" + root + ")", SyscallException.Area.OTHER));
     try {
       Pointer name = cString(path);
       Pointer how = Native.allocate(OPEN_HOW_SIZE);
       how.putLong(0, PATH_FLAGS);
       how.putLong(8, 0);
       how.putLong(16, resolve);
-      long fd = Syscalls.check(Native.libc().syscall(SYS_OPENAT2, dirFd, name.address(),
-          how.address(), OPEN_HOW_SIZE, 0, 0), "openat2(" + root + ", " + path
-          + ", O_PATH, RESOLVE_IN_ROOT" + ((resolve & RESOLVE_NO_SYMLINKS) != 0
-              ? "|RESOLVE_NO_SYMLINKS)" : ")"), SyscallException.Area.OTHER);
+      String call = "openat2(" + root + ", " + path + ", O_PATH, RESOLVE_IN_ROOT"
+          + ((resolve & RESOLVE_NO_SYMLINKS) != 0 ? "|RESOLVE_NO_SYMLINKS)" : ")");
+      long fd = DescriptorLimit.open(() -> Syscalls.check(Native.libc().syscall(SYS_OPENAT2,
+          dirFd, name.address(), how.address(), OPEN_HOW_SIZE, 0, 0), call,
+          SyscallException.Area.OTHER));
       return new OpenedFile((int) fd);
     } finally {
       Native.libc().close((int) dirFd);

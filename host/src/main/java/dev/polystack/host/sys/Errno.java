@@ -24,6 +24,7 @@ public final class Errno {
   public static final int ENODEV = 19;
   public static final int ENOTDIR = 20;
   public static final int EINVAL = 22;
+  public static final int ENFILE = 23;
   public static final int EMFILE = 24;
   public static final int ENOTTY = 25;
   public static final int ENOSPC = 28;
@@ -54,6 +55,7 @@ public final class Errno {
           Map.entry(ENODEV, new Entry("ENODEV", "no such device")),
           Map.entry(ENOTDIR, new Entry("ENOTDIR", "not a directory")),
           Map.entry(EINVAL, new Entry("EINVAL", "invalid argument")),
+          Map.entry(ENFILE, new Entry("ENFILE", "too many open files in the system")),
           Map.entry(EMFILE, new Entry("EMFILE", "too many open files")),
           Map.entry(ENOTTY, new Entry("ENOTTY", "inappropriate ioctl for device")),
           Map.entry(ENOSPC, new Entry("ENOSPC", "no space left")),

@@ -44,6 +44,7 @@ public class SyscallException extends Exception {
         case Errno.ENOSPC:
         case Errno.ENOMEM:
         case Errno.EMFILE:
+        case Errno.ENFILE:
           return NO_SPACE;
         case Errno.EFAULT:
           return BAD_ADDRESS;

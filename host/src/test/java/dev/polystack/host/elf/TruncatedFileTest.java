@@ -84,10 +84,11 @@ class TruncatedFileTest {
       for (int i = 0; (i < 200 || parsed == 0 || refused == 0) && System.nanoTime() < deadline
           && truncatorFailed.get() == null; i++) {
         try {
-          ElfFile elf = ElfFile.open(lib);
-          elf.dynamicSymbols();
-          elf.staticSymbols();
-          elf.ehFrame();
+          try (ElfFile elf = ElfFile.open(lib)) {
+            elf.dynamicSymbols();
+            elf.staticSymbols();
+            elf.ehFrame();
+          }
           parsed++;
         } catch (ElfParseException e) {
           refused++; // the expected outcome while the file is short
