@@ -86,7 +86,9 @@ public record ProcessSelection(boolean everyProcess, Set<Integer> pids, String c
     }
     ProcessView view = proc.forPid(pid);
     try {
-      if (!comm.isEmpty() && !comm.equals(view.status().name())) {
+      // comm of the leader: the 16 bytes of /proc/PID/comm, not all of /proc/PID/status; this
+      // runs at every exec on the host.
+      if (!comm.isEmpty() && !comm.equals(view.threadName(pid))) {
         return false;
       }
       if (match != null) {

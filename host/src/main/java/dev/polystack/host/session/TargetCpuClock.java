@@ -23,8 +23,13 @@ import java.util.function.LongSupplier;
  * measured up to its last reading, with the samples taken up to then.
  */
 public final class TargetCpuClock {
-  /** How often the run reads the CPU time: what an exiting target's figure may miss. */
-  static final long READ_EVERY_NANOS = 200_000_000L;
+  /**
+   * How often the run reads the CPU time: what an exiting target's figure may miss (its window
+   * ends at the last reading, with the samples taken by then). Each reading is a few /proc
+   * files per thread, which is most of what a record of a sleeping process costs
+   * (docs/benchmarks.md, "The agent and record's fixed cost").
+   */
+  static final long READ_EVERY_NANOS = 1_000_000_000L;
   /** More threads than this are not read one by one each time; the process's total is used. */
   static final int MAX_TASKS_READ = 256;
   private static final long TICK_NANOS = 10_000_000L;
