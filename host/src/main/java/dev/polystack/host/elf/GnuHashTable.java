@@ -118,7 +118,7 @@ final class GnuHashTable {
         throw v.error("DT_GNU_HASH: chain index " + idx + " beyond " + symbols.size() + " symbols");
       }
       long c = chain(idx);
-      if ((c | 1) == (h | 1) && symbols.symbols().get((int) idx).name().equals(name)) {
+      if ((c | 1) == (h | 1) && symbols.name((int) idx).equals(name)) {
         out.add((int) idx);
       }
       if ((c & 1) != 0) {

@@ -54,7 +54,7 @@ final class PltSymbols {
       if (symbol <= 0 || symbol >= dynamicSymbols.size()) {
         continue;
       }
-      String name = dynamicSymbols.symbols().get((int) symbol).name();
+      String name = dynamicSymbols.name((int) symbol);
       if (name.isEmpty()) {
         continue;
       }

@@ -1,8 +1,5 @@
 package dev.polystack.host.elf;
 
-import java.util.ArrayList;
-import java.util.List;
-
 /**
  * Decodes arrays of {@code Elf64_Sym}. Symbols naming the same string table offset share one
  * {@code String} (through a small cache by offset), and the name bytes decoded from one table
@@ -38,7 +35,7 @@ final class SymbolReader {
     // DT_GNU_HASH): held in memory for this scan, page by page they would miss on every name.
     ByteView syms = v.region(symOff, count * entSize, (dynamic ? "dynsym" : "symtab") + " array");
     ByteView strs = v.region(strOff, strSize, (dynamic ? "dynstr" : "strtab") + " string table");
-    List<ElfSymbol> out = new ArrayList<>((int) count);
+    SymbolTable.Builder out = new SymbolTable.Builder((int) count, dynamic);
     long[] cachedOffset = new long[NAME_CACHE];
     String[] cachedName = new String[NAME_CACHE];
     long nameBudget = Math.min(2 * strSize + NAME_BYTES_SLACK, MAX_NAME_BYTES);
@@ -78,8 +75,8 @@ final class SymbolReader {
         version = versions.versionName(vs, shndx != ElfSymbol.SHN_UNDEF);
         hidden = SymbolVersions.hidden(vs);
       }
-      out.add(new ElfSymbol(i, name, value, size, info, other, shndx, version, hidden, dynamic));
+      out.add(i, name, value, size, info, other, shndx, version, hidden);
     }
-    return new SymbolTable(out);
+    return out.build();
   }
 }

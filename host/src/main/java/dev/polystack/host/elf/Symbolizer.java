@@ -1,7 +1,7 @@
 package dev.polystack.host.elf;
 
-import java.util.ArrayList;
-import java.util.Collections;
+import java.util.AbstractList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
@@ -23,61 +23,107 @@ import java.util.Set;
  * </ol>
  */
 public final class Symbolizer {
-  private final List<ElfSymbol> sorted;
+  /** Bits of a reference that hold the symbol's position in its table. */
+  private static final int POSITION_BITS = 29;
+  private static final int POSITION_MASK = (1 << POSITION_BITS) - 1;
+
+  /** The static, dynamic and PLT tables; a reference names one of them and a position in it. */
+  private final SymbolTable[] tables;
+  /** References to the indexed symbols, sorted by address, then largest first. */
+  private final int[] sorted;
   /** prefixMaxEnd[i]: greatest end of any sized symbol among sorted[0..i], to bound backward scans. */
   private final long[] prefixMaxEnd;
 
   /** @param pltSymbols the import stubs' names ({@link PltSymbols}) */
   Symbolizer(SymbolTable staticSymbols, SymbolTable dynamicSymbols, SymbolTable pltSymbols) {
-    List<ElfSymbol> all = new ArrayList<>();
+    this.tables = new SymbolTable[] {staticSymbols, dynamicSymbols, pltSymbols};
+    int total = 0;
+    for (SymbolTable t : tables) {
+      total += t.size();
+    }
+    Integer[] refs = new Integer[total];
+    int n = 0;
     Set<Seen> seen = new HashSet<>();
-    addAll(staticSymbols, all, seen);
-    addAll(dynamicSymbols, all, seen);
-    addAll(pltSymbols, all, seen);
-    // Primitive comparisons: a libjvm.so has ~100k symbols, and boxing each compared value
-    // was most of what the agent allocated while describing processes (docs/benchmarks.md).
-    all.sort(BY_ADDRESS_THEN_LARGEST);
-    this.sorted = Collections.unmodifiableList(all);
-    this.prefixMaxEnd = new long[all.size()];
+    for (int t = 0; t < tables.length; t++) {
+      n = addAll(t, refs, n, seen);
+    }
+    // Comparisons read primitive columns: a libjvm.so has ~100k symbols, and boxing each
+    // compared address was most of what the agent allocated while describing processes
+    // (docs/benchmarks.md).
+    Arrays.sort(refs, 0, n, byAddressThenLargest());
+    this.sorted = new int[n];
+    this.prefixMaxEnd = new long[n];
     long max = 0;
-    for (int i = 0; i < all.size(); i++) {
-      ElfSymbol s = all.get(i);
-      long end = s.value() + s.size();
-      if (Long.compareUnsigned(end, s.value()) < 0) {
+    for (int i = 0; i < n; i++) {
+      int r = refs[i];
+      sorted[i] = r;
+      long value = value(r);
+      long end = value + size(r);
+      if (Long.compareUnsigned(end, value) < 0) {
         end = -1L; // saturate absurd sizes instead of wrapping
       }
-      if (s.size() != 0 && Long.compareUnsigned(end, max) > 0) {
+      if (size(r) != 0 && Long.compareUnsigned(end, max) > 0) {
         max = end;
       }
       prefixMaxEnd[i] = max;
     }
   }
 
-  private static final Comparator<ElfSymbol> BY_ADDRESS_THEN_LARGEST = (a, b) -> {
-    int c = Long.compareUnsigned(a.value(), b.value());
-    return c != 0 ? c : Long.compare(b.size(), a.size());
-  };
+  private Comparator<Integer> byAddressThenLargest() {
+    return (a, b) -> {
+      int c = Long.compareUnsigned(value(a), value(b));
+      return c != 0 ? c : Long.compare(size(b), size(a));
+    };
+  }
 
   /** A name and address; the name is shared with the symbol, never copied. */
   private record Seen(String name, long value) {}
 
-  private static void addAll(SymbolTable table, List<ElfSymbol> out, Set<Seen> seen) {
-    for (ElfSymbol s : table.symbols()) {
-      int t = s.type();
-      boolean wanted = t == ElfSymbol.STT_FUNC || t == ElfSymbol.STT_GNU_IFUNC || t == ElfSymbol.STT_OBJECT;
-      if (!wanted || !s.isDefined() || s.sectionIndex() == ElfSymbol.SHN_ABS && s.value() == 0 || s.name().isEmpty()) {
+  private int addAll(int t, Integer[] out, int n, Set<Seen> seen) {
+    SymbolTable table = tables[t];
+    for (int i = 0; i < table.size(); i++) {
+      int type = table.type(i);
+      boolean wanted = type == ElfSymbol.STT_FUNC || type == ElfSymbol.STT_GNU_IFUNC
+          || type == ElfSymbol.STT_OBJECT;
+      int section = table.sectionIndex(i);
+      String name = table.name(i);
+      if (!wanted || section == ElfSymbol.SHN_UNDEF
+          || section == ElfSymbol.SHN_ABS && table.value(i) == 0 || name.isEmpty()) {
         continue;
       }
       // .dynsym repeats .symtab entries; keep the first (static) one.
-      if (seen.add(new Seen(s.name(), s.value()))) {
-        out.add(s);
+      if (seen.add(new Seen(name, table.value(i)))) {
+        out[n++] = t << POSITION_BITS | i;
       }
     }
+    return n;
   }
 
-  /** All indexed symbols, sorted by address. */
+  private long value(int ref) {
+    return tables[ref >>> POSITION_BITS].value(ref & POSITION_MASK);
+  }
+
+  private long size(int ref) {
+    return tables[ref >>> POSITION_BITS].size(ref & POSITION_MASK);
+  }
+
+  private ElfSymbol symbol(int ref) {
+    return tables[ref >>> POSITION_BITS].symbol(ref & POSITION_MASK);
+  }
+
+  /** All indexed symbols, sorted by address (made on access). */
   public List<ElfSymbol> symbols() {
-    return sorted;
+    return new AbstractList<>() {
+      @Override
+      public ElfSymbol get(int i) {
+        return symbol(sorted[i]);
+      }
+
+      @Override
+      public int size() {
+        return sorted.length;
+      }
+    };
   }
 
   public Optional<SymbolMatch> lookup(long address) {
@@ -87,30 +133,32 @@ public final class Symbolizer {
     }
     // Sized containment: scan back only while some earlier symbol could still reach the address.
     for (int j = i; j >= 0 && Long.compareUnsigned(prefixMaxEnd[j], address) > 0; j--) {
-      ElfSymbol s = sorted.get(j);
-      if (s.size() != 0 && s.contains(address)) {
-        return Optional.of(new SymbolMatch(s, address - s.value()));
+      int r = sorted[j];
+      long size = size(r);
+      if (size != 0 && Long.compareUnsigned(address - value(r), size) < 0
+          && Long.compareUnsigned(address, value(r)) >= 0) {
+        return Optional.of(new SymbolMatch(symbol(r), address - value(r)));
       }
     }
-    long start = sorted.get(i).value();
-    ElfSymbol zero = null;
-    for (int j = i; j >= 0 && sorted.get(j).value() == start; j--) {
-      ElfSymbol s = sorted.get(j);
-      if (s.size() != 0) {
+    long start = value(sorted[i]);
+    int zero = -1;
+    for (int j = i; j >= 0 && value(sorted[j]) == start; j--) {
+      if (size(sorted[j]) != 0) {
         return Optional.empty(); // a sized symbol starts here but ended before the address
       }
-      zero = s;
+      zero = sorted[j];
     }
-    return zero == null ? Optional.empty() : Optional.of(new SymbolMatch(zero, address - start));
+    return zero < 0 ? Optional.empty()
+        : Optional.of(new SymbolMatch(symbol(zero), address - start));
   }
 
   private int lastAtOrBelow(long address) {
     int lo = 0;
-    int hi = sorted.size() - 1;
+    int hi = sorted.length - 1;
     int found = -1;
     while (lo <= hi) {
       int mid = (lo + hi) >>> 1;
-      if (Long.compareUnsigned(sorted.get(mid).value(), address) <= 0) {
+      if (Long.compareUnsigned(value(sorted[mid]), address) <= 0) {
         found = mid;
         lo = mid + 1;
       } else {

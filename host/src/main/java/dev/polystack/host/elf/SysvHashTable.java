@@ -66,7 +66,7 @@ final class SysvHashTable {
       if (idx >= nchain || idx >= symbols.size()) {
         throw v.error("DT_HASH: chain index " + idx + " beyond " + Math.min(nchain, symbols.size()) + " symbols");
       }
-      if (symbols.symbols().get((int) idx).name().equals(name)) {
+      if (symbols.name((int) idx).equals(name)) {
         out.add((int) idx);
       }
       idx = v.u32(chainsOff + idx * 4, "DT_HASH chain");
