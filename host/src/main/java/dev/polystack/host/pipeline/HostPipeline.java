@@ -287,7 +287,7 @@ public final class HostPipeline {
       engine.poll(0, listener); // what the kernel wrote before the end still counts
       afterBatch(batch);
       for (TrackedProcess p : table.values()) {
-        p.ticks.finish();
+        p.ticks().finish();
         if (p.cpu != null) {
           p.cpu.read(true); // still running: its CPU time up to the end (an exited one's stands)
         }
@@ -319,7 +319,7 @@ public final class HostPipeline {
           p.tickedInBatch = true;
           batch.add(p);
         }
-        p.ticks.accept(r);
+        p.ticks().accept(r);
       }
 
       @Override
@@ -337,7 +337,9 @@ public final class HostPipeline {
   private void afterBatch(List<TrackedProcess> batch) {
     for (TrackedProcess p : batch) {
       p.tickedInBatch = false;
-      p.ticks.afterBatch(true);
+      if (!p.retired()) { // exited within the batch: retiring walked its ticks
+        p.ticks().afterBatch(true);
+      }
     }
     batch.clear();
   }
@@ -560,7 +562,7 @@ public final class HostPipeline {
 
   private void retire(TrackedProcess p) {
     if (p != null) {
-      p.ticks.finish();
+      p.retire();
       retired.add(p);
     }
   }
@@ -578,7 +580,7 @@ public final class HostPipeline {
           // going away: its exit event follows
         }
       }
-      p.ticks.housekeeping();
+      p.ticks().housekeeping();
       if (p.cpu != null) {
         p.cpu.read(false);
       }
@@ -620,7 +622,7 @@ public final class HostPipeline {
       Map<String, Long> l = new TreeMap<>(p.samples.losses());
       p.target.getAndResetCounters().forEach((k, v) -> p.counted.merge(k, v, Long::sum));
       p.counted.forEach((k, v) -> l.merge(k, v, Long::sum));
-      p.ticks.figures().forEach((k, v) -> l.merge(k, v, Long::sum));
+      p.figures().forEach((k, v) -> l.merge(k, v, Long::sum));
       if (p.cpu != null) {
         p.cpu.counters().forEach((k, v) -> l.merge(k, v, Long::sum));
       }

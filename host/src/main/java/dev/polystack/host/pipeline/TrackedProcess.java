@@ -26,7 +26,10 @@ final class TrackedProcess implements AutoCloseable {
   final Map<String, Object> resource;
   final TargetProcess target;
   final SampleProcessor samples;
-  final ProcessTicks ticks;
+  /** Null once retired: its walk state goes with it. */
+  private ProcessTicks ticks;
+  /** The walk's figures, frozen at retirement; null while it runs. */
+  private Map<String, Long> retiredFigures;
   /** Its CPU time from /proc, for the on-CPU rate; null when not measured. */
   final dev.polystack.host.session.TargetCpuClock cpu;
   /** Mapped files named in samples so far, by path and start (the OTLP mapping table). */
@@ -54,16 +57,57 @@ final class TrackedProcess implements AutoCloseable {
     return identity.pid();
   }
 
+  /** The walk of its ticks; only while not retired. */
+  ProcessTicks ticks() {
+    if (ticks == null) {
+      throw new IllegalStateException("process " + pid() + " is retired");
+    }
+    return ticks;
+  }
+
+  boolean retired() {
+    return ticks == null;
+  }
+
+  /**
+   * It exited or exec'd: its last ticks are walked, and it keeps only what the next cut needs
+   * (its samples, the modules they name, its figures and counters). Its modules, runtimes and
+   * walk state go now rather than at that cut: under churn an interval's exited processes
+   * were most of the agent's heap (docs/benchmarks.md, "Where the agent's memory and CPU go").
+   */
+  void retire() {
+    if (ticks == null) {
+      return;
+    }
+    ticks.finish();
+    retiredFigures = Map.copyOf(ticks.figures());
+    ticks = null;
+    noteModules();
+    target.getAndResetCounters().forEach((k, v) -> counted.merge(k, v, Long::sum));
+    target.close();
+  }
+
+  /** What the walk did beyond samples (capture_* figures). */
+  Map<String, Long> figures() {
+    return ticks == null ? retiredFigures : ticks.figures();
+  }
+
+  private void noteModules() {
+    for (LoadedModule m : target.table().modules()) {
+      String key = m.path() + "@" + Long.toHexString(m.start());
+      modules.computeIfAbsent(key,
+          k -> new ModuleInfo(m.start(), m.end(), m.fileOffset(), m.path(), m.buildId()));
+    }
+  }
+
   /** The samples since the last cut as one recording; null when there were none. */
   Recording cut(long fromEpochNanos, long toEpochNanos, long periodNanos, String mode) {
     List<Sample> batch = samples.takeNew();
     if (batch.isEmpty()) {
       return null;
     }
-    for (LoadedModule m : target.table().modules()) {
-      String key = m.path() + "@" + Long.toHexString(m.start());
-      modules.computeIfAbsent(key,
-          k -> new ModuleInfo(m.start(), m.end(), m.fileOffset(), m.path(), m.buildId()));
+    if (ticks != null) {
+      noteModules();
     }
     return new Recording(info, fromEpochNanos, Math.max(fromEpochNanos, toEpochNanos),
         periodNanos, mode, new ArrayList<>(modules.values()), batch, Map.of());
@@ -72,6 +116,8 @@ final class TrackedProcess implements AutoCloseable {
   @Override
   public void close() {
     samples.close();
-    target.close();
+    if (ticks != null) {
+      target.close();
+    }
   }
 }
