@@ -453,7 +453,9 @@ public final class HostPipeline {
   }
 
   private void deselect(int pid) {
-    selected.remove(pid);
+    if (!selected.remove(pid) && !options.follows()) {
+      return; // never in the kernel's table: no system call at each exit on the host
+    }
     try {
       engine.deselect(pid);
     } catch (RuntimeException e) {
