@@ -37,7 +37,11 @@ enum { R_RAX, R_RDX, R_RCX, R_RBX, R_RSI, R_RDI, R_RBP, R_RSP,
 
 enum { C_TICKS, C_RECORDS, C_RING_FULL, C_NO_USER_REGS, C_STACK_UNREADABLE, C_PLAN_LOAD_FAILED,
        C_PLAN_CHECK_FAILED, C_COPY_FAILED, C_COPY_PARTIAL, C_RECORD_FULL, C_PLAN_INVALID,
-       C_EVENTS, C_EVENT_RING_FULL, C_FOLLOWED, C_FOLLOW_FULL, C_COUNT = 16 };
+       C_EVENTS, C_EVENT_RING_FULL, C_FOLLOWED, C_FOLLOW_FULL, C_ALLOC_CALLS, C_ALLOC_SAMPLED,
+       C_ALLOC_INTERNAL_CALL, C_ALLOC_DEFINITION_SENT, C_ALLOC_DEFINITION_DEDUPLICATED,
+       C_ALLOC_DEFINITION_UNDEDUPLICATED, C_ALLOC_DEFINITION_LOST, C_ALLOC_EVENT_RING_FULL,
+       C_INUSE_MAP_FULL, C_FREE_MATCHED, C_ALLOC_INTERVAL_CLAMPED, C_ALLOC_RETURN_UNMATCHED,
+       C_COUNT = 32 };
 
 enum { OP_REG = 1, OP_CONST, OP_ADD, OP_SUB, OP_MAX, OP_MIN, OP_LOAD, OP_IN_RANGE_OR,
        OP_CHECK_EQ, OP_CHECK_NE, OP_AND, OP_COPY };
@@ -45,6 +49,8 @@ enum { OP_REG = 1, OP_CONST, OP_ADD, OP_SUB, OP_MAX, OP_MIN, OP_LOAD, OP_IN_RANG
 enum { STOP_LOAD = 1, STOP_CHECK = 2, STOP_INVALID = 3 };
 
 #define FLAG_IN_KERNEL 1
+/* A v1 record that defines an allocation stack: reserved carries its digest (alloc_probe.h). */
+#define FLAG_STACK_DEFINITION 2
 
 /* struct target flags: also capture the processes this one creates (set on them in turn). */
 #define TARGET_FOLLOW 1
@@ -705,5 +711,7 @@ int process_fork(struct bpf_raw_tracepoint_args *ctx)
 	emit_event(EV_FORK, (__u32)tgid, (__u32)pid, parent);
 	return 0;
 }
+
+#include "alloc_probe.h"
 
 char LICENSE[] SEC("license") = "GPL";
