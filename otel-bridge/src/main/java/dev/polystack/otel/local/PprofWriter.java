@@ -209,6 +209,9 @@ final class PprofWriter implements ProfileWriter {
       List<Long> comments = comments();
 
       List<ValueType> types = recording.sampleTypes();
+      // Allocation recordings: one sample per period bytes allocated, on average.
+      long spaceType = types.isEmpty() ? 0 : string("space");
+      long bytesUnit = types.isEmpty() ? 0 : string("bytes");
       long[][] typeIds = new long[types.size()][];
       for (int i = 0; i < types.size(); i++) {
         typeIds[i] = new long[] {string(types.get(i).type()), string(types.get(i).unit())};
@@ -301,9 +304,6 @@ final class PprofWriter implements ProfileWriter {
       if (types.isEmpty()) {
         message(out, 11, o -> valueType(o, cpuType, nanosUnit));
       } else {
-        // Allocation recordings: one sample per period bytes allocated, on average.
-        long spaceType = string("space");
-        long bytesUnit = string("bytes");
         message(out, 11, o -> valueType(o, spaceType, bytesUnit));
       }
       int64(out, 12, period);
