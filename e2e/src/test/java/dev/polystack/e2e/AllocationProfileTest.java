@@ -28,7 +28,7 @@ class AllocationProfileTest {
   /** Bytes of one 8-round cycle of alloc_shares.c's sizes. */
   static final long CYCLE_BYTES = 16 + 48 + 200 + 1000 + 4096 + 24 + 64000 + 512;
   private static final Pattern SAMPLE = Pattern.compile(
-      "^\\s*(\\d+) (\\d+) (\\d+) (\\d+): ([\\d ]+)$");
+      "^\\s*(\\d+)\\s+(\\d+)\\s+(\\d+)\\s+(\\d+): ([\\d ]+)$");
   private static final Pattern LOCATION = Pattern.compile("^\\s*(\\d+): 0x\\p{XDigit}+ M=\\d+ (\\S+)");
 
   @TempDir Path dir;

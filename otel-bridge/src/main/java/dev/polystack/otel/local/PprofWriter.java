@@ -319,10 +319,15 @@ final class PprofWriter implements ProfileWriter {
       comments.add(string("target: pid " + recording.target().pid() + " "
           + String.join(" ", recording.target().commandLine())));
       comments.add(string("mode: " + recording.mode()));
-      comments.add(string("rate: " + SamplingRates.of(recording.periodNanos(),
-          recording.losses(), Sample.count(recording.samples()),
-          Stacks.threadNames(recording).size(),
-          recording.endEpochNanos() - recording.startEpochNanos()).describe()));
+      if (recording.sampleTypes().isEmpty()) {
+        comments.add(string("rate: " + SamplingRates.of(recording.periodNanos(),
+            recording.losses(), Sample.count(recording.samples()),
+            Stacks.threadNames(recording).size(),
+            recording.endEpochNanos() - recording.startEpochNanos()).describe()));
+      } else {
+        comments.add(string("sampling: one sample per " + recording.periodNanos()
+            + " bytes allocated on average (1: every call)"));
+      }
       Counters.ofKind(recording.losses(), CounterKind.LOSS).forEach(
           (reason, n) -> comments.add(string("lost: " + reason + "=" + n)));
       Stacks.captureFigures(recording).forEach(
