@@ -3,6 +3,8 @@
  * blocks for each one path_small allocates, over the same mixed sizes (16 B .. 62.5 KiB), so
  * path_big has exactly 3/4 of the bytes and of the calls. It prints "ready", waits for a line
  * on stdin (a profiler attaches meanwhile), runs ROUNDS rounds, prints "done" and exits 0.
+ * The path_small blocks of the last KEEP rounds (second argument, default 0) are never freed:
+ * they are in use at the end.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,7 @@ __attribute__((noinline)) void *path_small(size_t n) {
 int main(int argc, char **argv) {
   static const size_t sizes[] = {16, 48, 200, 1000, 4096, 24, 64000, 512};
   long rounds = argc > 1 ? atol(argv[1]) : 100000;
+  long keep = argc > 2 ? atol(argv[2]) : 0;
   char line[64];
 
   printf("ready\n");
@@ -36,7 +39,10 @@ int main(int argc, char **argv) {
     for (int k = 0; k < 3; k++) {
       free(path_big(n));
     }
-    free(path_small(n));
+    void *last = path_small(n);
+    if (i < rounds - keep) {
+      free(last);
+    }
   }
   printf("done\n");
   fflush(stdout);

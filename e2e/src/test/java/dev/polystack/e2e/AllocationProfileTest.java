@@ -21,23 +21,26 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code record --event alloc --pid}: alloc_shares.c allocates exactly 3/4 of its bytes and calls
  * under path_big and 1/4 under path_small. At the default rate the byte shares by function are
- * within 3 points; with --alloc-every-call the counts and bytes are exact; a SIGKILL of
- * polystack leaves no uprobe_multi link of its program and the target finishes normally.
+ * within 3 points; with --alloc-every-call the counts, bytes and blocks in use are exact; a
+ * SIGKILL of polystack leaves no uprobe_multi link of its program and the target finishes
+ * normally.
  */
 class AllocationProfileTest {
   /** Bytes of one 8-round cycle of alloc_shares.c's sizes. */
   static final long CYCLE_BYTES = 16 + 48 + 200 + 1000 + 4096 + 24 + 64000 + 512;
   private static final Pattern SAMPLE = Pattern.compile(
       "^\\s*(\\d+)\\s+(\\d+)\\s+(\\d+)\\s+(\\d+): ([\\d ]+)$");
-  private static final Pattern LOCATION = Pattern.compile("^\\s*(\\d+): 0x\\p{XDigit}+ M=\\d+ (\\S+)");
+  private static final Pattern LOCATION =
+      Pattern.compile("^\\s*(\\d+): 0x\\p{XDigit}+ M=\\d+ (\\S+)");
 
   @TempDir Path dir;
 
   /** The target, started and waiting for its line on stdin. */
   private record Target(Process process, OutputStream stdin, BufferedReader stdout) {
-    static Target start(long rounds) throws Exception {
+    static Target start(long rounds, long keep) throws Exception {
       Process p = new ProcessBuilder(Workloads.binary("alloc_shares").toString(),
-          Long.toString(rounds)).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+          Long.toString(rounds), Long.toString(keep))
+          .redirectError(ProcessBuilder.Redirect.INHERIT).start();
       BufferedReader out = new BufferedReader(
           new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
       assertEquals("ready", out.readLine());
@@ -59,7 +62,7 @@ class AllocationProfileTest {
 
   @Test
   void byteSharesByFunctionAreWithinThreePointsAtTheDefaultRate() throws Exception {
-    Map<String, long[]> byFunction = record(200_000, List.of());
+    Map<String, long[]> byFunction = record(200_000, 0, List.of());
     long big = byFunction.get("path_big")[1];
     long small = byFunction.get("path_small")[1];
     double share = big / (double) (big + small);
@@ -75,20 +78,23 @@ class AllocationProfileTest {
 
   @Test
   void everyCallGivesExactCountsAndBytes() throws Exception {
-    Map<String, long[]> byFunction = record(1000, List.of("--alloc-every-call"));
+    // The last 8 rounds (one cycle of the sizes) keep their path_small block.
+    Map<String, long[]> byFunction = record(1000, 8, List.of("--alloc-every-call"));
     // 1000 rounds = 125 cycles of the 8 sizes; path_big allocates 3 blocks a round.
     assertEquals(3000, byFunction.get("path_big")[0]);
     assertEquals(1000, byFunction.get("path_small")[0]);
     assertEquals(3 * 125 * CYCLE_BYTES, byFunction.get("path_big")[1]);
     assertEquals(125 * CYCLE_BYTES, byFunction.get("path_small")[1]);
-    // Every block was freed: nothing is in use at the end.
-    assertEquals(0, byFunction.get("path_big")[2] + byFunction.get("path_small")[2]);
-    assertEquals(0, byFunction.get("path_big")[3] + byFunction.get("path_small")[3]);
+    // Every path_big block was freed; 8 path_small blocks, one of each size, are in use.
+    assertEquals(0, byFunction.get("path_big")[2]);
+    assertEquals(0, byFunction.get("path_big")[3]);
+    assertEquals(8, byFunction.get("path_small")[2]);
+    assertEquals(CYCLE_BYTES, byFunction.get("path_small")[3]);
   }
 
   @Test
   void sigkillLeavesNoProbeAndTheTargetFinishes() throws Exception {
-    Target target = Target.start(400_000);
+    Target target = Target.start(400_000, 0);
     try (Distribution.Running polystack = Distribution.start("record", "--event", "alloc",
         "--pid", Long.toString(target.process().pid()), "-o", dir.resolve("k.pb.gz").toString())) {
       Awaits.until("polystack's uprobe_multi link", 60_000, () -> !allocLinks().isEmpty());
@@ -102,8 +108,9 @@ class AllocationProfileTest {
   }
 
   /** Records the target until it exits; per function: the four values of its samples. */
-  private Map<String, long[]> record(long rounds, List<String> options) throws Exception {
-    Target target = Target.start(rounds);
+  private Map<String, long[]> record(long rounds, long keep, List<String> options)
+      throws Exception {
+    Target target = Target.start(rounds, keep);
     Path out = dir.resolve("alloc.pb.gz");
     List<String> args = new ArrayList<>(List.of("record", "--event", "alloc", "--pid",
         Long.toString(target.process().pid()), "-o", out.toString()));
