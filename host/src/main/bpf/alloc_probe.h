@@ -384,7 +384,8 @@ static __always_inline int define_stack(struct pt_regs *ctx, __u32 tgid, __u32 t
 		struct digest_run d = {
 			.rec = rec,
 			.ranges = ranges,
-			.hash = 0xcbf29ce484222325ULL ^ site,
+			/* Seeded with the process and site: the seen map serves every target. */
+			.hash = 0xcbf29ce484222325ULL ^ ((__u64)tgid << 32) ^ site,
 			.base = sizeof(*h) + RED_ZONE,
 			.words = (got - RED_ZONE) / 8,
 		};
