@@ -70,7 +70,8 @@ final class Summaries {
     }
     Map<String, Long> capture = capture(s.losses());
     if (verbose && !capture.isEmpty()) {
-      err.println("polystack: tick capture: " + join(capture));
+      err.println("polystack: " + (result.recording().sampleTypes().isEmpty() ? "tick capture"
+          : "allocation probes") + ": " + join(capture));
     }
     for (RecordSession.ProcessPart p : result.processes()) {
       long lostHere = LossGroups.total(p.losses());
