@@ -47,6 +47,32 @@ final class BpfObject implements AutoCloseable {
     return new BpfObject(lib, name, image, object);
   }
 
+  /** Whether {@link #load} loads {@code program}; only before it. */
+  void setAutoload(String program, boolean autoload) throws BpfLoadException {
+    int err = lib.bpf_program__set_autoload(program(program), autoload);
+    if (err < 0) {
+      throw BpfLoadException.of("configuring program " + program + " of " + name, err, "",
+          "report this with the polystack version");
+    }
+  }
+
+  /** The attach type the kernel checks {@code program} against at load; only before it. */
+  void setExpectedAttachType(String program, int type) throws BpfLoadException {
+    int err = lib.bpf_program__set_expected_attach_type(program(program), type);
+    if (err < 0) {
+      throw BpfLoadException.of("configuring program " + program + " of " + name, err, "",
+          "report this with the polystack version");
+    }
+  }
+
+  private Pointer program(String program) throws BpfLoadException {
+    Pointer p = lib.bpf_object__find_program_by_name(object(), program);
+    if (p == null) {
+      throw missing("program " + program);
+    }
+    return p;
+  }
+
   /** Sets a map's max_entries; only before {@link #load(String)}. */
   void setMaxEntries(String map, int entries) throws BpfLoadException {
     int err = lib.bpf_map__set_max_entries(map(map), entries);

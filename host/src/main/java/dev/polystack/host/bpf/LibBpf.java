@@ -27,6 +27,10 @@ public interface LibBpf {
 
   int bpf_program__set_log_buf(Pointer program, Pointer buffer, long size);
 
+  int bpf_program__set_autoload(Pointer program, boolean autoload);
+
+  int bpf_program__set_expected_attach_type(Pointer program, int type);
+
   int bpf_map__fd(Pointer map);
 
   int bpf_map__set_max_entries(Pointer map, int maxEntries);

@@ -64,7 +64,16 @@ public final class TickCapture implements AutoCloseable {
   /** Raw tracepoint links of the process event programs; closing one detaches it. */
   private final List<Integer> links = new ArrayList<>();
   private RingReader ring;
+  private AllocationProbes allocations;
   private boolean closed;
+
+  /** What the capture does beyond process events. */
+  public enum Feature {
+    /** The cpu-clock tick program on every online CPU. */
+    TICKS,
+    /** The allocation program (uprobe sessions), attached per process by {@link #allocations}. */
+    ALLOC
+  }
 
   private TickCapture(BpfObject object, int possibleCpus) throws BpfLoadException {
     this.object = object;
@@ -159,6 +168,17 @@ public final class TickCapture implements AutoCloseable {
    */
   public static TickCapture open(int rateHz, int ringBytes,
       java.util.function.Consumer<TickCapture> setup) throws BpfLoadException {
+    return open(rateHz, ringBytes, setup, java.util.EnumSet.of(Feature.TICKS));
+  }
+
+  /**
+   * {@link #open(int, int, Consumer)} with a choice of programs: without {@link Feature#ALLOC}
+   * the allocation program is not even loaded (CPU profiles keep working on kernels without
+   * uprobe sessions); without {@link Feature#TICKS} no cpu-clock event is opened.
+   */
+  public static TickCapture open(int rateHz, int ringBytes,
+      java.util.function.Consumer<TickCapture> setup, java.util.Set<Feature> features)
+      throws BpfLoadException {
     if (rateHz < 1 || rateHz > 100_000) {
       throw new IllegalArgumentException("rate must be 1..100000 Hz: " + rateHz);
     }
@@ -179,12 +199,30 @@ public final class TickCapture implements AutoCloseable {
       }
       object.setMaxEntries("scratch", cpus);
       object.setMaxEntries("events", ringBytes);
-      object.load(PROGRAM);
+      boolean alloc = features.contains(Feature.ALLOC);
+      object.setAutoload(AllocationProbes.PROGRAM, alloc);
+      if (alloc) {
+        object.setExpectedAttachType(AllocationProbes.PROGRAM,
+            UprobeLink.BPF_TRACE_UPROBE_SESSION);
+      }
+      try {
+        object.load(PROGRAM);
+      } catch (BpfLoadException e) {
+        if (alloc) {
+          throw new BpfLoadException("allocation profiles need a kernel with uprobe sessions"
+              + " (Linux 6.13 or later); the kernel refused the allocation program: "
+              + e.getMessage(), e);
+        }
+        throw e;
+      }
       capture = new TickCapture(object, cpus);
+      if (alloc) {
+        capture.allocations = new AllocationProbes(object, cpus);
+      }
       capture.configure(Settings.targetsOnly());
       capture.attachProcessEvents();
       setup.accept(capture);
-      capture.start(rateHz);
+      capture.start(rateHz, features.contains(Feature.TICKS));
       return capture;
     } catch (BpfLoadException | RuntimeException e) {
       if (capture != null) {
@@ -196,8 +234,20 @@ public final class TickCapture implements AutoCloseable {
     }
   }
 
-  private void start(int rateHz) throws BpfLoadException {
+  /** The allocation probes; only when opened with {@link Feature#ALLOC}. */
+  public synchronized AllocationProbes allocations() {
+    checkOpen();
+    if (allocations == null) {
+      throw new IllegalStateException("the capture was opened without allocation probes");
+    }
+    return allocations;
+  }
+
+  private void start(int rateHz, boolean ticks) throws BpfLoadException {
     ring = RingReader.open(object.mapFd("events"));
+    if (!ticks) {
+      return;
+    }
     // exclude_idle: the idle task is never a target, so its ticks need not run the program.
     PerfEventAttr attr = PerfEventAttr.builder()
         .type(PerfConstants.TYPE_SOFTWARE)
@@ -361,6 +411,9 @@ public final class TickCapture implements AutoCloseable {
         }
       }
       events.clear();
+      if (allocations != null) {
+        allocations.close();
+      }
       for (int fd : links) {
         Native.libc().close(fd);
       }

@@ -12,10 +12,12 @@ import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.ptrace.WaitStatus;
 import dev.polystack.host.sampling.SamplingException;
 import dev.polystack.host.sampling.SamplingOptions;
+import dev.polystack.host.session.AllocRecordSession;
 import dev.polystack.host.session.MultiRecord;
 import dev.polystack.host.session.RecordSession;
 import dev.polystack.otel.local.ProfileFormat;
 import dev.polystack.otel.local.ProfileWriter;
+import dev.polystack.otel.model.ValueType;
 import dev.polystack.otel.otlp.OtlpConfig;
 import java.io.BufferedOutputStream;
 import java.io.FileDescriptor;
@@ -81,6 +83,26 @@ final class RecordCommand implements Callable<Integer> {
           + " target pause per sample: mean, median, p99, max; losses).")
   Path statsJson;
 
+  @Option(names = "--event", paramLabel = "EVENT", defaultValue = "cpu",
+      description = "cpu (default: where time goes) or alloc (who allocates: the C library's"
+          + " allocator probed with uprobe sessions, one --pid; docs/allocations.md).")
+  String event;
+
+  @Option(names = "--alloc-rate", paramLabel = "BYTES", defaultValue = "524288",
+      description = "--event alloc: one sample per BYTES allocated on average (default:"
+          + " ${DEFAULT-VALUE}, 512 KiB).")
+  long allocRate;
+
+  @Option(names = "--alloc-every-call",
+      description = "--event alloc: sample every call (exact counts; each call then copies its"
+          + " stack: for small runs).")
+  boolean allocEveryCall;
+
+  @Option(names = "--sample-type", paramLabel = "TYPE",
+      description = "--event alloc: the value folded and html show and pprof's default:"
+          + " alloc_space (default), alloc_objects, inuse_space or inuse_objects.")
+  String sampleType;
+
   @Option(names = {"--verbose", "-v"},
       description = "Also print the exact reasons of losses and the kernel's tick capture"
           + " figures (as --stats-json has them).")
@@ -112,12 +134,17 @@ final class RecordCommand implements Callable<Integer> {
     OtlpConfig otlpConfig = otlpConfig(System.getenv());
     boolean local = otlpConfig == null || format != null || output != null;
     boolean toStdout = STDOUT.equals(output);
-    RecordSession.Backend backend = target.selectingWith(select).check();
+    boolean alloc = checkEvent();
+    RecordSession.Backend backend = alloc ? null : target.selectingWith(select).check();
+    if (alloc && otlpConfig != null) {
+      throw new UsageException("--event alloc writes a local file: OTLP allocation profiles are"
+          + " not supported yet; drop the OTLP options");
+    }
     if (otlpConfig != null && target.several()) {
       throw new UsageException("streaming to an OTLP endpoint records one process: give a single"
           + " --pid, or write a local file (--output) for several");
     }
-    Credentials as = target.launchCredentials(console);
+    Credentials as = alloc ? null : target.launchCredentials(console);
     OtlpOptions.warnIfInClear(otlpConfig, console::warn);
     // The files are created (under hidden names) before anything is attached or launched: a
     // place that cannot be written fails now, in one line, instead of after the recording.
@@ -130,6 +157,10 @@ final class RecordCommand implements Callable<Integer> {
       }
       if (statsJson != null) {
         statsFile = outputs.replaceAtEnd(statsJson, "--stats-json");
+      }
+      if (alloc) {
+        recordAllocations(options, profileFormat, toStdout, profileFile, statsFile);
+        return ExitCodes.OK;
       }
       target.resolve(console);
       RecordSession.Result result = record(otlpConfig, backend, options, profileFormat,
@@ -146,6 +177,79 @@ final class RecordCommand implements Callable<Integer> {
         statsFile.close();
       }
     }
+  }
+
+  /**
+   * Whether this is an allocation record, after checking that the options fit the event: one
+   * --pid, bpf (the allocation program is a BPF program), a known sample type.
+   */
+  private boolean checkEvent() {
+    if (event.equals("cpu")) {
+      if (sampleType != null || allocEveryCall) {
+        throw new UsageException((sampleType != null ? "--sample-type" : "--alloc-every-call")
+            + " is for --event alloc");
+      }
+      return false;
+    }
+    if (!event.equals("alloc")) {
+      throw new UsageException("--event must be cpu or alloc, not " + event);
+    }
+    if (target.pids.size() != 1 || !target.command.isEmpty() || target.several()) {
+      throw new UsageException("--event alloc records one running process: give one --pid");
+    }
+    if (target.mode != null && !target.mode.equals("bpf")) {
+      throw new UsageException("--event alloc needs --mode bpf (allocations are probed with"
+          + " BPF uprobes), not " + target.mode);
+    }
+    if (allocRate <= 0) {
+      throw new UsageException("--alloc-rate must be > 0 bytes: " + allocRate);
+    }
+    if (sampleType != null && ValueType.ALLOCATIONS.stream()
+        .noneMatch(t -> t.type().equals(sampleType))) {
+      throw new UsageException("--sample-type must be alloc_space, alloc_objects, inuse_space"
+          + " or inuse_objects, not " + sampleType);
+    }
+    return true;
+  }
+
+  private RecordSession.Result recordAllocations(SamplingOptions options,
+      ProfileFormat profileFormat, boolean toStdout, OutputFile profileFile,
+      OutputFile statsFile) {
+    var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
+    AllocRecordSession session =
+        new AllocRecordSession(ProcFs.system(), registry, guard, console::warn);
+    StatusLine status = new StatusLine(console);
+    RecordSession.Result result;
+    try (StopSignals signals = new StopSignals(console)) {
+      result = session.attach(target.pids.get(0), options,
+          new AllocRecordSession.AllocOptions(allocEveryCall ? 0 : allocRate,
+              AllocRecordSession.DEFAULT_STACK_BYTES), signals::stopRequested, status::update);
+    } catch (AllocRecordSession.UnprobeableTarget e) {
+      throw new UsageException(e.getMessage());
+    } catch (SamplingException e) {
+      throw new CommandFailedException(e.getMessage());
+    } finally {
+      status.clear();
+    }
+    if (sampleType != null) {
+      RecordSession.Result r = result;
+      result = new RecordSession.Result(r.recording().withDefaultType(sampleType), r.summary(),
+          r.targetExit(), r.stoppedByUser(), r.targetGone());
+    }
+    Path out = null;
+    if (profileFile != null) {
+      String name = output != null ? null : defaultName(
+          result.recording().target().executableName(), result.recording().target().pid(),
+          profileFormat);
+      out = write(result, profileFormat.writer(perThread), profileFile, name);
+    } else if (toStdout) {
+      writeToStdout(result, profileFormat.writer(perThread));
+    }
+    if (statsFile != null) {
+      writeStats(result, statsFile);
+    }
+    Summaries.print(console, result, out, verbose, false);
+    return result;
   }
 
   /** What a launched command's ending makes polystack's exit code (see {@link #call}). */

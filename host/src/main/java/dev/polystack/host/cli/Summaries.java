@@ -29,8 +29,17 @@ final class Summaries {
     var err = console.err();
     SamplingRates rates = new SamplingRates(1e9 / result.recording().periodNanos(),
         SamplingRates.onCpuHz(s.losses()), s.achievedHz());
-    err.printf("polystack: %s from %s; %s%n", plural(s.samples(), "sample"),
-        plural(s.threads(), "thread"), rates.describe());
+    if (result.recording().sampleTypes().isEmpty()) {
+      err.printf("polystack: %s from %s; %s%n", plural(s.samples(), "sample"),
+          plural(s.threads(), "thread"), rates.describe());
+    } else {
+      long period = result.recording().periodNanos();
+      err.printf("polystack: %s sampled of %s (%s); %s%n",
+          plural(s.losses().getOrDefault("capture_alloc_sampled", 0L), "allocation"),
+          plural(s.losses().getOrDefault("capture_alloc_calls", 0L), "allocator call"),
+          period == 1 ? "every call" : "one per " + period + " bytes on average",
+          plural(s.samples(), "stack"));
+    }
     if (s.periods() > s.samples()) {
       long missed = s.periods() - s.samples();
       err.println("polystack: " + plural(missed, "tick") + (missed == 1 ? " was" : " were")
@@ -61,7 +70,8 @@ final class Summaries {
     }
     Map<String, Long> capture = capture(s.losses());
     if (verbose && !capture.isEmpty()) {
-      err.println("polystack: tick capture: " + join(capture));
+      err.println("polystack: " + (result.recording().sampleTypes().isEmpty() ? "tick capture"
+          : "allocation probes") + ": " + join(capture));
     }
     for (RecordSession.ProcessPart p : result.processes()) {
       long lostHere = LossGroups.total(p.losses());

@@ -4,6 +4,7 @@ import static dev.polystack.otel.counters.CounterKind.CAPTURE_FIGURE;
 import static dev.polystack.otel.counters.CounterKind.ERROR_FRAME;
 import static dev.polystack.otel.counters.CounterKind.LOSS;
 import static dev.polystack.otel.counters.CounterKind.NOTE;
+import static dev.polystack.otel.counters.LossGroup.ALLOCATIONS;
 import static dev.polystack.otel.counters.LossGroup.BUSY;
 import static dev.polystack.otel.counters.LossGroup.COULD_NOT_SAMPLE;
 import static dev.polystack.otel.counters.LossGroup.LEARNING;
@@ -125,6 +126,46 @@ public final class HostCounters {
   public static final Counter CAPTURE_FOLLOWED = capture("capture_followed", "process",
       "Processes the kernel added as targets at their fork (record --subprocesses, agent"
           + " selections by name).");
+
+  // Allocation profiles (record --event alloc): the kernel's counters, then the host's.
+  public static final Counter CAPTURE_ALLOC_CALLS = capture("capture_alloc_calls", "call",
+      "Calls of a probed allocator function by a target (each pays the uprobe trap).");
+  public static final Counter CAPTURE_ALLOC_SAMPLED = capture("capture_alloc_sampled", "call",
+      "Allocations the byte countdown sampled.");
+  public static final Counter CAPTURE_ALLOC_INTERNAL_CALL = capture("capture_alloc_internal_call",
+      "call", "Probed calls made by the allocator itself (realloc's malloc), not counted again.");
+  public static final Counter CAPTURE_ALLOC_DEFINITION_SENT = capture(
+      "capture_alloc_definition_sent", "stack", "Allocation stacks sent to the host.");
+  public static final Counter CAPTURE_ALLOC_DEFINITION_DEDUPLICATED = capture(
+      "capture_alloc_definition_deduplicated", "sample",
+      "Sampled allocations whose stack the host already had (sent once per digest).");
+  public static final Counter CAPTURE_ALLOC_DEFINITION_UNDEDUPLICATED = capture(
+      "capture_alloc_definition_undeduplicated", "sample",
+      "Sampled allocations whose stack was sent without a digest (a runtime's plan ran, or the"
+          + " process's ranges were not known yet).");
+  public static final Counter CAPTURE_ALLOC_INTERVAL_CLAMPED = capture(
+      "capture_alloc_interval_clamped", "sample",
+      "Allocations larger than four drawn gaps: the countdown restarted from a fresh gap.");
+  public static final Counter CAPTURE_FREE_MATCHED = capture("capture_free_matched", "call",
+      "Frees of a sampled block (the in-use view's frees).");
+  public static final Counter ALLOC_DEFINITION_LOST = loss("alloc_definition_lost", ALLOCATIONS,
+      "stack", "Allocation stacks lost to a full ring (kernel counter); retried at the next"
+          + " sample of that stack.");
+  public static final Counter ALLOC_EVENT_RING_FULL = loss("alloc_event_ring_full", ALLOCATIONS,
+      "record", "Allocation or free records lost to a full ring (kernel counter).");
+  public static final Counter INUSE_MAP_FULL = loss("inuse_map_full", ALLOCATIONS, "block",
+      "Sampled blocks the kernel's live map had no room for: counted as allocated, never as"
+          + " in use.");
+  public static final Counter ALLOC_RETURN_UNMATCHED = loss("alloc_return_unmatched",
+      ALLOCATIONS, "sample", "Sampled allocations whose return was not paired with their entry.");
+  public static final Counter ALLOC_DIGEST_UNKNOWN = loss("alloc_digest_unknown", ALLOCATIONS,
+      "sample", "Sampled allocations whose stack never arrived (shown under"
+          + " allocation_stack_lost).");
+  public static final Counter ALLOC_STACK_TABLE_FULL = loss("alloc_stack_table_full",
+      ALLOCATIONS, "sample", "Sampled allocations past the host's bound of distinct stacks.");
+  public static final Counter ALLOC_LIVE_TABLE_FULL = loss("alloc_live_table_full", ALLOCATIONS,
+      "block", "Sampled blocks past the host's bound of live blocks: never counted as in use.");
+
   public static final Counter PROCESSES_NOT_DESCRIBED = note("processes_not_described",
       "process", "Processes the agent was told of (an exec, a fork) that were gone or"
           + " unreadable before it read their memory map.");
@@ -227,7 +268,9 @@ public final class HostCounters {
   private static final Map<String, Counter> KERNEL_LOSSES = Map.of(
       "ring_full", BPF_RING_FULL, "no_user_regs", BPF_NO_USER_REGS,
       "follow_full", PROCESS_NOT_FOLLOWED, "ring_lost", RING_LOST,
-      "perf_no_user_regs", NO_USER_REGS);
+      "perf_no_user_regs", NO_USER_REGS, "alloc_definition_lost", ALLOC_DEFINITION_LOST,
+      "alloc_event_ring_full", ALLOC_EVENT_RING_FULL, "inuse_map_full", INUSE_MAP_FULL,
+      "alloc_return_unmatched", ALLOC_RETURN_UNMATCHED);
 
   private static final CounterRegistry REGISTRY = CounterRegistry.of(HostCounters.class);
 

@@ -15,6 +15,8 @@ public enum LossGroup {
   NOT_ARMED("breakpoints not armed"),
   /** vDSO tracing: an entry without its return or a return without its entry. */
   UNPAIRED("entry and return not paired"),
+  /** Allocation profiles: sampled allocations without their stack or their in-use tracking. */
+  ALLOCATIONS("allocations not fully attributed"),
   /** Where a loss that no declaration names is shown, so it is still counted. */
   OTHER("for other reasons"),
   /** The group of every counter that is not a loss. */

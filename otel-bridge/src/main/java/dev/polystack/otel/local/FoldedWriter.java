@@ -49,7 +49,7 @@ final class FoldedWriter implements ProfileWriter {
       byRoot.computeIfAbsent(root.toString(), r -> new ArrayList<>()).add(sample);
     }
     byRoot.forEach((root, samples) -> {
-      for (Stacks.Counted c : Stacks.countByStack(samples)) {
+      for (Stacks.Counted c : Stacks.countByStack(samples, recording::weight)) {
         counts.merge(root + line(stacks.rootFirstLabels(c.stack())), c.count(), Long::sum);
       }
     });

@@ -181,12 +181,12 @@ final class HtmlFlameGraphWriter implements ProfileWriter {
       Node parent = root;
       if (several) {
         parent = root.child(processOf.get(tid), "process");
-        parent.value += Stacks.periods(samples);
+        parent.value += samples.stream().mapToLong(recording::weight).sum();
       }
       Node thread = parent.child(Stacks.threadLabel(tid, threadNames.get(tid)), "thread");
-      thread.value = Stacks.periods(samples);
+      thread.value = samples.stream().mapToLong(recording::weight).sum();
       // Walk each distinct stack once with its count rather than once per sample.
-      for (Stacks.Counted c : Stacks.countByStack(samples)) {
+      for (Stacks.Counted c : Stacks.countByStack(samples, recording::weight)) {
         List<String> labels = stacks.rootFirstLabels(c.stack());
         List<String> kinds = kinds(c.stack());
         Node node = thread;

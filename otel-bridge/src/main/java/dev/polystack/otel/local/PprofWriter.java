@@ -9,6 +9,7 @@ import dev.polystack.otel.counters.Counters;
 import dev.polystack.otel.counters.SamplingRates;
 import dev.polystack.otel.model.Recording;
 import dev.polystack.otel.model.Sample;
+import dev.polystack.otel.model.ValueType;
 import dev.polystack.otel.model.StackTrace;
 import dev.polystack.plugin.api.Frame;
 import java.io.ByteArrayOutputStream;
@@ -136,9 +137,16 @@ final class PprofWriter implements ProfileWriter {
         List<Long> ids = stackLocations.computeIfAbsent(sample.stack(), this::locationIds);
         SampleKey key = new SampleKey(ids, sample.tid(), sample.threadName(),
             List.copyOf(new TreeMap<>(sample.attributes()).entrySet()));
-        long[] counts = samples.computeIfAbsent(key, k -> new long[2]);
-        counts[0] += sample.count();
-        counts[1] += sample.periods();
+        long[] values = sample.values();
+        long[] counts = samples.computeIfAbsent(key, k -> new long[Math.max(2, values.length)]);
+        if (values.length > 0) {
+          for (int i = 0; i < values.length; i++) {
+            counts[i] += values[i];
+          }
+        } else {
+          counts[0] += sample.count();
+          counts[1] += sample.periods();
+        }
       }
     }
 
@@ -200,8 +208,22 @@ final class PprofWriter implements ProfileWriter {
       long threadNameKey = string("thread.name");
       List<Long> comments = comments();
 
-      message(out, 1, o -> valueType(o, samplesType, countUnit));
-      message(out, 1, o -> valueType(o, cpuType, nanosUnit));
+      List<ValueType> types = recording.sampleTypes();
+      // Allocation recordings: one sample per period bytes allocated, on average.
+      long spaceType = types.isEmpty() ? 0 : string("space");
+      long bytesUnit = types.isEmpty() ? 0 : string("bytes");
+      long[][] typeIds = new long[types.size()][];
+      for (int i = 0; i < types.size(); i++) {
+        typeIds[i] = new long[] {string(types.get(i).type()), string(types.get(i).unit())};
+      }
+      if (types.isEmpty()) {
+        message(out, 1, o -> valueType(o, samplesType, countUnit));
+        message(out, 1, o -> valueType(o, cpuType, nanosUnit));
+      } else {
+        for (long[] t : typeIds) {
+          message(out, 1, o -> valueType(o, t[0], t[1]));
+        }
+      }
       long period = recording.periodNanos();
       for (Map.Entry<SampleKey, long[]> e : samples.entrySet()) {
         SampleKey key = e.getKey();
@@ -216,7 +238,7 @@ final class PprofWriter implements ProfileWriter {
         message(out, 2, o -> {
           packed(o, 1, key.locationIds().stream().mapToLong(Long::longValue).toArray());
           // samples: those taken; cpu: the time they stand for, ticks not taken included.
-          packed(o, 2, new long[] {count, periods * period});
+          packed(o, 2, types.isEmpty() ? new long[] {count, periods * period} : e.getValue());
           message(o, 3, l -> {
             int64(l, 1, threadIdKey);
             int64(l, 3, key.tid());
@@ -279,11 +301,15 @@ final class PprofWriter implements ProfileWriter {
       }
       int64(out, 9, recording.startEpochNanos());
       int64(out, 10, recording.endEpochNanos() - recording.startEpochNanos());
-      message(out, 11, o -> valueType(o, cpuType, nanosUnit));
+      if (types.isEmpty()) {
+        message(out, 11, o -> valueType(o, cpuType, nanosUnit));
+      } else {
+        message(out, 11, o -> valueType(o, spaceType, bytesUnit));
+      }
       int64(out, 12, period);
       packed(out, 13, comments.stream().mapToLong(Long::longValue).toArray());
       // Time by default, as Go's CPU profiles do: the flame graph and folded output weigh periods.
-      int64(out, 14, cpuType);
+      int64(out, 14, types.isEmpty() ? cpuType : typeIds[recording.defaultType()][0]);
     }
 
     /** Facts pprof has no field for; {@code pprof -comments} shows them. */
@@ -293,10 +319,15 @@ final class PprofWriter implements ProfileWriter {
       comments.add(string("target: pid " + recording.target().pid() + " "
           + String.join(" ", recording.target().commandLine())));
       comments.add(string("mode: " + recording.mode()));
-      comments.add(string("rate: " + SamplingRates.of(recording.periodNanos(),
-          recording.losses(), Sample.count(recording.samples()),
-          Stacks.threadNames(recording).size(),
-          recording.endEpochNanos() - recording.startEpochNanos()).describe()));
+      if (recording.sampleTypes().isEmpty()) {
+        comments.add(string("rate: " + SamplingRates.of(recording.periodNanos(),
+            recording.losses(), Sample.count(recording.samples()),
+            Stacks.threadNames(recording).size(),
+            recording.endEpochNanos() - recording.startEpochNanos()).describe()));
+      } else {
+        comments.add(string("sampling: one sample per " + recording.periodNanos()
+            + " bytes allocated on average (1: every call)"));
+      }
       Counters.ofKind(recording.losses(), CounterKind.LOSS).forEach(
           (reason, n) -> comments.add(string("lost: " + reason + "=" + n)));
       Stacks.captureFigures(recording).forEach(

@@ -49,13 +49,19 @@ final class Stacks {
    * first occurrence: identity hash order would differ from run to run, and so would files.
    */
   static List<Counted> countByStack(List<Sample> samples) {
+    return countByStack(samples, Sample::periods);
+  }
+
+  /** As {@link #countByStack(List)}, each sample weighing {@code weight}. */
+  static List<Counted> countByStack(List<Sample> samples,
+      java.util.function.ToLongFunction<Sample> weight) {
     Map<StackTrace, long[]> counts = new IdentityHashMap<>();
     List<StackTrace> order = new ArrayList<>();
     for (Sample sample : samples) {
       counts.computeIfAbsent(sample.stack(), s -> {
         order.add(s);
         return new long[1];
-      })[0] += sample.periods();
+      })[0] += weight.applyAsLong(sample);
     }
     return order.stream().map(s -> new Counted(s, counts.get(s)[0])).toList();
   }

@@ -17,6 +17,10 @@ import java.util.Optional;
  * @param modules mapped files, for native frame labels and mapping tables
  * @param samples every sample, in time order
  * @param losses what was lost and why (dropped samples by reason, lost ring records), by name
+ * @param sampleTypes what each sample's {@link Sample#values()} measure; empty: CPU samples,
+ *     weighed by their periods
+ * @param defaultType the index in {@code sampleTypes} that single-value outputs (folded, the
+ *     flame graph) and pprof's default show; 0 when there are none
  */
 public record Recording(
     TargetInfo target,
@@ -26,7 +30,9 @@ public record Recording(
     String mode,
     List<ModuleInfo> modules,
     List<Sample> samples,
-    Map<String, Long> losses) {
+    Map<String, Long> losses,
+    List<ValueType> sampleTypes,
+    int defaultType) {
 
   public Recording {
     Objects.requireNonNull(target, "target");
@@ -40,6 +46,41 @@ public record Recording(
     modules = modules.stream().sorted(Comparator.comparingLong(ModuleInfo::start)).toList();
     samples = List.copyOf(samples);
     losses = Map.copyOf(losses);
+    sampleTypes = List.copyOf(sampleTypes);
+    if (sampleTypes.isEmpty() ? defaultType != 0
+        : defaultType < 0 || defaultType >= sampleTypes.size()) {
+      throw new IllegalArgumentException("default type " + defaultType + " of "
+          + sampleTypes.size());
+    }
+    for (Sample s : samples) {
+      if (s.values().length != sampleTypes.size()) {
+        throw new IllegalArgumentException("a sample has " + s.values().length
+            + " values for " + sampleTypes.size() + " sample types");
+      }
+    }
+  }
+
+  /** A recording of CPU samples, weighed by their periods. */
+  public Recording(TargetInfo target, long startEpochNanos, long endEpochNanos, long periodNanos,
+      String mode, List<ModuleInfo> modules, List<Sample> samples, Map<String, Long> losses) {
+    this(target, startEpochNanos, endEpochNanos, periodNanos, mode, modules, samples, losses,
+        List.of(), 0);
+  }
+
+  /** This recording with {@code type} as the value single-value outputs show. */
+  public Recording withDefaultType(String type) {
+    for (int i = 0; i < sampleTypes.size(); i++) {
+      if (sampleTypes.get(i).type().equals(type)) {
+        return new Recording(target, startEpochNanos, endEpochNanos, periodNanos, mode, modules,
+            samples, losses, sampleTypes, i);
+      }
+    }
+    throw new IllegalArgumentException("no sample type " + type + " in this recording");
+  }
+
+  /** What a sample weighs in single-value outputs: its default value, or its periods. */
+  public long weight(Sample s) {
+    return sampleTypes.isEmpty() ? s.periods() : s.values()[defaultType];
   }
 
   /** The module containing {@code address}, by binary search. */

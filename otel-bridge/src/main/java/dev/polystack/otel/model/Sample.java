@@ -21,10 +21,15 @@ import java.util.Objects;
  *     recording that already held its bound of timed samples merged later samples of the same
  *     thread, stack and attributes into one (their times are not kept: see {@code
  *     docs/reliability.md}). Never more than {@code periods}.
+ * @param values one per the recording's {@link Recording#sampleTypes()} (allocation samples);
+ *     empty for CPU samples
  */
 public record Sample(int tid, String threadName, long epochNanos, StackTrace stack,
-    Map<String, String> attributes, int periods, int count) {
+    Map<String, String> attributes, int periods, int count, long[] values) {
+  private static final long[] NO_VALUES = new long[0];
+
   public Sample {
+    values = values.length == 0 ? NO_VALUES : values.clone();
     Objects.requireNonNull(threadName, "threadName");
     Objects.requireNonNull(stack, "stack");
     attributes = Map.copyOf(attributes);
@@ -35,6 +40,17 @@ public record Sample(int tid, String threadName, long epochNanos, StackTrace sta
       throw new IllegalArgumentException("a sample stands for 1.." + periods + " samples: "
           + count);
     }
+  }
+
+  /** A CPU sample: no values beyond its periods and count. */
+  public Sample(int tid, String threadName, long epochNanos, StackTrace stack,
+      Map<String, String> attributes, int periods, int count) {
+    this(tid, threadName, epochNanos, stack, attributes, periods, count, NO_VALUES);
+  }
+
+  @Override
+  public long[] values() {
+    return values.length == 0 ? values : values.clone();
   }
 
   /** A sample as it was taken, standing for {@code periods} periods. */

@@ -216,7 +216,7 @@ class PprofWriterTest {
   }
 
   /** go on the PATH or in its default place; missing Go fails, since it is how we check. */
-  private static String findGo() {
+  static String findGo() {
     Stream<Path> candidates = Stream.concat(
         Stream.of(System.getenv().getOrDefault("PATH", "").split(":"))
             .filter(p -> !p.isEmpty()).map(p -> Path.of(p, "go")),

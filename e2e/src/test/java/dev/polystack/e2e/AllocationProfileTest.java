@@ -1,0 +1,179 @@
+package dev.polystack.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code record --event alloc --pid}: alloc_shares.c allocates exactly 3/4 of its bytes and calls
+ * under path_big and 1/4 under path_small. At the default rate the byte shares by function are
+ * within 3 points; with --alloc-every-call the counts, bytes and blocks in use are exact; a
+ * SIGKILL of polystack leaves no uprobe_multi link of its program and the target finishes
+ * normally.
+ */
+class AllocationProfileTest {
+  /** Bytes of one 8-round cycle of alloc_shares.c's sizes. */
+  static final long CYCLE_BYTES = 16 + 48 + 200 + 1000 + 4096 + 24 + 64000 + 512;
+  private static final Pattern SAMPLE = Pattern.compile(
+      "^\\s*(\\d+)\\s+(\\d+)\\s+(\\d+)\\s+(\\d+): ([\\d ]+)$");
+  private static final Pattern LOCATION =
+      Pattern.compile("^\\s*(\\d+): 0x\\p{XDigit}+ M=\\d+ (\\S+)");
+
+  @TempDir Path dir;
+
+  /** The target, started and waiting for its line on stdin. */
+  private record Target(Process process, OutputStream stdin, BufferedReader stdout) {
+    static Target start(long rounds, long keep) throws Exception {
+      Process p = new ProcessBuilder(Workloads.binary("alloc_shares").toString(),
+          Long.toString(rounds), Long.toString(keep))
+          .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+      BufferedReader out = new BufferedReader(
+          new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+      assertEquals("ready", out.readLine());
+      return new Target(p, p.getOutputStream(), out);
+    }
+
+    void go() throws Exception {
+      stdin.write("go\n".getBytes(StandardCharsets.US_ASCII));
+      stdin.close();
+    }
+
+    /** Waits for the target's own end: "done" and exit 0. */
+    void finishes() throws Exception {
+      assertEquals("done", stdout.readLine());
+      assertTrue(process.waitFor(300, TimeUnit.SECONDS), "the target did not finish");
+      assertEquals(0, process.exitValue());
+    }
+  }
+
+  @Test
+  void byteSharesByFunctionAreWithinThreePointsAtTheDefaultRate() throws Exception {
+    Map<String, long[]> byFunction = record(200_000, 0, List.of());
+    long big = byFunction.get("path_big")[1];
+    long small = byFunction.get("path_small")[1];
+    double share = big / (double) (big + small);
+    String figures = String.format("path_big %d bytes, path_small %d bytes, share %.4f (truth"
+        + " 0.75)", big, small, share);
+    System.out.println("alloc shares at 512 KiB: " + figures);
+    assertTrue(Math.abs(share - 0.75) <= 0.03, figures);
+    // The unbiased total is the program's: 200000 rounds allocate 25000 cycles x 4 calls.
+    double total = 25_000.0 * 4 * CYCLE_BYTES;
+    assertTrue(Math.abs((big + small) / total - 1) <= 0.05, "total " + (big + small)
+        + " of " + total);
+  }
+
+  @Test
+  void everyCallGivesExactCountsAndBytes() throws Exception {
+    // The last 8 rounds (one cycle of the sizes) keep their path_small block.
+    Map<String, long[]> byFunction = record(1000, 8, List.of("--alloc-every-call"));
+    // 1000 rounds = 125 cycles of the 8 sizes; path_big allocates 3 blocks a round.
+    assertEquals(3000, byFunction.get("path_big")[0]);
+    assertEquals(1000, byFunction.get("path_small")[0]);
+    assertEquals(3 * 125 * CYCLE_BYTES, byFunction.get("path_big")[1]);
+    assertEquals(125 * CYCLE_BYTES, byFunction.get("path_small")[1]);
+    // Every path_big block was freed; 8 path_small blocks, one of each size, are in use.
+    assertEquals(0, byFunction.get("path_big")[2]);
+    assertEquals(0, byFunction.get("path_big")[3]);
+    assertEquals(8, byFunction.get("path_small")[2]);
+    assertEquals(CYCLE_BYTES, byFunction.get("path_small")[3]);
+  }
+
+  @Test
+  void sigkillLeavesNoProbeAndTheTargetFinishes() throws Exception {
+    Target target = Target.start(400_000, 0);
+    try (Distribution.Running polystack = Distribution.start("record", "--event", "alloc",
+        "--pid", Long.toString(target.process().pid()), "-o", dir.resolve("k.pb.gz").toString())) {
+      Awaits.until("polystack's uprobe_multi link", 60_000, () -> !allocLinks().isEmpty());
+      target.go();
+      polystack.signal("KILL");
+      assertTrue(polystack.process().waitFor(30, TimeUnit.SECONDS));
+      // The link goes with its last descriptor; the kernel releases it as the process dies.
+      Awaits.until("no uprobe_multi link of alloc_probe", 10_000, () -> allocLinks().isEmpty());
+    }
+    target.finishes();
+  }
+
+  /** Records the target until it exits; per function: the four values of its samples. */
+  private Map<String, long[]> record(long rounds, long keep, List<String> options)
+      throws Exception {
+    Target target = Target.start(rounds, keep);
+    Path out = dir.resolve("alloc.pb.gz");
+    List<String> args = new ArrayList<>(List.of("record", "--event", "alloc", "--pid",
+        Long.toString(target.process().pid()), "-o", out.toString()));
+    args.addAll(options);
+    Distribution.Result result;
+    try (Distribution.Running polystack = Distribution.start(args.toArray(String[]::new))) {
+      Awaits.until("polystack's uprobe_multi link", 60_000, () -> !allocLinks().isEmpty());
+      target.go();
+      target.finishes();
+      result = polystack.await(120);
+    }
+    assertEquals(0, result.exitCode(), result.stderr());
+    var raw = Tools.run(300, null, List.of(Tools.go(), "tool", "pprof", "-raw", out.toString()));
+    assertEquals(0, raw.exitCode(), raw.stderr());
+    assertTrue(raw.stdout().contains(
+        "alloc_objects/count alloc_space/bytes[dflt] inuse_objects/count inuse_space/bytes"),
+        raw.stdout());
+    return byFunction(raw.stdout());
+  }
+
+  /** Sums each sample's values under every function its stack names once. */
+  static Map<String, long[]> byFunction(String raw) {
+    Map<String, String> names = new HashMap<>();
+    for (String line : raw.split("\n")) {
+      Matcher m = LOCATION.matcher(line);
+      if (m.find()) {
+        names.put(m.group(1), m.group(2));
+      }
+    }
+    Map<String, long[]> out = new HashMap<>();
+    for (String line : raw.split("\n")) {
+      Matcher m = SAMPLE.matcher(line);
+      if (!m.matches()) {
+        continue;
+      }
+      java.util.Set<String> functions = new java.util.HashSet<>();
+      for (String id : m.group(5).trim().split(" +")) {
+        functions.add(names.getOrDefault(id, "?"));
+      }
+      for (String f : functions) {
+        long[] v = out.computeIfAbsent(f, k -> new long[4]);
+        for (int i = 0; i < 4; i++) {
+          v[i] += Long.parseLong(m.group(i + 1));
+        }
+      }
+    }
+    out.putIfAbsent("path_big", new long[4]);
+    out.putIfAbsent("path_small", new long[4]);
+    return out;
+  }
+
+  /** Ids of uprobe_multi links whose program is alloc_probe (bpftool 7.1 says "type 12"). */
+  static List<String> allocLinks() throws Exception {
+    var links = Tools.run(30, null, List.of("bpftool", "link", "list"));
+    List<String> out = new ArrayList<>();
+    Matcher m = Pattern.compile("(?m)^(\\d+): (?:uprobe_multi|type 12)\\s+prog (\\d+)").matcher(
+        links.stdout());
+    while (m.find()) {
+      var prog = Tools.run(30, null, List.of("bpftool", "prog", "show", "id", m.group(2)));
+      if (prog.stdout().contains("alloc_probe")) {
+        out.add(m.group(1));
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The capture plan interpreter, included by tick_capture.bpf.c after its maps and records:
+ * user memory copied in page-aligned chunks, and the plan steps that name the regions to copy
+ * (docs/capture-plans.md). Context-free: it reads the record's registers and user memory only,
+ * so the tick and the allocation program (alloc_probe.h) share it.
+ */
+
+static __always_inline struct state *state_of(__u8 *rec)
+{
+	return (struct state *)(rec + RECORD_MAX);
+}
+
+enum { COPY_FAULT = 1, COPY_CUT = 2 };
+
+/*
+ * Copies user [addr, addr + len) into rec + off in page-aligned chunks: a single read fails as
+ * a whole if any byte is unmapped, so chunking keeps everything before the first bad page.
+ * Returns bytes copied; *why says why it stopped short.
+ */
+static __always_inline __u32 copy_user(__u8 *rec, __u64 off, __u64 addr, __u64 len, __u32 *why)
+{
+	/* 64-bit locals: clang's 32-bit zero-extensions make copies the verifier does not relate. */
+	__u64 done = 0;
+
+	*why = 0;
+	for (int i = 0; i < MAX_CHUNKS; i++) {
+		if (done >= len)
+			break;
+		__u64 pos = off + done;
+		if (pos >= RECORD_MAX) {
+			*why = COPY_CUT;
+			break;
+		}
+		__u64 n = PAGE - ((addr + done) & (PAGE - 1));
+		if (n > len - done)
+			n = len - done;
+		if (n > RECORD_MAX - pos) {
+			n = RECORD_MAX - pos;
+			*why = COPY_CUT;
+		}
+		barrier_var(pos);
+		barrier_var(n);
+		if (pos > RECORD_MAX || n > PAGE)
+			break;
+		if (bpf_probe_read_user(rec + pos, n, (void *)(addr + done))) {
+			*why = COPY_FAULT;
+			break;
+		}
+		done += n;
+		if (*why == COPY_CUT)
+			break;
+	}
+	return done;
+}
+
+/* Zeroes the bytes between end and the next multiple of 8 (stale data of an older record). */
+static __always_inline void zero_pad(__u8 *rec, __u32 end)
+{
+	__u32 keep = end & 7;
+	__u32 word = end & ~7U;
+
+	if (!keep || word > RECORD_MAX - 8)
+		return;
+	__u64 *p = (__u64 *)(rec + word);
+	*p &= (1ULL << (keep * 8)) - 1;
+}
+
+static __always_inline int user_addr(__u64 v)
+{
+	return v != 0 && v < USER_TOP;
+}
+
+static __always_inline long stop(struct state *st, __u64 step, __u32 reason, __u32 counter)
+{
+	count(counter);
+	st->stop_step = step + 1;
+	st->stop_reason = reason;
+	return 1;
+}
+
+static __always_inline void region(struct run *r, struct state *st, struct step *sp, __u64 idx,
+				   __u64 addr, __u32 len)
+{
+	__u32 off = st->off;
+	__u32 why;
+
+	if (off > RECORD_MAX - sizeof(struct region_header)) {
+		count(C_RECORD_FULL);
+		return;
+	}
+	struct region_header *rh = (void *)(r->rec + off);
+	__u32 got = copy_user(r->rec, off + sizeof(*rh), addr, len, &why);
+
+	rh->address = addr;
+	rh->length = got;
+	rh->plan = st->plan;
+	rh->step = idx;
+	rh->label = sp->label;
+	if (why == COPY_CUT)
+		count(C_RECORD_FULL);
+	else if (why == COPY_FAULT)
+		count(got ? C_COPY_PARTIAL : C_COPY_FAILED);
+	__u32 end = off + sizeof(*rh) + got;
+	zero_pad(r->rec, end);
+	st->off = (end + 7) & ~7U;
+	st->regions++;
+}
+
+static long step_cb(__u64 idx, struct run *r)
+{
+	struct plan *p = r->plan;
+	__u8 *rec = r->rec;
+
+	if (!p || !rec || idx >= MAX_STEPS)
+		return 1;
+	struct state *st = state_of(rec);
+	struct record_header *h = (void *)rec;
+	struct step *sp = &p->steps[idx];
+	__u8 op = sp->op, dst = sp->dst, a = sp->a, b = sp->b, c = sp->c;
+	__u64 *s = st->s;
+
+	/* Operand checks per op: a REG names a register, COPY may leave b empty, the rest are slots. */
+	if (op < OP_REG || op > OP_COPY)
+		return stop(st, idx, STOP_INVALID, C_PLAN_INVALID);
+	if (op == OP_REG ? a >= NREGS : (op != OP_CONST && a >= NSLOTS))
+		return stop(st, idx, STOP_INVALID, C_PLAN_INVALID);
+	if ((op == OP_SUB || op == OP_MAX || op == OP_MIN || op == OP_IN_RANGE_OR ||
+	     op == OP_CHECK_EQ || op == OP_CHECK_NE) && b >= NSLOTS)
+		return stop(st, idx, STOP_INVALID, C_PLAN_INVALID);
+	if (op == OP_IN_RANGE_OR && c >= NSLOTS)
+		return stop(st, idx, STOP_INVALID, C_PLAN_INVALID);
+	if (op != OP_CHECK_EQ && op != OP_CHECK_NE && op != OP_COPY && dst >= NSLOTS)
+		return stop(st, idx, STOP_INVALID, C_PLAN_INVALID);
+	/* Masks restate the checks above in a form the verifier tracks for the indexing below. */
+	dst &= NSLOTS - 1;
+	c &= NSLOTS - 1;
+
+	switch (op) {
+	case OP_REG:
+		if (a >= NREGS)
+			return 1;
+		s[dst] = h->regs[a];
+		break;
+	case OP_CONST:
+		s[dst] = sp->imm;
+		break;
+	case OP_ADD:
+		s[dst] = s[a & 7] + sp->imm;
+		break;
+	case OP_SUB:
+		s[dst] = s[a & 7] - s[b & 7];
+		break;
+	case OP_MAX: {
+		__u64 x = s[a & 7], y = s[b & 7];
+		s[dst] = x > y ? x : y;
+		break;
+	}
+	case OP_MIN: {
+		__u64 x = s[a & 7], y = s[b & 7];
+		s[dst] = x < y ? x : y;
+		break;
+	}
+	case OP_LOAD: {
+		__u64 v = 0;
+		__u32 size = sp->size;
+		if (size != 1 && size != 2 && size != 4 && size != 8)
+			return stop(st, idx, STOP_INVALID, C_PLAN_INVALID);
+		barrier_var(size);
+		if (size > 8)
+			return 1;
+		/* Little-endian: a short read into a zeroed u64 is the zero-extended value. */
+		if (bpf_probe_read_user(&v, size, (void *)(s[a & 7] + sp->imm)))
+			return stop(st, idx, STOP_LOAD, C_PLAN_LOAD_FAILED);
+		s[dst] = v;
+		break;
+	}
+	case OP_IN_RANGE_OR: {
+		__u64 v = s[a & 7];
+		if (s[b & 7] <= v && v < s[c])
+			s[dst] = v;
+		break;
+	}
+	case OP_CHECK_EQ:
+		if (s[a & 7] != s[b & 7])
+			return stop(st, idx, STOP_CHECK, C_PLAN_CHECK_FAILED);
+		break;
+	case OP_CHECK_NE:
+		if (s[a & 7] == s[b & 7])
+			return stop(st, idx, STOP_CHECK, C_PLAN_CHECK_FAILED);
+		break;
+	case OP_AND:
+		s[dst] = s[a & 7] & sp->imm;
+		break;
+	case OP_COPY: {
+		__u32 max = sp->max;
+		if (max > COPY_MAX || (b != NONE && b >= NSLOTS))
+			return stop(st, idx, STOP_INVALID, C_PLAN_INVALID);
+		__u64 len = max;
+		if (b != NONE && s[b & 7] < len)
+			len = s[b & 7];
+		region(r, st, sp, idx, s[a & 7] + sp->imm, len);
+		break;
+	}
+	}
+	return 0;
+}
+
+static long plan_cb(__u64 idx, struct run *r)
+{
+	__u64 key = r->tgid << 8 | idx;
+	struct plan *p = bpf_map_lookup_elem(&plans, &key);
+	__u8 *rec = r->rec;
+
+	if (!p || !rec || idx >= MAX_PLANS)
+		return 1;
+	struct state *st = state_of(rec);
+	struct record_header *h = (void *)rec;
+
+	for (int i = 0; i < NSLOTS; i++)
+		st->s[i] = 0;
+	st->plan = idx;
+	st->stop_step = 0;
+	st->stop_reason = 0;
+	r->plan = p;
+	__u32 n = p->nsteps;
+	if (n > MAX_STEPS)
+		stop(st, 0, STOP_INVALID, C_PLAN_INVALID);
+	else
+		bpf_loop(n, step_cb, r, 0);
+	h->plan_stop_step[idx] = st->stop_step;
+	h->plan_stop_reason[idx] = st->stop_reason;
+	h->plan_count = idx + 1;
+	return 0;
+}

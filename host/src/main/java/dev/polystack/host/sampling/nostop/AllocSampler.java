@@ -1,0 +1,215 @@
+package dev.polystack.host.sampling.nostop;
+
+import dev.polystack.host.alloc.AllocationTable;
+import dev.polystack.host.alloc.AllocatorSites;
+import dev.polystack.host.bpf.AllocRecord;
+import dev.polystack.host.bpf.AllocationProbes;
+import dev.polystack.host.bpf.BpfLoadException;
+import dev.polystack.host.bpf.CaptureRecord;
+import dev.polystack.host.bpf.TickCapture;
+import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.process.TargetProcess;
+import dev.polystack.host.sampling.CapturedThread;
+import dev.polystack.host.sampling.RawStack;
+import dev.polystack.host.sampling.SampleSink;
+import dev.polystack.host.sampling.SamplerOutcome;
+import dev.polystack.host.sampling.SamplingException;
+import dev.polystack.host.sampling.SamplingOptions;
+import dev.polystack.host.sampling.StackWalker;
+import dev.polystack.host.sampling.TargetExit;
+import dev.polystack.host.sys.SyscallException;
+import dev.polystack.host.unwind.UnwindError;
+import dev.polystack.otel.counters.Counter;
+import dev.polystack.otel.counters.HostCounters;
+import dev.polystack.plugin.api.Mapping;
+import dev.polystack.plugin.api.Registers;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The allocation loop of {@code record --event alloc}: probes the target's allocator through
+ * the capture's allocation program, walks each stack definition as a tick is walked, and keeps
+ * the sampled allocations and frees in an {@link AllocationTable}. The target is never stopped.
+ */
+public final class AllocSampler implements NoStopSampler {
+  static final long HOUSEKEEPING_NANOS = 100_000_000L;
+  static final long KERNEL_COUNTERS_NANOS = 1_000_000_000L;
+
+  private final TargetProcess target;
+  private final SamplingOptions options;
+  private final StackWalker walker;
+  private final SampleSink sink;
+  private final TickCapture capture;
+  private final AllocatorSites sites;
+  private final AllocationTable<RawStack> table;
+  private final PollLoop.SyncRefresh syncRefresh;
+  private final Map<String, Long> kernelSeen = new HashMap<>();
+  /** Records of one poll, in ring order: definitions precede the records that name them. */
+  private final List<Object> batch = new ArrayList<>();
+  private List<Mapping> rangesOf = List.of();
+  private long countersRead = System.nanoTime();
+
+  private record Definition(long digest, CaptureRecord record) {}
+
+  /**
+   * @param capture opened with {@link TickCapture.Feature#ALLOC}, its sampling configured
+   * @param mean the sampling's mean bytes (0: every call), for the weights
+   */
+  public AllocSampler(TargetProcess target, SamplingOptions options, StackWalker walker,
+      SampleSink sink, TickCapture capture, AllocatorSites sites, long mean) {
+    this.target = target;
+    this.options = options;
+    this.walker = walker;
+    this.sink = sink;
+    this.capture = capture;
+    this.sites = sites;
+    this.table = new AllocationTable<>(mean, sink::lost);
+    this.syncRefresh = new PollLoop.SyncRefresh(target);
+  }
+
+  /** The sampled allocations by stack. */
+  public AllocationTable<RawStack> table() {
+    return table;
+  }
+
+  @Override
+  public void openAll() throws SamplingException {
+    AllocationProbes probes = capture.allocations();
+    try {
+      for (int i = 0; i < sites.kinds().size(); i++) {
+        probes.setSite(i, sites.kinds().get(i));
+      }
+      capture.addTarget(target.pid(), 0);
+      updateRanges();
+      probes.attach(sites.file(), sites.offsets(), sites.cookies(), target.pid());
+    } catch (BpfLoadException | RuntimeException e) {
+      throw new SamplingException("cannot probe the allocator of process " + target.pid()
+          + ": " + e.getMessage());
+    }
+  }
+
+  @Override
+  public void placeBeforeStart(ProcFs proc) {
+    // Nothing to place: the program runs in the target's own calls, on its CPUs.
+  }
+
+  @Override
+  public SamplerOutcome run(BooleanSupplier stop, TargetExit exit) throws SyscallException {
+    PollLoop.Ended ended = PollLoop.run(options, HOUSEKEEPING_NANOS, stop, exit,
+        new PollLoop.Body() {
+          @Override
+          public boolean poll(int timeoutMillis) {
+            return drain(timeoutMillis);
+          }
+
+          @Override
+          public void afterPoll(long nowNanos) {}
+
+          @Override
+          public void housekeeping() {
+            updateRanges();
+            long now = System.nanoTime();
+            if (now - countersRead >= KERNEL_COUNTERS_NANOS) {
+              countersRead = now;
+              countKernelLosses();
+            }
+          }
+        });
+    capture.removeTarget(target.pid());
+    drain(0); // what the kernel wrote before the end still counts
+    countKernelLosses();
+    return new SamplerOutcome(exit.status(), ended.byUser(), ended.targetGone(), counters());
+  }
+
+  /** The digest needs the process's code ranges; they change with dlopen and JIT code. */
+  private void updateRanges() {
+    List<Mapping> now = target.mappings();
+    if (now.equals(rangesOf)) {
+      return;
+    }
+    rangesOf = now;
+    try {
+      capture.allocations().setRanges(target.pid(),
+          AllocatorSites.textRanges(now, AllocationProbes.TEXT_RANGES), sites.ranges());
+    } catch (RuntimeException e) {
+      sink.lost(HostCounters.CAPTURE_PLAN_REFUSED);
+    }
+  }
+
+  private boolean drain(int timeoutMillis) {
+    batch.clear();
+    capture.poll(timeoutMillis, bytes -> {
+      try {
+        if (AllocRecord.isAllocation(bytes)) {
+          batch.add(AllocRecord.parse(bytes));
+        } else if (AllocRecord.isDefinition(bytes)) {
+          batch.add(new Definition(AllocRecord.definitionDigest(bytes),
+              CaptureRecord.parse(bytes)));
+        }
+        // Anything else (process events) a record of one process does not ask for.
+      } catch (IllegalArgumentException e) {
+        sink.lost(HostCounters.MALFORMED_RECORD);
+      }
+    });
+    for (Object o : batch) {
+      if (o instanceof Definition d && d.record().tgid() == target.pid()) {
+        table.define(d.digest(), d.record().tid(), walk(d.record()));
+      } else if (o instanceof AllocRecord r && r.tgid() == target.pid()) {
+        table.accept(r);
+      }
+    }
+    boolean read = !batch.isEmpty();
+    batch.clear();
+    return read;
+  }
+
+  private RawStack walk(CaptureRecord r) {
+    RawStack stack = walkOnce(r);
+    if (stack.endedWith(UnwindError.NO_MODULE) && syncRefresh.now()) {
+      stack = walkOnce(r); // a library loaded since the last map read
+    }
+    return stack;
+  }
+
+  private RawStack walkOnce(CaptureRecord r) {
+    TickMemory memory = new TickMemory(r, target.hostMemory());
+    return walker.walk(new CapturedThread(target.pid(), r.tid(), Registers.of(r.regs()), memory,
+        r.stackStart(), r.stack().length), target.table());
+  }
+
+  private void countKernelLosses() {
+    Map<String, Long> now = capture.counters();
+    for (Map.Entry<String, Long> e : now.entrySet()) {
+      long delta = e.getValue() - kernelSeen.getOrDefault(e.getKey(), 0L);
+      kernelSeen.put(e.getKey(), e.getValue());
+      Counter counter = HostCounters.kernel(e.getKey());
+      if (delta > 0 && counter.isLoss()) {
+        sink.lost(counter, delta);
+      }
+    }
+  }
+
+  private Map<String, Long> counters() {
+    Map<String, Long> out = new TreeMap<>();
+    kernelSeen.forEach((k, v) -> {
+      Counter counter = HostCounters.kernel(k);
+      if (v > 0 && !counter.isLoss()) {
+        out.put(counter.name(), v);
+      }
+    });
+    return out;
+  }
+
+  @Override
+  public void close() {
+    try {
+      capture.removeTarget(target.pid());
+    } catch (RuntimeException e) {
+      // the capture is closed with the session
+    }
+  }
+}

@@ -1,0 +1,164 @@
+package dev.polystack.host.session;
+
+import dev.polystack.host.alloc.AllocationTable;
+import dev.polystack.host.alloc.AllocatorSites;
+import dev.polystack.host.alloc.ByteSampling;
+import dev.polystack.host.bpf.BpfLoadException;
+import dev.polystack.host.bpf.BpfSupport;
+import dev.polystack.host.bpf.TickCapture;
+import dev.polystack.host.plugins.PluginGuard;
+import dev.polystack.host.plugins.PluginRegistry;
+import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.proc.ProcReadException;
+import dev.polystack.host.sampling.RawStack;
+import dev.polystack.host.sampling.SamplingException;
+import dev.polystack.host.sampling.SamplingOptions;
+import dev.polystack.host.sampling.StackWalker;
+import dev.polystack.host.sampling.TargetExit;
+import dev.polystack.host.sampling.nostop.AllocSampler;
+import dev.polystack.otel.model.Recording;
+import dev.polystack.otel.model.Sample;
+import dev.polystack.otel.model.StackTrace;
+import dev.polystack.otel.model.ValueType;
+import dev.polystack.plugin.api.Frame;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+
+/**
+ * {@code record --event alloc --pid PID}: the target's allocations sampled by bytes in the
+ * kernel (uprobe sessions on its C library's allocator), as a recording of allocation samples:
+ * one per stack, with alloc_objects, alloc_space, inuse_objects and inuse_space
+ * (docs/allocations.md). The target is never stopped.
+ */
+public final class AllocRecordSession {
+  /** The ring: sampled allocations are rare next to ticks, 8 MiB holds seconds of them. */
+  static final int RING_BYTES = 8 << 20;
+  /** Default stack copied at a sampled allocation. */
+  public static final int DEFAULT_STACK_BYTES = 8 << 10;
+
+  /**
+   * What to sample.
+   *
+   * @param meanBytes one sample per this many bytes on average; 0: every call
+   * @param stackBytes stack copied at a sampled call
+   */
+  public record AllocOptions(long meanBytes, int stackBytes) {
+    public AllocOptions {
+      if (meanBytes < 0) {
+        throw new IllegalArgumentException("--alloc-rate must be > 0 bytes: " + meanBytes);
+      }
+      if (stackBytes < 512 || stackBytes > TickCapture.STACK_MAX) {
+        throw new IllegalArgumentException("the stack copy must be 512.." + TickCapture.STACK_MAX
+            + " bytes: " + stackBytes);
+      }
+    }
+  }
+
+  /** The target cannot be probed (no C library): the user's input, exit 2. */
+  public static final class UnprobeableTarget extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    UnprobeableTarget(String message) {
+      super(message);
+    }
+  }
+
+  private final ProcFs proc;
+  private final SamplingRun run;
+  private final PluginGuard guard;
+
+  public AllocRecordSession(ProcFs proc, PluginRegistry plugins, PluginGuard guard,
+      Consumer<String> warn) {
+    this.proc = proc;
+    this.run = new SamplingRun(proc, plugins, guard, warn);
+    this.guard = guard;
+  }
+
+  /** Records the allocations of {@code pid} until {@code stop}, the duration or its exit. */
+  public RecordSession.Result attach(int pid, SamplingOptions options, AllocOptions alloc,
+      BooleanSupplier stop, RecordSession.Progress progress)
+      throws SamplingException, UnprobeableTarget {
+    try {
+      proc.forPid(pid).status();
+    } catch (ProcReadException e) {
+      throw new SamplingException(e.getMessage());
+    }
+    String why = BpfSupport.unavailableReason().orElse(null);
+    if (why != null) {
+      throw new SamplingException("cannot record allocations: " + why);
+    }
+    List<Named> named = new ArrayList<>();
+    AllocatorSites.SiteException[] unprobeable = {null};
+    RecordSession.Result result;
+    try (TargetExit exit = TargetExit.watch(proc, pid, null);
+        TickCapture capture = TickCapture.open(SamplingOptions.DEFAULT_RATE, RING_BYTES,
+            c -> { }, EnumSet.of(TickCapture.Feature.ALLOC))) {
+      capture.allocations().configure(alloc.meanBytes(), alloc.stackBytes(),
+          ByteSampling.table(alloc.meanBytes()));
+      result = run.run(pid, RecordSession.Mode.BPF.id(), options, progress,
+          (t, processor, refresh) -> {
+            AllocatorSites sites;
+            try {
+              sites = AllocatorSites.ofLibc(pid, t.mappings());
+            } catch (AllocatorSites.SiteException e) {
+              unprobeable[0] = e;
+              throw new SamplingException(e.getMessage());
+            }
+            StackWalker walker = new StackWalker(options.maxDepth(), guard);
+            try (AllocSampler s = new AllocSampler(t, options, walker, processor, capture, sites,
+                alloc.meanBytes())) {
+              s.openAll();
+              var outcome = s.run(stop, exit);
+              // Named before the run closes the target's modules.
+              FrameNamer namer = new FrameNamer();
+              for (AllocationTable.Entry<RawStack> e : s.table().entries()) {
+                named.add(new Named(e.stack() == null
+                    ? List.of(Frame.error("allocation_stack_lost"))
+                    : namer.name(e.stack(), t.table()), e));
+              }
+              return outcome;
+            }
+          });
+    } catch (BpfLoadException e) {
+      throw new SamplingException("cannot record allocations: " + e.getMessage());
+    } catch (SamplingException e) {
+      if (unprobeable[0] != null) {
+        throw new UnprobeableTarget(unprobeable[0].getMessage());
+      }
+      throw e;
+    }
+    return withAllocations(result, named, alloc.meanBytes());
+  }
+
+  /** The run's recording with one allocation sample per stack in place of CPU samples. */
+  private record Named(List<Frame> frames, AllocationTable.Entry<RawStack> entry) {}
+
+  private static RecordSession.Result withAllocations(RecordSession.Result result,
+      List<Named> named, long mean) {
+    Recording r = result.recording();
+    List<Sample> samples = new ArrayList<>();
+    for (Named n : named) {
+      List<Frame> frames = n.frames();
+      AllocationTable.Entry<RawStack> e = n.entry();
+      long[] values = e.totals().rounded();
+      if (values[0] == 0 && values[1] == 0) {
+        continue;
+      }
+      samples.add(new Sample(e.tid(), "", r.endEpochNanos(), new StackTrace(frames), Map.of(),
+          1, 1, values));
+    }
+    // The period pprof shows: bytes between samples (1 when every call is sampled).
+    Recording out = new Recording(r.target(), r.startEpochNanos(), r.endEpochNanos(),
+        Math.max(1, mean), "bpf-alloc", r.modules(), samples, r.losses(), ValueType.ALLOCATIONS,
+        1);
+    RecordSession.Summary s = result.summary();
+    RecordSession.Summary summary = new RecordSession.Summary(samples.size(), samples.size(),
+        s.threads(), s.errors(), s.losses(), 0, 0, 0, 0, 0, 0);
+    return new RecordSession.Result(out, summary, result.targetExit(), result.stoppedByUser(),
+        result.targetGone());
+  }
+}
