@@ -97,6 +97,11 @@ final class Summaries {
     }
     Recording recording = result.recording();
     long ranNanos = recording.endEpochNanos() - recording.startEpochNanos();
+    if (!recording.sampleTypes().isEmpty()) {
+      return "the profile is empty: no allocation was sampled in " + ranNanos / 1_000_000
+          + " ms (the target called no probed allocator of the C library, or allocated less than"
+          + " the sampling interval; --alloc-every-call samples every call)";
+    }
     if ((result.targetExit() != null || result.targetGone()) && !result.killedAtEnd()) {
       // Whether it exited at once or slept until it exited, no thread was seen on a CPU.
       return "the profile is empty: the target ended after " + ranNanos / 1_000_000 + " ms"

@@ -56,6 +56,19 @@ class SummariesTest {
   }
 
   @Test
+  void anEmptyAllocationProfileSaysWhatWasSampledNotWhereThreadsSlept() {
+    Recording r = new Recording(new TargetInfo(7, "/bin/allocator", List.of("allocator")), 0,
+        3_000_000_000L, 524_288L, "bpf-alloc", List.of(), List.of(), Map.of(),
+        dev.polystack.otel.model.ValueType.ALLOCATIONS, 1);
+    var summary = new RecordSession.Summary(0, 0, 0, Map.of(), Map.of(), 0, 0, 0, 0, 0, 0);
+    String why = Summaries.whyEmpty(new RecordSession.Result(r, summary, null, false, false),
+        Map.of(), false);
+    assertEquals("the profile is empty: no allocation was sampled in 3000 ms (the target called"
+        + " no probed allocator of the C library, or allocated less than the sampling interval;"
+        + " --alloc-every-call samples every call)", why);
+  }
+
+  @Test
   void theRateIsNamedRequestedOnCpuAndWall() {
     // 4 samples in 0.041 s of the target's CPU time over 1.1 s of wall time: a sleeping target.
     Map<String, Long> counters = Map.of("target_cpu_ns", 41_000_000L, "target_cpu_samples", 4L);
