@@ -161,6 +161,9 @@ public final class HostCounters {
   public static final Counter ALLOC_DIGEST_UNKNOWN = loss("alloc_digest_unknown", ALLOCATIONS,
       "sample", "Sampled allocations whose stack never arrived (shown under"
           + " allocation_stack_lost).");
+  public static final Counter ALLOC_RANGES_REFUSED = loss("alloc_ranges_refused", ALLOCATIONS,
+      "update", "The kernel refused a process's code ranges after its mappings changed: stack"
+          + " digests keep the previous ranges until the next change.");
   public static final Counter ALLOC_STACK_TABLE_FULL = loss("alloc_stack_table_full",
       ALLOCATIONS, "sample", "Sampled allocations past the host's bound of distinct stacks.");
   public static final Counter ALLOC_LIVE_TABLE_FULL = loss("alloc_live_table_full", ALLOCATIONS,

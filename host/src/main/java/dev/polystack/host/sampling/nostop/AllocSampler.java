@@ -136,7 +136,7 @@ public final class AllocSampler implements NoStopSampler {
       capture.allocations().setRanges(target.pid(),
           AllocatorSites.textRanges(now, AllocationProbes.TEXT_RANGES), sites.ranges());
     } catch (RuntimeException e) {
-      sink.lost(HostCounters.CAPTURE_PLAN_REFUSED);
+      sink.lost(HostCounters.ALLOC_RANGES_REFUSED);
     }
   }
 
