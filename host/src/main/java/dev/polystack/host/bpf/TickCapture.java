@@ -201,6 +201,8 @@ public final class TickCapture implements AutoCloseable {
       object.setMaxEntries("events", ringBytes);
       boolean alloc = features.contains(Feature.ALLOC);
       object.setAutoload(AllocationProbes.PROGRAM, alloc);
+      // Each program loaded costs its verification (docs/allocations.md, "Starting").
+      object.setAutoload(PROGRAM, features.contains(Feature.TICKS));
       if (alloc) {
         object.setExpectedAttachType(AllocationProbes.PROGRAM,
             UprobeLink.BPF_TRACE_UPROBE_SESSION);
