@@ -400,29 +400,13 @@ static __always_inline int define_stack(struct pt_regs *ctx, __u32 tgid, __u32 t
 		count(C_ALLOC_DEFINITION_UNDEDUPLICATED);
 	}
 
-	struct state *st = state_of(rec);
-	st->off = (sizeof(*h) + got + 7) & ~7U;
-	st->regions = 0;
-	*(__u32 *)h->plan_stop_step = 0;
-	*(__u32 *)h->plan_stop_reason = 0;
-	h->plan_count = 0;
+	struct state *st = begin_plans(rec, got);
 	if (planned) {
 		struct run r = { .rec = rec, .plan = 0, .tgid = tgid };
 		bpf_loop(MAX_PLANS, plan_cb, &r, 0);
 	}
 	__u32 size = st->off;
-	h->version = 1;
-	h->header_size = sizeof(*h);
-	h->size = size;
-	h->tgid = tgid;
-	h->tid = tid;
-	h->time_ns = bpf_ktime_get_ns();
-	h->cpu = cpu;
-	h->flags = FLAG_STACK_DEFINITION;
-	h->stack_start = rsp - RED_ZONE;
-	h->stack_len = got;
-	h->region_count = st->regions;
-	h->reserved = digest;
+	fill_header(h, size, tgid, tid, cpu, FLAG_STACK_DEFINITION, rsp, got, st->regions, digest);
 	__u64 len = size;
 	/* Clamped in asm: clang compares a copy and passes the unclamped register otherwise. */
 	asm volatile("if %[n] <= %[max] goto +1; %[n] = %[max]" : [n] "+r"(len) : [max] "i"(RECORD_MAX));

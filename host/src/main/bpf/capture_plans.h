@@ -233,3 +233,36 @@ static long plan_cb(__u64 idx, struct run *r)
 	h->plan_count = idx + 1;
 	return 0;
 }
+
+/* Before a record's plans run: its regions start after the copied stack, none stopped yet. */
+static __always_inline struct state *begin_plans(__u8 *rec, __u32 got)
+{
+	struct record_header *h = (void *)rec;
+	struct state *st = state_of(rec);
+
+	st->off = (sizeof(*h) + got + 7) & ~7U;
+	st->regions = 0;
+	*(__u32 *)h->plan_stop_step = 0;
+	*(__u32 *)h->plan_stop_reason = 0;
+	h->plan_count = 0;
+	return st;
+}
+
+/* The header of a stack record (a tick or an allocation's stack), once its regions are in. */
+static __always_inline void fill_header(struct record_header *h, __u32 size, __u32 tgid,
+					__u32 tid, __u32 cpu, __u32 flags, __u64 rsp, __u32 got,
+					__u32 regions, __u64 reserved)
+{
+	h->version = 1;
+	h->header_size = sizeof(*h);
+	h->size = size;
+	h->tgid = tgid;
+	h->tid = tid;
+	h->time_ns = bpf_ktime_get_ns();
+	h->cpu = cpu;
+	h->flags = flags;
+	h->stack_start = rsp - RED_ZONE;
+	h->stack_len = got;
+	h->region_count = regions;
+	h->reserved = reserved;
+}

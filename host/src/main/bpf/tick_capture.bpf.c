@@ -382,29 +382,12 @@ int tick_capture(struct bpf_perf_event_data *ctx)
 		count(C_STACK_UNREADABLE);
 	zero_pad(rec, sizeof(*h) + got);
 
-	struct state *st = state_of(rec);
-	st->off = (sizeof(*h) + got + 7) & ~7U;
-	st->regions = 0;
-	*(__u32 *)h->plan_stop_step = 0;
-	*(__u32 *)h->plan_stop_reason = 0;
-	h->plan_count = 0;
-
+	struct state *st = begin_plans(rec, got);
 	struct run r = { .rec = rec, .plan = 0, .tgid = tgid };
 	bpf_loop(MAX_PLANS, plan_cb, &r, 0);
 
 	__u32 size = st->off;
-	h->version = 1;
-	h->header_size = sizeof(*h);
-	h->size = size;
-	h->tgid = tgid;
-	h->tid = tid;
-	h->time_ns = bpf_ktime_get_ns();
-	h->cpu = cpu;
-	h->flags = flags;
-	h->stack_start = rsp - RED_ZONE;
-	h->stack_len = got;
-	h->region_count = st->regions;
-	h->reserved = 0;
+	fill_header(h, size, tgid, tid, cpu, flags, rsp, got, st->regions, 0);
 	if (size > RECORD_MAX)
 		size = RECORD_MAX;
 	/*
