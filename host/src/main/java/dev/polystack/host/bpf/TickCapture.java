@@ -208,7 +208,9 @@ public final class TickCapture implements AutoCloseable {
             UprobeLink.BPF_TRACE_UPROBE_SESSION);
       }
       try {
-        object.load(PROGRAM);
+        // The verifier log is kept for the program a kernel is likeliest to refuse: the
+        // allocation program when it is loaded (the tick program may not be).
+        object.load(alloc ? AllocationProbes.PROGRAM : PROGRAM);
       } catch (BpfLoadException e) {
         if (alloc) {
           throw new BpfLoadException("allocation profiles need a kernel with uprobe sessions"

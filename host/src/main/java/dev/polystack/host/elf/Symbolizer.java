@@ -134,10 +134,12 @@ public final class Symbolizer {
     // Sized containment: scan back only while some earlier symbol could still reach the address.
     for (int j = i; j >= 0 && Long.compareUnsigned(prefixMaxEnd[j], address) > 0; j--) {
       int r = sorted[j];
+      long value = value(r);
       long size = size(r);
-      if (size != 0 && Long.compareUnsigned(address - value(r), size) < 0
-          && Long.compareUnsigned(address, value(r)) >= 0) {
-        return Optional.of(new SymbolMatch(symbol(r), address - value(r)));
+      // ElfSymbol.contains, on the columns
+      if (size != 0 && Long.compareUnsigned(address, value) >= 0
+          && Long.compareUnsigned(address - value, size) < 0) {
+        return Optional.of(new SymbolMatch(symbol(r), address - value));
       }
     }
     long start = value(sorted[i]);
