@@ -106,6 +106,9 @@ public final class HostCounters {
       "plan run", "Runs of a capture plan stopped at a step the program found invalid.");
   public static final Counter CAPTURE_LIVE_READ_SAMPLES = capture("capture_live_read_samples",
       "sample", "Samples whose walk read memory after the tick because no plan had copied it.");
+  public static final Counter CAPTURE_KEPT_PAGE_READS = capture("capture_kept_page_reads",
+      "page", "Pages of code objects a walk read as last seen, the process having exited before"
+          + " its record was walked.");
   public static final Counter CAPTURE_PLANS = capture("capture_plans", "plan",
       "Capture plans installed at the end of the run.");
 

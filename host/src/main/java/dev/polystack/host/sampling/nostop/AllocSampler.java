@@ -50,6 +50,8 @@ public final class AllocSampler implements NoStopSampler {
   private final Map<String, Long> kernelSeen = new HashMap<>();
   /** Records of one poll, in ring order: definitions precede the records that name them. */
   private final List<Object> batch = new ArrayList<>();
+  /** For records walked after the process exited (see {@link LastLivePages}). */
+  private final LastLivePages lastLive = new LastLivePages();
   private List<Mapping> rangesOf = List.of();
   private long countersRead = System.nanoTime();
 
@@ -176,7 +178,7 @@ public final class AllocSampler implements NoStopSampler {
   }
 
   private RawStack walkOnce(CaptureRecord r) {
-    TickMemory memory = new TickMemory(r, target.hostMemory());
+    TickMemory memory = new TickMemory(r, target.hostMemory(), lastLive);
     return walker.walk(new CapturedThread(target.pid(), r.tid(), Registers.of(r.regs()), memory,
         r.stackStart(), r.stack().length), target.table());
   }
@@ -201,6 +203,9 @@ public final class AllocSampler implements NoStopSampler {
         out.put(counter.name(), v);
       }
     });
+    if (lastLive.served() > 0) {
+      out.put(HostCounters.CAPTURE_KEPT_PAGE_READS.name(), lastLive.served());
+    }
     return out;
   }
 

@@ -83,6 +83,8 @@ public final class ProcessTicks {
   private List<CapturePlan> plans = List.of();
   /** Pages walks read beyond the plans; copied at the tick too (the last plan slot). */
   private final LearnedPages learned = new LearnedPages();
+  /** For records walked after the process exited (see {@link LastLivePages}). */
+  private final LastLivePages lastLive = new LastLivePages();
   /** Ticks of each thread not kept (taken before the plan), carried by its next sample. */
   private final CarriedPeriods carried;
 
@@ -128,7 +130,7 @@ public final class ProcessTicks {
     if (!options.threads().isEmpty() && !options.threads().contains(r.tid())) {
       return;
     }
-    TickMemory memory = new TickMemory(r, target.hostMemory());
+    TickMemory memory = new TickMemory(r, target.hostMemory(), lastLive);
     RawStack stack = walk(r, memory);
     boolean beforePlan = r.planStops().length == 0 && memory.uncapturedReads() > 0 && learning();
     if (beforePlan && (!stack.errors().isEmpty() || !hold(r, stack))) {
@@ -148,7 +150,7 @@ public final class ProcessTicks {
     if (stack.endedWith(UnwindError.NO_MODULE)) {
       refreshRequest.run();
       if (syncRefresh.now()) {
-        stack = walk(r, new TickMemory(r, target.hostMemory())); // the record is ours
+        stack = walk(r, new TickMemory(r, target.hostMemory(), lastLive)); // the record is ours
       } else if (deferred.size() < MAX_DEFERRED) {
         deferred.add(r);
         return;
@@ -185,6 +187,9 @@ public final class ProcessTicks {
     }
     if (!plans.isEmpty()) {
       out.put(HostCounters.CAPTURE_PLANS.name(), (long) plans.size());
+    }
+    if (lastLive.served() > 0) {
+      out.put(HostCounters.CAPTURE_KEPT_PAGE_READS.name(), lastLive.served());
     }
     return out;
   }
@@ -233,7 +238,7 @@ public final class ProcessTicks {
       return;
     }
     for (CaptureRecord r : deferred) {
-      emit(r, walk(r, new TickMemory(r, target.hostMemory())));
+      emit(r, walk(r, new TickMemory(r, target.hostMemory(), lastLive)));
     }
     deferred.clear();
   }

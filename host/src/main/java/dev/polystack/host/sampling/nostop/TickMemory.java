@@ -12,19 +12,28 @@ import java.util.List;
  * plans copied in the kernel at the tick are served first, so a walk sees them at one instant
  * with the registers. Anything else is read from the live process after the tick (through a
  * per-sample page cache); such reads of memory that may have changed since (not {@link
- * #stable()}) are counted, since a plan that covers its runtime makes none.
+ * #stable()}) are counted, since a plan that covers its runtime makes none. Stable reads go
+ * through the process's {@link LastLivePages}, so a record walked after the process exited still
+ * finds its runtime's code objects.
  */
 final class TickMemory implements RemoteMemory {
   private final long[] starts;
   private final byte[][] contents;
   private final SampleMemory live;
+  private final dev.polystack.host.memory.ProcessMemory stableSource;
+  /** The live pages of stable reads, apart from {@link #live}: only they may be kept pages. */
+  private SampleMemory stableLive;
   private final RemoteMemory stableView = new StableView();
   private int uncapturedReads;
   /** Pages of those reads, for {@link LearnedPages}; bounded. */
   private final java.util.Set<Long> uncapturedPages = new java.util.LinkedHashSet<>();
 
-  /** @param live the process's memory, read after the tick for anything not captured */
-  TickMemory(CaptureRecord record, dev.polystack.host.memory.ProcessMemory live) {
+  /**
+   * @param live the process's memory, read after the tick for anything not captured
+   * @param kept the pages the process's stable reads last found
+   */
+  TickMemory(CaptureRecord record, dev.polystack.host.memory.ProcessMemory live,
+      LastLivePages kept) {
     List<CaptureRecord.Region> regions = record.regions();
     starts = new long[regions.size() + 1];
     contents = new byte[regions.size() + 1][];
@@ -35,6 +44,14 @@ final class TickMemory implements RemoteMemory {
       contents[i + 1] = regions.get(i).bytes();
     }
     this.live = new SampleMemory(live, 0, new byte[0], 0);
+    this.stableSource = kept.over(live);
+  }
+
+  private SampleMemory stableLive() {
+    if (stableLive == null) {
+      stableLive = new SampleMemory(stableSource, 0, new byte[0], 0);
+    }
+    return stableLive;
   }
 
   /** Reads that needed memory captured at the tick but went to the live process. */
@@ -49,7 +66,7 @@ final class TickMemory implements RemoteMemory {
 
   /** Pages read from the live process for this sample. */
   int liveReads() {
-    return live.liveReads();
+    return live.liveReads() + (stableLive == null ? 0 : stableLive.liveReads());
   }
 
   @Override
@@ -94,7 +111,7 @@ final class TickMemory implements RemoteMemory {
         return Bytes.getLong(contents[i], (int) (address - starts[i]));
       }
       return overlapsCapture(address, 8) ? RemoteMemory.super.readLong(address)
-          : live.readLong(address);
+          : stableLive().readLong(address);
     }
 
     @Override
@@ -104,7 +121,7 @@ final class TickMemory implements RemoteMemory {
         return Bytes.getInt(contents[i], (int) (address - starts[i]));
       }
       return overlapsCapture(address, 4) ? RemoteMemory.super.readInt(address)
-          : live.readInt(address);
+          : stableLive().readInt(address);
     }
   }
 
@@ -147,7 +164,7 @@ final class TickMemory implements RemoteMemory {
         }
         int chunk = (int) Math.min(length - done, nextCaptureStart(at) - at);
         try {
-          n = live.read(at, dst, offset + done, chunk);
+          n = (stable ? stableLive() : live).read(at, dst, offset + done, chunk);
         } catch (MemoryReadException e) {
           n = 0;
         }

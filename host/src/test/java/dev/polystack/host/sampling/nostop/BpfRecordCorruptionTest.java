@@ -99,7 +99,8 @@ class BpfRecordCorruptionTest {
         RawStack stack;
         try {
           stack = walker.walk(new CapturedThread(pid, r.tid(), Registers.of(r.regs()),
-              new TickMemory(r, target.hostMemory()), r.stackStart(), r.stack().length),
+              new TickMemory(r, target.hostMemory(), new LastLivePages()), r.stackStart(),
+              r.stack().length),
               target.table());
         } catch (RuntimeException e) {
           throw new AssertionError("case " + i + " escaped the walk: " + e, e);
@@ -135,7 +136,8 @@ class BpfRecordCorruptionTest {
     for (byte[] b : out) {
       CaptureRecord r = CaptureRecord.parse(ByteBuffer.wrap(b));
       walker.walk(new CapturedThread(target.pid(), r.tid(), Registers.of(r.regs()),
-          new TickMemory(r, target.hostMemory()), r.stackStart(), r.stack().length),
+          new TickMemory(r, target.hostMemory(), new LastLivePages()), r.stackStart(),
+          r.stack().length),
           target.table());
     }
     return out;
