@@ -92,6 +92,52 @@ class AllocationProfileTest {
     assertEquals(CYCLE_BYTES, byFunction.get("path_small")[3]);
   }
 
+  /**
+   * The same exact run streamed to a real Collector: one request at the end with one profile per
+   * sample type, whose values by function are the program's, as the pprof file has them.
+   */
+  @Test
+  void aCollectorGetsOneProfilePerSampleTypeWithTheExactValues() throws Exception {
+    try (Collector collector = Collector.start()) {
+      Map<String, long[]> pprof = record(1000, 8, List.of("--alloc-every-call",
+          "--otlp-endpoint", collector.grpcEndpoint(), "--otlp-protocol", "grpc"));
+      var received = collector.await(collector::profiles, l -> !l.isEmpty());
+      assertEquals(1, received.size(), "the totals are sent once, at the end: "
+          + collector.log());
+      var request = received.get(0);
+      var d = request.getDictionary();
+      var profiles = request.getResourceProfiles(0).getScopeProfiles(0).getProfilesList();
+      List<String> types = new ArrayList<>();
+      Map<String, long[]> otlp = new HashMap<>();
+      for (int i = 0; i < profiles.size(); i++) {
+        var profile = profiles.get(i);
+        types.add(d.getStringTable(profile.getSampleType().getTypeStrindex()) + "/"
+            + d.getStringTable(profile.getSampleType().getUnitStrindex()));
+        for (var sample : profile.getSamplesList()) {
+          java.util.Set<String> functions = new java.util.HashSet<>();
+          for (int location : d.getStackTable(sample.getStackIndex())
+              .getLocationIndicesList()) {
+            for (var line : d.getLocationTable(location).getLinesList()) {
+              functions.add(d.getStringTable(
+                  d.getFunctionTable(line.getFunctionIndex()).getNameStrindex()));
+            }
+          }
+          for (String f : functions) {
+            otlp.computeIfAbsent(f, k -> new long[4])[i] += sample.getValues(0);
+          }
+        }
+      }
+      assertEquals(List.of("alloc_objects/count", "alloc_space/bytes", "inuse_objects/count",
+          "inuse_space/bytes"), types);
+      for (String f : List.of("path_big", "path_small")) {
+        assertEquals(java.util.Arrays.toString(pprof.get(f)),
+            java.util.Arrays.toString(otlp.get(f)), f + ": pprof and OTLP disagree");
+      }
+      assertEquals(3 * 125 * CYCLE_BYTES, otlp.get("path_big")[1]);
+      assertEquals(CYCLE_BYTES, otlp.get("path_small")[3]);
+    }
+  }
+
   @Test
   void sigkillLeavesNoProbeAndTheTargetFinishes() throws Exception {
     Target target = Target.start(400_000, 0);

@@ -13,6 +13,7 @@ import dev.polystack.host.ptrace.WaitStatus;
 import dev.polystack.host.sampling.SamplingException;
 import dev.polystack.host.sampling.SamplingOptions;
 import dev.polystack.host.session.AllocRecordSession;
+import dev.polystack.host.session.IntervalListener;
 import dev.polystack.host.session.MultiRecord;
 import dev.polystack.host.session.RecordSession;
 import dev.polystack.otel.local.ProfileFormat;
@@ -136,10 +137,6 @@ final class RecordCommand implements Callable<Integer> {
     boolean toStdout = STDOUT.equals(output);
     boolean alloc = checkEvent();
     RecordSession.Backend backend = alloc ? null : target.selectingWith(select).check();
-    if (alloc && otlpConfig != null) {
-      throw new UsageException("--event alloc writes a local file: OTLP allocation profiles are"
-          + " not supported yet; drop the OTLP options");
-    }
     if (otlpConfig != null && target.several()) {
       throw new UsageException("streaming to an OTLP endpoint records one process: give a single"
           + " --pid, or write a local file (--output) for several");
@@ -159,7 +156,8 @@ final class RecordCommand implements Callable<Integer> {
         statsFile = outputs.replaceAtEnd(statsJson, "--stats-json");
       }
       if (alloc) {
-        recordAllocations(options, profileFormat, toStdout, profileFile, statsFile);
+        recordAllocations(otlpConfig, options, profileFormat, local && toStdout, profileFile,
+            statsFile);
         return ExitCodes.OK;
       }
       target.resolve(console);
@@ -212,7 +210,11 @@ final class RecordCommand implements Callable<Integer> {
     return true;
   }
 
-  private RecordSession.Result recordAllocations(SamplingOptions options,
+  /**
+   * An allocation record: its values are totals over the run (inuse ones as of its end), so an
+   * OTLP endpoint gets them once, at the end, one profile per sample type.
+   */
+  private RecordSession.Result recordAllocations(OtlpConfig otlpConfig, SamplingOptions options,
       ProfileFormat profileFormat, boolean toStdout, OutputFile profileFile,
       OutputFile statsFile) {
     var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
@@ -236,20 +238,52 @@ final class RecordCommand implements Callable<Integer> {
       result = new RecordSession.Result(r.recording().withDefaultType(sampleType), r.summary(),
           r.targetExit(), r.stoppedByUser(), r.targetGone());
     }
-    Path out = null;
-    if (profileFile != null) {
-      String name = output != null ? null : defaultName(
-          result.recording().target().executableName(), result.recording().target().pid(),
-          profileFormat);
-      out = write(result, profileFormat.writer(perThread), profileFile, name);
-    } else if (toStdout) {
-      writeToStdout(result, profileFormat.writer(perThread));
+    OtlpExport export = otlpConfig == null ? null : new OtlpExport(otlpConfig, otlp.interval);
+    if (export != null) {
+      RecordSession.Summary s = result.summary();
+      export.interval(result.recording(),
+          new IntervalListener.Totals(s.samples(), s.losses(), s.errors()), true);
     }
+    // The local file first: a failing receiver must not cost the user the profile.
+    Path out = null;
+    CommandFailedException writeFailure = null;
+    try {
+      if (profileFile != null) {
+        String name = output != null ? null : defaultName(
+            result.recording().target().executableName(), result.recording().target().pid(),
+            profileFormat);
+        out = write(result, profileFormat.writer(perThread), profileFile, name);
+      } else if (toStdout) {
+        writeToStdout(result, profileFormat.writer(perThread));
+      }
+    } catch (CommandFailedException e) {
+      writeFailure = e;
+    }
+    OtlpExport.Report report = export == null ? null : export.finish(FINISH_TIMEOUT);
     if (statsFile != null) {
       writeStats(result, statsFile);
     }
     Summaries.print(console, result, out, verbose, false);
+    if (writeFailure != null) {
+      throw writeFailure;
+    }
+    checkExport(report);
     return result;
+  }
+
+  /** Prints how the OTLP export went; fails the command, in one line, if it did not. */
+  private void checkExport(OtlpExport.Report report) {
+    if (report == null) {
+      return;
+    }
+    Summaries.printExport(console, report);
+    if (!report.ok()) {
+      String problem = Summaries.exportProblem(report);
+      throw new CommandFailedException("OTLP export to " + report.target() + " failed: "
+          + problem + OtlpOptions.advice(problem, report.profiles().requestsFailed() == 0 ? ""
+          : "; check that the receiver runs and accepts profiles (Collector:"
+          + " --feature-gates=service.profilesSupport and a profiles pipeline)"));
+    }
   }
 
   /** What a launched command's ending makes polystack's exit code (see {@link #call}). */
@@ -315,16 +349,7 @@ final class RecordCommand implements Callable<Integer> {
     if (writeFailure != null) {
       throw writeFailure;
     }
-    if (report != null) {
-      Summaries.printExport(console, report);
-      if (!report.ok()) {
-        String problem = Summaries.exportProblem(report);
-        throw new CommandFailedException("OTLP export to " + report.target() + " failed: "
-            + problem + OtlpOptions.advice(problem, report.profiles().requestsFailed() == 0 ? ""
-            : "; check that the receiver runs and accepts profiles (Collector:"
-            + " --feature-gates=service.profilesSupport and a profiles pipeline)"));
-      }
-    }
+    checkExport(report);
     return result;
   }
 

@@ -25,12 +25,14 @@ import java.util.UUID;
 /**
  * A {@link Recording} (a whole session, or the samples of one export interval) as one OTLP
  * ExportProfilesServiceRequest (opentelemetry-proto 1.10/1.11 layout): one resource, one scope,
- * one Profile of sample type samples/count with period type cpu/nanoseconds. Samples with the
- * same stack and attributes are merged into one Sample carrying one timestamp per sample and no
- * values (each timestamp counts one); when a sample of the recording carries ticks that were not
- * taken ({@link Sample#periods()} above 1), every Sample of that profile also has values, the
- * periods of each timestamp. Samples a long recording merged without their times ({@link
- * Sample#merged()}) become one Sample per stack and attributes with a value and no timestamp. docs/otlp.md has the field-by-field table.
+ * one Profile of sample type samples/count with period type cpu/nanoseconds, or, for a recording
+ * whose samples carry values (allocations), one Profile per sample type (see {@code
+ * valueProfile}). In the CPU profile, samples with the same stack and attributes are merged into
+ * one Sample carrying one timestamp per sample and no values (each timestamp counts one); when a
+ * sample of the recording carries ticks that were not taken ({@link Sample#periods()} above 1),
+ * every Sample of that profile also has values, the periods of each timestamp. Samples a long
+ * recording merged without their times ({@link Sample#merged()}) become one Sample per stack and
+ * attributes with a value and no timestamp. docs/otlp.md has the field-by-field table.
  */
 public final class ProfilesMapper {
   /** Frame attributes that describe the thread's state, lifted onto the Sample. */
@@ -75,6 +77,56 @@ public final class ProfilesMapper {
     }
 
     ResourceProfiles resourceProfiles(OtlpResource resource) {
+      ScopeProfiles.Builder scope = ScopeProfiles.newBuilder().setScope(OtlpResource.scope());
+      if (recording.sampleTypes().isEmpty()) {
+        scope.addProfiles(cpuProfile());
+      } else {
+        for (int i = 0; i < recording.sampleTypes().size(); i++) {
+          scope.addProfiles(valueProfile(i));
+        }
+      }
+      return ResourceProfiles.newBuilder()
+          .setResource(resource.toProto())
+          .addScopeProfiles(scope)
+          .build();
+    }
+
+    /**
+     * The profile of sample type {@code index} of a recording whose samples carry values (an
+     * allocation recording): one Sample per stack and attributes with the sum of that value and
+     * no timestamps (the values are totals over the run, inuse ones as of its end); stacks whose
+     * value is 0 (all freed, for inuse) are left out. The period is the mean number of bytes
+     * between two samples, as pprof's heap profiles have it.
+     */
+    private Profile valueProfile(int index) {
+      dev.polystack.otel.model.ValueType type = recording.sampleTypes().get(index);
+      Map<SampleKey, long[]> sums = new LinkedHashMap<>();
+      for (Sample sample : recording.samples()) {
+        long value = sample.values()[index];
+        if (value == 0) {
+          continue;
+        }
+        int stack = stacks.computeIfAbsent(sample.stack(), this::stack);
+        sums.computeIfAbsent(new SampleKey(stack, attributes(sample)), k -> new long[1])[0] +=
+            value;
+      }
+      Profile.Builder profile = Profile.newBuilder()
+          .setSampleType(valueType(type.type(), type.unit()))
+          .setPeriodType(valueType("space", "bytes"))
+          .setPeriod(recording.periodNanos())
+          .setTimeUnixNano(recording.startEpochNanos())
+          .setDurationNano(recording.endEpochNanos() - recording.startEpochNanos())
+          .setProfileId(profileId(recording, type.type()));
+      sums.forEach((key, sum) -> profile.addSamples(
+          io.opentelemetry.proto.profiles.v1development.Sample.newBuilder()
+              .setStackIndex(key.stack())
+              .addAllAttributeIndices(key.attributes())
+              .addValues(sum[0])));
+      return profile.build();
+    }
+
+    /** The CPU profile: samples/count, one timestamp per sample (see the class comment). */
+    private Profile cpuProfile() {
       Map<SampleKey, List<Sample>> merged = new LinkedHashMap<>();
       boolean weighted = false;
       for (Sample sample : recording.samples()) {
@@ -89,7 +141,7 @@ public final class ProfilesMapper {
           .setPeriod(recording.periodNanos())
           .setTimeUnixNano(recording.startEpochNanos())
           .setDurationNano(recording.endEpochNanos() - recording.startEpochNanos())
-          .setProfileId(profileId(recording));
+          .setProfileId(profileId(recording, "samples"));
       for (Map.Entry<SampleKey, List<Sample>> e : merged.entrySet()) {
         var s = io.opentelemetry.proto.profiles.v1development.Sample.newBuilder()
             .setStackIndex(e.getKey().stack())
@@ -116,12 +168,7 @@ public final class ProfilesMapper {
               .addValues(untimed));
         }
       }
-      return ResourceProfiles.newBuilder()
-          .setResource(resource.toProto())
-          .addScopeProfiles(ScopeProfiles.newBuilder()
-              .setScope(OtlpResource.scope())
-              .addProfiles(profile))
-          .build();
+      return profile.build();
     }
 
     private ValueType valueType(String type, String unit) {
@@ -199,12 +246,14 @@ public final class ProfilesMapper {
   }
 
   /**
-   * 16 bytes from what identifies the interval (process, time span, sample count), so the same
-   * recording gives the same file; never all zero (a name-based UUID has fixed version bits).
+   * 16 bytes from what identifies the interval (process, time span, sample count) and the
+   * profile's sample type, so the same recording gives the same file; never all zero (a
+   * name-based UUID has fixed version bits).
    */
-  private static ByteString profileId(Recording r) {
+  private static ByteString profileId(Recording r, String sampleType) {
     UUID id = UUID.nameUUIDFromBytes(("polystack/" + r.target().pid() + "/"
-        + r.startEpochNanos() + "/" + r.endEpochNanos() + "/" + r.samples().size())
+        + r.startEpochNanos() + "/" + r.endEpochNanos() + "/" + r.samples().size()
+        + (sampleType.equals("samples") ? "" : "/" + sampleType))
         .getBytes(java.nio.charset.StandardCharsets.UTF_8));
     return ByteString.copyFrom(ByteBuffer.allocate(16).putLong(id.getMostSignificantBits())
         .putLong(id.getLeastSignificantBits()).array());

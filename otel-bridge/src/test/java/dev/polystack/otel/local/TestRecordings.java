@@ -5,6 +5,7 @@ import dev.polystack.otel.model.Recording;
 import dev.polystack.otel.model.Sample;
 import dev.polystack.otel.model.StackTrace;
 import dev.polystack.otel.model.TargetInfo;
+import dev.polystack.otel.model.ValueType;
 import dev.polystack.plugin.api.Frame;
 import java.util.ArrayList;
 import java.util.List;
@@ -132,5 +133,22 @@ public final class TestRecordings {
             new Sample(MAIN_TID, "app-server", START + periods * PERIOD, stack, Map.of(),
                 periods)),
         Map.of("late_tick", (long) periods - 1));
+  }
+
+  /**
+   * An allocation recording: two stacks with the four values (alloc_objects, alloc_space,
+   * inuse_objects, inuse_space), the second all freed; alloc_space by default.
+   */
+  public static Recording allocations() {
+    TargetInfo target = new TargetInfo(7, APP.path(), List.of(APP.path()));
+    StackTrace compute = new StackTrace(List.of(MAIN));
+    StackTrace pcall = new StackTrace(List.of(LUA_PCALL, MAIN));
+    return new Recording(target, 1_000_000_000L, 2_000_000_000L, 524288, "bpf-alloc",
+        List.of(APP, LUAJIT),
+        List.of(new Sample(7, "", 2_000_000_000L, compute, Map.of(), 1, 1,
+                new long[] {30, 3000, 3, 300}),
+            new Sample(7, "", 2_000_000_000L, pcall, Map.of(), 1, 1,
+                new long[] {10, 1000, 0, 0})),
+        Map.of(), ValueType.ALLOCATIONS, 1);
   }
 }

@@ -22,6 +22,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
@@ -73,6 +74,36 @@ class ProfilesMapperTest {
       byThread.merge(a.get("thread.name"), s.getTimestampsUnixNanoCount(), Integer::sum);
     }
     assertEquals(Map.of("app-server", 8, "worker-1", 7), byThread);
+  }
+
+  @Test
+  void anAllocationRecordingHasOneProfilePerSampleTypeWithoutItsZeroValues() {
+    ExportProfilesServiceRequest req = request(TestRecordings.allocations());
+    ProfilesDictionary d = req.getDictionary();
+    List<Profile> profiles = req.getResourceProfiles(0).getScopeProfiles(0).getProfilesList();
+    Map<String, List<Long>> valuesByType = new java.util.LinkedHashMap<>();
+    Set<com.google.protobuf.ByteString> ids = new HashSet<>();
+    for (Profile p : profiles) {
+      String type = d.getStringTable(p.getSampleType().getTypeStrindex()) + "/"
+          + d.getStringTable(p.getSampleType().getUnitStrindex());
+      assertEquals("space/bytes", d.getStringTable(p.getPeriodType().getTypeStrindex()) + "/"
+          + d.getStringTable(p.getPeriodType().getUnitStrindex()));
+      assertEquals(524288, p.getPeriod());
+      ids.add(p.getProfileId());
+      List<Long> values = new ArrayList<>();
+      for (var s : p.getSamplesList()) {
+        assertEquals(0, s.getTimestampsUnixNanoCount(), "totals over the run: no timestamps");
+        assertEquals(1, s.getValuesCount());
+        values.add(s.getValues(0));
+      }
+      valuesByType.put(type, values);
+    }
+    assertEquals(Map.of("alloc_objects/count", List.of(30L, 10L),
+        "alloc_space/bytes", List.of(3000L, 1000L),
+        "inuse_objects/count", List.of(3L), "inuse_space/bytes", List.of(300L)), valuesByType);
+    assertEquals(List.of("alloc_objects/count", "alloc_space/bytes", "inuse_objects/count",
+        "inuse_space/bytes"), List.copyOf(valuesByType.keySet()), "pprof's order");
+    assertEquals(4, ids.size(), "each profile its own id");
   }
 
   @Test
