@@ -49,6 +49,7 @@ final class HtmlFlameGraphWriter implements ProfileWriter {
         "EXPORTER", html(Stacks.exporter()),
         "FACTS", facts(recording),
         "DATA", tree(recording).toJson(),
+        "TYPES", types(recording),
         "FLAMEGRAPH_CSS", inline(resource(VENDOR + "d3-flamegraph.css")),
         "D3_JS", inline(d3()),
         "FLAMEGRAPH_JS", inline(resource(VENDOR + "d3-flamegraph.min.js")),
@@ -85,11 +86,18 @@ final class HtmlFlameGraphWriter implements ProfileWriter {
     fact(sb, "time", start + " to " + end + String.format(Locale.ROOT, " (%.3f s)",
         length.toNanos() / 1e9));
     int threads = Stacks.threadNames(r).size();
-    fact(sb, "samples", Sample.count(r.samples()) + " from " + threads
+    fact(sb, r.sampleTypes().isEmpty() ? "samples" : "stacks",
+        Sample.count(r.samples()) + " from " + threads
         + (threads == 1 ? " thread" : " threads"));
-    fact(sb, "rate", SamplingRates.of(r.periodNanos(), r.losses(), Sample.count(r.samples()),
-        threads, length.toNanos()).describe()
-        + String.format(Locale.ROOT, " (a thread every %.3f ms)", r.periodNanos() / 1e6));
+    if (r.sampleTypes().isEmpty()) {
+      fact(sb, "rate", SamplingRates.of(r.periodNanos(), r.losses(),
+          Sample.count(r.samples()), threads, length.toNanos()).describe()
+          + String.format(Locale.ROOT, " (a thread every %.3f ms)", r.periodNanos() / 1e6));
+    } else {
+      // An allocation recording's period is bytes between samples (1: every call).
+      fact(sb, "sampling", r.periodNanos() == 1 ? "every call"
+          : "one sample per " + r.periodNanos() + " bytes allocated, on average");
+    }
     fact(sb, "mode", r.mode());
     var counters = Counters.byKind(r.losses());
     String lost = join(counters.getOrDefault(CounterKind.LOSS, Map.of()));
@@ -112,11 +120,32 @@ final class HtmlFlameGraphWriter implements ProfileWriter {
     sb.append("<dt>").append(html(name)).append("</dt><dd>").append(html(value)).append("</dd>\n");
   }
 
-  /** One node of the flame graph: inclusive sample count and children by label. */
+  /**
+   * The sample types the page can switch between, as JSON ({@code {"types": [{"type", "unit"}],
+   * "dflt": index}}), or {@code null} for CPU samples, which have one value.
+   */
+  static String types(Recording r) {
+    if (r.sampleTypes().isEmpty()) {
+      return "null";
+    }
+    StringBuilder sb = new StringBuilder("{\"types\":[");
+    for (int i = 0; i < r.sampleTypes().size(); i++) {
+      Json.string(sb.append(i == 0 ? "{\"type\":" : ",{\"type\":"),
+          r.sampleTypes().get(i).type());
+      Json.string(sb.append(",\"unit\":"), r.sampleTypes().get(i).unit()).append('}');
+    }
+    return sb.append("],\"dflt\":").append(r.defaultType()).append('}').toString();
+  }
+
+  /**
+   * One node of the flame graph: inclusive value and children by label; with several sample
+   * types, the inclusive value of each ({@code vs}), so the page can switch between them.
+   */
   private static final class Node {
     final String name;
     final String type;
     long value;
+    long[] values;
     final Map<String, Node> children = new LinkedHashMap<>();
 
     Node(String name, String type) {
@@ -126,6 +155,21 @@ final class HtmlFlameGraphWriter implements ProfileWriter {
 
     Node child(String name, String type) {
       return children.computeIfAbsent(name, n -> new Node(n, type));
+    }
+
+    /** Adds one stack's (or thread's) values: all types, the default one as {@code value}. */
+    void add(long[] typed, int defaultType) {
+      if (typed.length == 1) {
+        value += typed[0];
+        return;
+      }
+      if (values == null) {
+        values = new long[typed.length];
+      }
+      for (int i = 0; i < typed.length; i++) {
+        values[i] += typed[i];
+      }
+      value += typed[defaultType];
     }
 
     String toJson() {
@@ -142,6 +186,13 @@ final class HtmlFlameGraphWriter implements ProfileWriter {
       Json.string(sb.append("{\"n\":"), name);
       Json.string(sb.append(",\"t\":"), type);
       sb.append(",\"v\":").append(value);
+      if (values != null) {
+        sb.append(",\"vs\":[");
+        for (int i = 0; i < values.length; i++) {
+          sb.append(i == 0 ? "" : ",").append(values[i]);
+        }
+        sb.append(']');
+      }
       if (!children.isEmpty()) {
         sb.append(",\"c\":[");
         boolean first = true;
@@ -176,27 +227,58 @@ final class HtmlFlameGraphWriter implements ProfileWriter {
         ? new Node(new java.util.HashSet<>(processOf.values()).size() + " processes", "root")
         : new Node(recording.target().executableName() + " (pid " + recording.target().pid()
             + ")", "root");
-    root.value = Stacks.periods(recording.samples());
+    int dflt = recording.defaultType();
     byThread.forEach((tid, samples) -> {
       Node parent = root;
       if (several) {
         parent = root.child(processOf.get(tid), "process");
-        parent.value += samples.stream().mapToLong(recording::weight).sum();
       }
       Node thread = parent.child(Stacks.threadLabel(tid, threadNames.get(tid)), "thread");
-      thread.value = samples.stream().mapToLong(recording::weight).sum();
-      // Walk each distinct stack once with its count rather than once per sample.
-      for (Stacks.Counted c : Stacks.countByStack(samples, recording::weight)) {
-        List<String> labels = stacks.rootFirstLabels(c.stack());
-        List<String> kinds = kinds(c.stack());
+      // Walk each distinct stack once with its values rather than once per sample.
+      for (Map.Entry<StackTrace, long[]> e : valuesByStack(recording, samples)) {
+        root.add(e.getValue(), dflt);
+        if (parent != root) {
+          parent.add(e.getValue(), dflt);
+        }
+        thread.add(e.getValue(), dflt);
+        List<String> labels = stacks.rootFirstLabels(e.getKey());
+        List<String> kinds = kinds(e.getKey());
         Node node = thread;
         for (int i = 0; i < labels.size(); i++) {
           node = node.child(labels.get(i), kinds.get(i));
-          node.value += c.count();
+          node.add(e.getValue(), dflt);
         }
       }
     });
     return root;
+  }
+
+  /**
+   * Each distinct stack of {@code samples}, in first-seen order, with its values: the periods of
+   * CPU samples ({@code [periods]}), or the sum of each sample type's value.
+   */
+  private static List<Map.Entry<StackTrace, long[]>> valuesByStack(Recording recording,
+      List<Sample> samples) {
+    int types = recording.sampleTypes().size();
+    // By identity, as Stacks.countByStack: a recording shares one StackTrace per distinct stack.
+    Map<StackTrace, long[]> sumsOf = new java.util.IdentityHashMap<>();
+    List<Map.Entry<StackTrace, long[]>> out = new ArrayList<>();
+    for (Sample sample : samples) {
+      long[] sums = sumsOf.computeIfAbsent(sample.stack(), k -> {
+        long[] fresh = new long[Math.max(1, types)];
+        out.add(Map.entry(k, fresh));
+        return fresh;
+      });
+      if (types == 0) {
+        sums[0] += sample.periods();
+      } else {
+        long[] values = sample.values();
+        for (int i = 0; i < types; i++) {
+          sums[i] += values[i];
+        }
+      }
+    }
+    return out;
   }
 
   /** Frame types root first, lined up with {@link Stacks#rootFirstLabels}. */

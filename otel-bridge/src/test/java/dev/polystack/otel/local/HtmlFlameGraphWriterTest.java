@@ -156,6 +156,71 @@ class HtmlFlameGraphWriterTest {
   }
 
   @Test
+  void anAllocationPageHoldsEveryTypeAndShowsTheDefault() throws IOException {
+    String page = html(TestRecordings.allocations());
+    assertTrue(page.contains("<dt>sampling</dt><dd>one sample per 524288 bytes allocated, on"
+        + " average</dd>"), page.substring(0, Math.min(page.length(), 3000)));
+    Matcher m = DATA.matcher(page);
+    assertTrue(m.find());
+    @SuppressWarnings("unchecked")
+    Map<String, Object> root = (Map<String, Object>) MiniJson.parse(m.group(1));
+    assertEquals(4000L, root.get("v"), "alloc_space, the default, not the sample count");
+    assertEquals(List.of(40L, 4000L, 3L, 300L), root.get("vs"));
+    @SuppressWarnings("unchecked")
+    Map<String, Object> thread = ((List<Map<String, Object>>) root.get("c")).get(0);
+    assertEquals("thread", thread.get("t"));
+    Map<String, Object> pcall = child(child(thread, "main"), "lua_pcall");
+    assertEquals(List.of(10L, 1000L, 0L, 0L), pcall.get("vs"));
+    assertChildrenFitInParents(root);
+  }
+
+  @Test
+  void theSampleTypeSwitchRedrawsTheGraphInChromium() throws Exception {
+    Path file = dir.resolve("alloc.html");
+    String probe = """
+        <script>
+        setTimeout(function () {
+          var body = document.body;
+          function width(name) {
+            return Math.round(document.querySelector('g.frame[name="' + name + '"] rect')
+                .getBoundingClientRect().width);
+          }
+          try {
+            var select = document.getElementById('sample-type');
+            body.dataset.options = Array.from(select.options).map(function (o) {
+              return o.textContent; }).join('|') + ';' + select.value + ';' + select.hidden;
+            body.dataset.before = width('main') + ',' + width('lua_pcall');
+            select.value = '3';
+            select.dispatchEvent(new Event('change'));
+            body.dataset.after = width('main') + ','
+                + (document.querySelector('g.frame[name="lua_pcall"]') ? width('lua_pcall')
+                    : 'gone');
+          } catch (e) {
+            body.dataset.probe = 'failed: ' + e;
+          }
+        }, 1000);
+        </script>
+        """;
+    Files.writeString(file, html(TestRecordings.allocations())
+        .replace("<head>", "<head>" + FRAME_CLOCK).replace("</body>", probe + "</body>"));
+    String dom = dumpDom(file);
+    assertTrue(dom.contains("data-rendered=\"ok\""), dom);
+    assertFalse(dom.contains("data-probe="), dom);
+    assertTrue(dom.contains("data-options=\"alloc_objects (count)|alloc_space (bytes)"
+        + "|inuse_objects (count)|inuse_space (bytes);1;false\""), dom);
+    Matcher before = Pattern.compile("data-before=\"(\\d+),(\\d+)\"").matcher(dom);
+    assertTrue(before.find(), dom);
+    // alloc_space: lua_pcall's 1000 of main's 4000 bytes.
+    double share = Double.parseDouble(before.group(2)) / Double.parseDouble(before.group(1));
+    assertEquals(0.25, share, 0.02, dom);
+    // inuse_space: all 300 bytes in use are main's own; lua_pcall freed everything.
+    Matcher after = Pattern.compile("data-after=\"(\\d+),(\\w+)\"").matcher(dom);
+    assertTrue(after.find(), dom);
+    assertTrue(after.group(2).equals("gone") || after.group(2).equals("0"), dom);
+    assertTrue(dom.contains("data-sample-type=\"inuse_space\""), dom);
+  }
+
+  @Test
   void hostileNamesStayTextInChromium() throws Exception {
     String evil = "</script><script>document.body.dataset.rendered='pwned'</script>&amp;\u2028";
     Frame frame = new Frame("luajit", 0, evil, "x.lua", 1, 1, "", Map.of());
