@@ -20,38 +20,44 @@ enum { COPY_FAULT = 1, COPY_CUT = 2 };
  */
 static __always_inline __u32 copy_user(__u8 *rec, __u64 off, __u64 addr, __u64 len, __u32 *why)
 {
-	/* 64-bit locals: clang's 32-bit zero-extensions make copies the verifier does not relate. */
-	__u64 done = 0;
+	/*
+	 * The progress lives in the record's state, which the verifier does not track: with it in
+	 * registers, each iteration's ways through the min() and the checks below are new states
+	 * for every later iteration (docs/benchmarks.md, "bpf mode start-up").
+	 */
+	volatile struct state *st = (volatile struct state *)state_of(rec);
+	__u32 cut = 0;
 
-	*why = 0;
+	if (off >= RECORD_MAX) {
+		*why = COPY_CUT;
+		return 0;
+	}
+	if (len > RECORD_MAX - off) {
+		len = RECORD_MAX - off;
+		cut = COPY_CUT;
+	}
+	st->copy_done = 0;
+	st->copy_why = cut;
 	for (int i = 0; i < MAX_CHUNKS; i++) {
+		__u64 done = st->copy_done;
 		if (done >= len)
 			break;
 		__u64 pos = off + done;
-		if (pos >= RECORD_MAX) {
-			*why = COPY_CUT;
-			break;
-		}
 		__u64 n = PAGE - ((addr + done) & (PAGE - 1));
 		if (n > len - done)
 			n = len - done;
-		if (n > RECORD_MAX - pos) {
-			n = RECORD_MAX - pos;
-			*why = COPY_CUT;
-		}
 		barrier_var(pos);
 		barrier_var(n);
 		if (pos > RECORD_MAX || n > PAGE)
 			break;
 		if (bpf_probe_read_user(rec + pos, n, (void *)(addr + done))) {
-			*why = COPY_FAULT;
+			st->copy_why = COPY_FAULT;
 			break;
 		}
-		done += n;
-		if (*why == COPY_CUT)
-			break;
+		st->copy_done = done + n;
 	}
-	return done;
+	*why = st->copy_why;
+	return st->copy_done;
 }
 
 /* Zeroes the bytes between end and the next multiple of 8 (stale data of an older record). */

@@ -158,6 +158,9 @@ struct state {
 	__u32 stop_step;
 	__u32 stop_reason;
 	__u32 regions;
+	/* copy_user's progress: kept here, not in registers (see copy_user). */
+	__u64 copy_done;
+	__u32 copy_why;
 };
 
 struct scratch_value {
