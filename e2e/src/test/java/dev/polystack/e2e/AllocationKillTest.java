@@ -47,7 +47,7 @@ class AllocationKillTest {
     long seed = KillTrials.seed();
     List<KillTrials.KillMoment> moments = KillTrials.moments(seed, TRIALS, 2500, 1000);
     long started = System.nanoTime();
-    // One at a time: "attached" is read from the host's link list, which names no process.
+    // One at a time: after each kill the host's link list, which names no process, must empty.
     List<Trial> results = KillTrials.run(TRIALS, 1, n -> trial(moments.get(n)));
     List<String> problems = results.stream().map(Trial::problem)
         .filter(java.util.Objects::nonNull).toList();
@@ -77,7 +77,7 @@ class AllocationKillTest {
           "--pid", Integer.toString(pid), "-o", dir.resolve("k" + moment.trial() + ".pb.gz")
               .toString())) {
         attached = KillTrials.awaitKillMoment(moment, polystack,
-            () -> !AllocationProfileTest.allocLinks().isEmpty(), 20);
+            () -> AllocationProfileTest.holdsAllocationLink(polystack.pid()), 20);
         if (attached) {
           breakpoint = sites.values().stream().anyMatch(s -> s.live(pid)[0] == (byte) 0xcc);
         }

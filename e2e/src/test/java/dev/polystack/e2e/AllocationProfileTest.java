@@ -33,14 +33,35 @@ class AllocationProfileTest {
   private static final Pattern LOCATION =
       Pattern.compile("^\\s*(\\d+): 0x\\p{XDigit}+ M=\\d+ (\\S+)");
 
+  /** Allocator libraries from Debian's packages (run-tests installs them). */
+  private static final Map<String, String> PRELOADED = Map.of(
+      "jemalloc", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2",
+      "tcmalloc", "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4",
+      "mimalloc", "/usr/lib/x86_64-linux-gnu/libmimalloc.so.2");
+
   @TempDir Path dir;
 
   /** The target, started and waiting for its line on stdin. */
   private record Target(Process process, OutputStream stdin, BufferedReader stdout) {
     static Target start(long rounds, long keep) throws Exception {
-      Process p = new ProcessBuilder(Workloads.binary("alloc_shares").toString(),
+      return start(rounds, keep, "libc");
+    }
+
+    /**
+     * @param allocator libc; static (linked with libc.a, its malloc in the executable); or an
+     *     allocator library preloaded (jemalloc, tcmalloc, mimalloc)
+     */
+    static Target start(long rounds, long keep, String allocator) throws Exception {
+      ProcessBuilder pb = new ProcessBuilder((allocator.equals("static")
+          ? Workloads.staticBinary("alloc_shares") : Workloads.binary("alloc_shares")).toString(),
           Long.toString(rounds), Long.toString(keep))
-          .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+          .redirectError(ProcessBuilder.Redirect.INHERIT);
+      String preload = PRELOADED.get(allocator);
+      if (preload != null) {
+        assertTrue(java.nio.file.Files.exists(Path.of(preload)), preload + " is not installed");
+        pb.environment().put("LD_PRELOAD", preload);
+      }
+      Process p = pb.start();
       BufferedReader out = new BufferedReader(
           new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
       assertEquals("ready", out.readLine());
@@ -90,6 +111,24 @@ class AllocationProfileTest {
     assertEquals(0, byFunction.get("path_big")[3]);
     assertEquals(8, byFunction.get("path_small")[2]);
     assertEquals(CYCLE_BYTES, byFunction.get("path_small")[3]);
+  }
+
+  /**
+   * The allocator a program's malloc is bound to is the one probed, and only it: jemalloc,
+   * tcmalloc and mimalloc preloaded, and a statically linked program's own malloc. Every call
+   * counted once, frees matched: the exact figures of the C library's case.
+   */
+  @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"jemalloc", "tcmalloc", "mimalloc",
+      "static"})
+  void theAllocatorMallocIsBoundToIsProbed(String allocator) throws Exception {
+    Map<String, long[]> byFunction = record(1000, 8, List.of("--alloc-every-call"), allocator);
+    assertEquals(3000, byFunction.get("path_big")[0], allocator);
+    assertEquals(1000, byFunction.get("path_small")[0], allocator);
+    assertEquals(3 * 125 * CYCLE_BYTES, byFunction.get("path_big")[1], allocator);
+    assertEquals(0, byFunction.get("path_big")[2], allocator + ": every block freed");
+    assertEquals(8, byFunction.get("path_small")[2], allocator + ": blocks in use");
+    assertEquals(CYCLE_BYTES, byFunction.get("path_small")[3], allocator);
   }
 
   /**
@@ -143,7 +182,8 @@ class AllocationProfileTest {
     Target target = Target.start(400_000, 0);
     try (Distribution.Running polystack = Distribution.start("record", "--event", "alloc",
         "--pid", Long.toString(target.process().pid()), "-o", dir.resolve("k.pb.gz").toString())) {
-      Awaits.until("polystack's uprobe_multi link", 60_000, () -> !allocLinks().isEmpty());
+      Awaits.until("polystack's uprobe_multi link", 60_000,
+          () -> holdsAllocationLink(polystack.pid()));
       target.go();
       polystack.signal("KILL");
       assertTrue(polystack.process().waitFor(30, TimeUnit.SECONDS));
@@ -156,14 +196,20 @@ class AllocationProfileTest {
   /** Records the target until it exits; per function: the four values of its samples. */
   private Map<String, long[]> record(long rounds, long keep, List<String> options)
       throws Exception {
-    Target target = Target.start(rounds, keep);
+    return record(rounds, keep, options, "libc");
+  }
+
+  private Map<String, long[]> record(long rounds, long keep, List<String> options,
+      String allocator) throws Exception {
+    Target target = Target.start(rounds, keep, allocator);
     Path out = dir.resolve("alloc.pb.gz");
     List<String> args = new ArrayList<>(List.of("record", "--event", "alloc", "--pid",
         Long.toString(target.process().pid()), "-o", out.toString()));
     args.addAll(options);
     Distribution.Result result;
     try (Distribution.Running polystack = Distribution.start(args.toArray(String[]::new))) {
-      Awaits.until("polystack's uprobe_multi link", 60_000, () -> !allocLinks().isEmpty());
+      Awaits.until("polystack's uprobe_multi link", 60_000,
+          () -> holdsAllocationLink(polystack.pid()));
       target.go();
       target.finishes();
       result = polystack.await(120);
@@ -209,6 +255,28 @@ class AllocationProfileTest {
   }
 
   /** Ids of uprobe_multi links whose program is alloc_probe (bpftool 7.1 says "type 12"). */
+  /**
+   * Whether process {@code pid} holds a uprobe_multi link (the allocation program's: no other
+   * polystack program uses one), from its descriptors' fdinfo. Unlike the host's link list, it
+   * cannot be fooled by the link of an earlier run the kernel has not freed yet.
+   */
+  static boolean holdsAllocationLink(long pid) {
+    java.io.File[] infos = new java.io.File("/proc/" + pid + "/fdinfo").listFiles();
+    if (infos == null) {
+      return false;
+    }
+    for (java.io.File info : infos) {
+      try {
+        if (java.nio.file.Files.readString(info.toPath()).contains("link_type:\tuprobe_multi")) {
+          return true;
+        }
+      } catch (java.io.IOException e) {
+        // the descriptor was closed meanwhile
+      }
+    }
+    return false;
+  }
+
   static List<String> allocLinks() throws Exception {
     var links = Tools.run(30, null, List.of("bpftool", "link", "list"));
     List<String> out = new ArrayList<>();

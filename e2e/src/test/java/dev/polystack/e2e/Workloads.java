@@ -29,7 +29,13 @@ final class Workloads {
 
   /** The compiled program for {@code workloads/NAME.c}. */
   static Path binary(String name) {
-    return BUILT.computeIfAbsent(name, Workloads::compile);
+    return BUILT.computeIfAbsent(name, n -> compile(n, n, List.of()));
+  }
+
+  /** {@code workloads/NAME.c} linked statically (libc.a: its malloc is in the executable). */
+  static Path staticBinary(String name) {
+    return BUILT.computeIfAbsent(name + "-static",
+        n -> compile(name, n, List.of("-static")));
   }
 
   private static synchronized Path directory() throws IOException {
@@ -41,7 +47,7 @@ final class Workloads {
     return dir;
   }
 
-  private static Path compile(String name) {
+  private static Path compile(String name, String output, List<String> extraFlags) {
     try {
       Path d = directory();
       Path source = d.resolve(name + ".c");
@@ -51,9 +57,10 @@ final class Workloads {
         }
         Files.write(source, in.readAllBytes());
       }
-      Path binary = d.resolve(name);
+      Path binary = d.resolve(output);
       List<String> command = new ArrayList<>(List.of(gcc()));
       command.addAll(FLAGS);
+      command.addAll(extraFlags);
       command.addAll(List.of("-o", binary.toString(), source.toString()));
       Path log = d.resolve(name + ".gcc.log");
       Process gcc = new ProcessBuilder(command).redirectErrorStream(true)

@@ -5,7 +5,10 @@ import dev.polystack.host.bpf.AllocationProbes.Kind;
 import dev.polystack.host.elf.ElfFile;
 import dev.polystack.host.elf.ElfParseException;
 import dev.polystack.host.elf.ElfSymbol;
+import dev.polystack.host.proc.ProcFs;
 import dev.polystack.plugin.api.Mapping;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -15,8 +18,8 @@ import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
- * Where a process's allocator entry points are: for the C library it maps, each function's file
- * offset (from the PT_LOAD that holds its symbol; uprobes take file offsets) and runtime range.
+ * Where a process's allocator entry points are: for the allocator it calls ({@link #of}), each
+ * function's file offset (from the PT_LOAD that holds its symbol; uprobes take file offsets) and runtime range.
  * Functions at one offset (aligned_alloc and memalign) are one site: two probes at one offset
  * would count a call twice.
  *
@@ -28,6 +31,11 @@ import java.util.OptionalLong;
  */
 public record AllocatorSites(Path file, long[] offsets, List<Kind> kinds, List<String> names,
     List<long[]> ranges) {
+
+  /** ELF program header type of the interpreter (ld.so) a dynamically linked program names. */
+  private static final int PT_INTERP = 3;
+  /** Bytes read of /proc/PID/environ and ld.so.preload. */
+  private static final int MAX_TEXT_BYTES = 64 * 1024;
 
   /** The C library's entry points, in the order their sites are numbered. */
   private static final Map<String, Kind> LIBC = new LinkedHashMap<>();
@@ -51,55 +59,147 @@ public record AllocatorSites(Path file, long[] offsets, List<Kind> kinds, List<S
     }
   }
 
-  /** The C library's sites in process {@code pid} with memory map {@code mappings}. */
-  public static AllocatorSites ofLibc(int pid, List<Mapping> mappings) throws SiteException {
-    Optional<Mapping> libc = mappings.stream()
-        .filter(m -> m.executable() && isLibc(m.path())).findFirst();
-    if (libc.isEmpty()) {
-      throw new SiteException("process " + pid + " has no C library mapped (libc.so.6): a"
-          + " statically linked program or another allocator is not supported yet; profile a"
-          + " dynamically linked program");
+  /**
+   * The sites of the allocator process {@code pid} calls: the first module, in the order the
+   * dynamic linker binds {@code malloc}, that defines it. That is the executable (a statically
+   * linked program's own malloc, from its symbol table, or a dynamic one that exports malloc),
+   * then the libraries of LD_PRELOAD as the process started with it and of /etc/ld.so.preload,
+   * then any other mapped library but the C library (a program linked with -ljemalloc), in
+   * address order, then the C library. Only that module is probed: an allocator that hands
+   * calls on to the C library (a wrapper) would otherwise be counted twice.
+   */
+  public static AllocatorSites of(ProcFs proc, int pid, List<Mapping> mappings)
+      throws SiteException {
+    List<String> refused = new ArrayList<>();
+    for (String path : searchOrder(proc, pid, mappings)) {
+      Path file = proc.root().resolve(Integer.toString(pid)).resolve("root" + path);
+      try (ElfFile elf = ElfFile.open(file)) {
+        boolean exported = defines(elf.findDynamicSymbol("malloc"));
+        // Without an interpreter nothing is linked at run time: the symbol table is the truth.
+        boolean staticProgram = !exported && elf.programHeaders().stream()
+            .noneMatch(h -> h.type() == PT_INTERP) && defines(elf.staticSymbols().find("malloc"));
+        if (exported || staticProgram) {
+          return sites(pid, mappings, path, file, elf, staticProgram);
+        }
+      } catch (ElfParseException e) {
+        refused.add(path + " (" + e.getMessage() + ")");
+      }
     }
-    String path = libc.get().path();
-    Path file = Path.of("/proc/" + pid + "/root" + path);
+    throw new SiteException("process " + pid + " has no allocator polystack can probe: no"
+        + " module it maps defines malloc"
+        + (refused.isEmpty() ? " (a statically linked program without a symbol table?)"
+            : "; unreadable: " + String.join(", ", refused))
+        + "; profile a program whose malloc has a symbol");
+  }
+
+  /** Where {@link #of} looks for malloc, first to last, each path once. */
+  static List<String> searchOrder(ProcFs proc, int pid, List<Mapping> mappings) {
+    List<String> mapped = mappings.stream()
+        .filter(m -> m.executable() && m.path().startsWith("/") && !m.deleted())
+        .map(Mapping::path).distinct().toList();
+    java.util.LinkedHashSet<String> order = new java.util.LinkedHashSet<>();
+    Path procDir = proc.root().resolve(Integer.toString(pid));
+    try {
+      String exe = Files.readSymbolicLink(procDir.resolve("exe")).toString();
+      if (mapped.contains(exe)) {
+        order.add(exe);
+      }
+    } catch (IOException | UnsupportedOperationException e) {
+      // no executable to read (gone, or a kernel thread): the libraries still count
+    }
+    List<String> preload = new ArrayList<>(environmentPreload(procDir));
+    preload.addAll(words(readBounded(procDir.resolve("root/etc/ld.so.preload"))));
+    for (String entry : preload) {
+      String name = entry.substring(entry.lastIndexOf('/') + 1);
+      mapped.stream().filter(p -> p.equals(entry)
+          || (!entry.contains("/") && p.endsWith("/" + name))).findFirst().ifPresent(order::add);
+    }
+    mapped.stream().filter(p -> !isLibc(p) && !p.contains("/ld-linux")).forEach(order::add);
+    mapped.stream().filter(AllocatorSites::isLibc).forEach(order::add);
+    return List.copyOf(order);
+  }
+
+  /** LD_PRELOAD of the environment the process started with (bounded). */
+  private static List<String> environmentPreload(Path procDir) {
+    for (String entry : readBounded(procDir.resolve("environ")).split("\0")) {
+      if (entry.startsWith("LD_PRELOAD=")) {
+        return words(entry.substring("LD_PRELOAD=".length()));
+      }
+    }
+    return List.of();
+  }
+
+  /** ld.so's separators in LD_PRELOAD and ld.so.preload: spaces, tabs, colons, newlines. */
+  private static List<String> words(String text) {
+    List<String> out = new ArrayList<>();
+    for (String line : text.split("\n")) {
+      String kept = line.startsWith("#") ? "" : line;
+      for (String w : kept.split("[\\s:]+")) {
+        if (!w.isEmpty()) {
+          out.add(w);
+        }
+      }
+    }
+    return out;
+  }
+
+  /** At most {@link #MAX_TEXT_BYTES} of a small text file; empty when it cannot be read. */
+  private static String readBounded(Path path) {
+    try (java.io.InputStream in = Files.newInputStream(path)) {
+      return new String(in.readNBytes(MAX_TEXT_BYTES), java.nio.charset.StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      return "";
+    }
+  }
+
+  private static boolean defines(Optional<ElfSymbol> symbol) {
+    return symbol.isPresent() && symbol.get().isDefined() && symbol.get().value() != 0;
+  }
+
+  /** The sites of the allocator {@code elf}, mapped at {@code path} in process {@code pid}. */
+  private static AllocatorSites sites(int pid, List<Mapping> mappings, String path, Path file,
+      ElfFile elf, boolean fromSymbolTable) throws ElfParseException, SiteException {
     List<Long> offsets = new ArrayList<>();
     List<Kind> kinds = new ArrayList<>();
     List<String> names = new ArrayList<>();
     List<long[]> ranges = new ArrayList<>();
-    try (ElfFile elf = ElfFile.open(file)) {
-      for (Map.Entry<String, Kind> e : LIBC.entrySet()) {
-        Optional<ElfSymbol> symbol = elf.findDynamicSymbol(e.getKey());
-        if (symbol.isEmpty() || symbol.get().value() == 0) {
-          continue;
-        }
-        OptionalLong offset = elf.virtualAddressToOffset(symbol.get().value());
-        if (offset.isEmpty() || offsets.contains(offset.getAsLong())) {
-          continue;
-        }
-        if (offsets.size() == AllocationProbes.MAX_SITES) {
-          break;
-        }
-        long at = offset.getAsLong();
-        OptionalLong start = runtimeAddress(mappings, path, at);
-        if (start.isEmpty()) {
-          continue; // that part of the file is not mapped executable: nothing calls it
-        }
-        offsets.add(at);
-        kinds.add(e.getValue());
-        names.add(e.getKey());
-        ranges.add(new long[] {start.getAsLong(),
-            start.getAsLong() + Math.max(1, symbol.get().size())});
+    for (Map.Entry<String, Kind> e : LIBC.entrySet()) {
+      Optional<ElfSymbol> symbol = fromSymbolTable ? elf.staticSymbols().find(e.getKey())
+          : elf.findDynamicSymbol(e.getKey());
+      if (!defines(symbol)) {
+        continue;
       }
-    } catch (ElfParseException e) {
-      throw new SiteException("cannot read the C library " + path + " of process " + pid + ": "
-          + e.getMessage());
+      OptionalLong offset = elf.virtualAddressToOffset(symbol.get().value());
+      if (offset.isEmpty() || offsets.contains(offset.getAsLong())) {
+        continue;
+      }
+      if (offsets.size() == AllocationProbes.MAX_SITES) {
+        break;
+      }
+      long at = offset.getAsLong();
+      OptionalLong start = runtimeAddress(mappings, path, at);
+      if (start.isEmpty()) {
+        continue; // that part of the file is not mapped executable: nothing calls it
+      }
+      offsets.add(at);
+      kinds.add(e.getValue());
+      names.add(e.getKey());
+      ranges.add(new long[] {start.getAsLong(),
+          start.getAsLong() + Math.max(1, symbol.get().size())});
     }
     if (!kinds.contains(Kind.MALLOC)) {
-      throw new SiteException("the C library " + path + " of process " + pid
-          + " exports no malloc: it is not a C library polystack can probe");
+      throw new SiteException("the allocator " + path + " of process " + pid
+          + " has no malloc mapped executable: polystack cannot probe it");
     }
     return new AllocatorSites(file, offsets.stream().mapToLong(Long::longValue).toArray(),
         List.copyOf(kinds), List.copyOf(names), List.copyOf(ranges));
+  }
+
+  /** The module the sites are in, as the process maps it. */
+  public String module() {
+    String f = file.toString();
+    int root = f.indexOf("/root/");
+    return root >= 0 ? f.substring(root + "/root".length()) : f;
   }
 
   /** The link cookies: site i has cookie i. */

@@ -103,7 +103,7 @@ public final class AllocRecordSession {
           (t, processor, refresh) -> {
             AllocatorSites sites;
             try {
-              sites = AllocatorSites.ofLibc(pid, t.mappings());
+              sites = AllocatorSites.of(proc, pid, t.mappings());
             } catch (AllocatorSites.SiteException e) {
               unprobeable[0] = e;
               throw new SamplingException(e.getMessage());

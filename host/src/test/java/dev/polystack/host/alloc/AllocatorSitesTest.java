@@ -30,7 +30,8 @@ class AllocatorSitesTest {
         ProcessMemory.of(pid), new PluginRegistry(List.of(), List.of()),
         new PluginGuard(warnings::add), warnings::add)) {
       self.refresh();
-      AllocatorSites sites = AllocatorSites.ofLibc(pid, self.mappings());
+      AllocatorSites sites = AllocatorSites.of(ProcFs.system(), pid, self.mappings());
+      assertTrue(AllocatorSites.isLibc(sites.module()), sites.module());
       assertTrue(sites.kinds().containsAll(List.of(Kind.MALLOC, Kind.CALLOC, Kind.REALLOC,
           Kind.FREE, Kind.POSIX_MEMALIGN, Kind.MEMALIGN)), sites.names().toString());
       assertEquals(sites.offsets().length, new HashSet<>(
@@ -50,6 +51,32 @@ class AllocatorSitesTest {
       assertEquals(List.of(0L, 1L), java.util.Arrays.stream(sites.cookies()).limit(2).boxed()
           .toList());
     }
+  }
+
+  /**
+   * The order malloc is looked for in, from a /proc tree laid out as the kernel shows it: the
+   * executable, LD_PRELOAD (by path or by name), ld.so.preload, other libraries, the C library.
+   */
+  @Test
+  void mallocIsLookedForInTheOrderTheDynamicLinkerBindsIt(@org.junit.jupiter.api.io.TempDir
+      java.nio.file.Path root) throws Exception {
+    java.nio.file.Path pid = java.nio.file.Files.createDirectories(root.resolve("42"));
+    java.nio.file.Files.createSymbolicLink(pid.resolve("exe"), java.nio.file.Path.of("/app/bin"));
+    java.nio.file.Files.write(pid.resolve("environ"),
+        "HOME=/root\0LD_PRELOAD=libpre.so.1:/opt/x/libpath.so \0TERM=x\0".getBytes());
+    java.nio.file.Path etc = java.nio.file.Files.createDirectories(pid.resolve("root/etc"));
+    java.nio.file.Files.writeString(etc.resolve("ld.so.preload"), "# comment\n/lib/libsys.so\n");
+    List<dev.polystack.plugin.api.Mapping> maps = new ArrayList<>();
+    String[] paths = {"/lib/x86_64-linux-gnu/libc.so.6", "/lib/libother.so", "/lib/libsys.so",
+        "/opt/x/libpath.so", "/lib/x86_64-linux-gnu/libpre.so.1", "/app/bin",
+        "/lib64/ld-linux-x86-64.so.2", "[vdso]"};
+    for (int i = 0; i < paths.length; i++) {
+      maps.add(new dev.polystack.plugin.api.Mapping(0x100000L * (i + 1),
+          0x100000L * (i + 1) + 0x1000, 0, true, false, true, 0, 0, paths[i], false));
+    }
+    assertEquals(List.of("/app/bin", "/lib/x86_64-linux-gnu/libpre.so.1", "/opt/x/libpath.so",
+        "/lib/libsys.so", "/lib/libother.so", "/lib/x86_64-linux-gnu/libc.so.6"),
+        AllocatorSites.searchOrder(ProcFs.at(root), 42, maps));
   }
 
   @Test
