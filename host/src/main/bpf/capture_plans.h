@@ -127,9 +127,9 @@ static long step_cb(__u64 idx, struct run *r)
 	__u64 *s = st->s;
 
 	/* Operand checks per op: a REG names a register, COPY may leave b empty, the rest are slots. */
-	if (op < OP_REG || op > OP_COPY)
+	if (op < OP_REG || op > OP_TP)
 		return stop(st, idx, STOP_INVALID, C_PLAN_INVALID);
-	if (op == OP_REG ? a >= NREGS : (op != OP_CONST && a >= NSLOTS))
+	if (op == OP_REG ? a >= NREGS : (op != OP_CONST && op != OP_TP && a >= NSLOTS))
 		return stop(st, idx, STOP_INVALID, C_PLAN_INVALID);
 	if ((op == OP_SUB || op == OP_MAX || op == OP_MIN || op == OP_IN_RANGE_OR ||
 	     op == OP_CHECK_EQ || op == OP_CHECK_NE) && b >= NSLOTS)
@@ -151,6 +151,19 @@ static long step_cb(__u64 idx, struct run *r)
 	case OP_CONST:
 		s[dst] = sp->imm;
 		break;
+	case OP_TP: {
+		/*
+		 * The thread pointer (x86-64: the FS base, glibc's struct pthread), as the kernel
+		 * saved it at the thread's last switch or arch_prctl: where thread-local state starts.
+		 */
+		struct task_struct *task = bpf_get_current_task_btf();
+		__u64 fs = 0;
+
+		bpf_probe_read_kernel(&fs, sizeof(fs),
+				      __builtin_preserve_access_index(&task->thread.fsbase));
+		s[dst] = fs;
+		break;
+	}
 	case OP_ADD:
 		s[dst] = s[a & 7] + sp->imm;
 		break;

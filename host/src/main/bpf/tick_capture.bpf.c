@@ -44,7 +44,7 @@ enum { C_TICKS, C_RECORDS, C_RING_FULL, C_NO_USER_REGS, C_STACK_UNREADABLE, C_PL
        C_COUNT = 32 };
 
 enum { OP_REG = 1, OP_CONST, OP_ADD, OP_SUB, OP_MAX, OP_MIN, OP_LOAD, OP_IN_RANGE_OR,
-       OP_CHECK_EQ, OP_CHECK_NE, OP_AND, OP_COPY };
+       OP_CHECK_EQ, OP_CHECK_NE, OP_AND, OP_COPY, OP_TP };
 
 enum { STOP_LOAD = 1, STOP_CHECK = 2, STOP_INVALID = 3 };
 
@@ -98,10 +98,15 @@ struct process_event {
 };
 
 /* The fields of the kernel's task_struct read here, relocated by libbpf from the kernel's BTF. */
+struct thread_struct {
+	unsigned long fsbase;
+} __attribute__((preserve_access_index));
+
 struct task_struct {
 	unsigned int flags;
 	int pid;
 	int tgid;
+	struct thread_struct thread;
 } __attribute__((preserve_access_index));
 
 #define PF_KTHREAD 0x00200000

@@ -29,6 +29,7 @@ public final class PlanEncoder {
   static final int OP_CHECK_NE = 10;
   static final int OP_AND = 11;
   static final int OP_COPY = 12;
+  static final int OP_TP = 13;
   private static final int NONE = 0xff;
 
   private PlanEncoder() {}
@@ -58,6 +59,8 @@ public final class PlanEncoder {
       write(b, at, OP_REG, s.into(), s.register().ordinal(), NONE, NONE, 0, 0, 0);
     } else if (step instanceof CaptureStep.Constant s) {
       write(b, at, OP_CONST, s.into(), NONE, NONE, NONE, 0, 0, s.value());
+    } else if (step instanceof CaptureStep.ThreadPointer s) {
+      write(b, at, OP_TP, s.into(), NONE, NONE, NONE, 0, 0, 0);
     } else if (step instanceof CaptureStep.Add s) {
       write(b, at, OP_ADD, s.into(), s.from(), NONE, NONE, 0, 0, s.addend());
     } else if (step instanceof CaptureStep.Subtract s) {

@@ -21,11 +21,12 @@ class PlanEncoderTest {
         .checkNotEquals("L", "G")
         .copy("L", -8, "sp", 4096, "lua_state")
         .and("G", "G", 0xfff)
+        .threadPointer("tp")
         .build();
     ByteBuffer b = ByteBuffer.wrap(PlanEncoder.encode(plan)).order(ByteOrder.LITTLE_ENDIAN);
     assertEquals(PlanEncoder.PLAN_SIZE, b.capacity());
     assertEquals(776, PlanEncoder.PLAN_SIZE);
-    assertEquals(7, b.getInt(0));
+    assertEquals(8, b.getInt(0));
     assertStep(b, 0, PlanEncoder.OP_REG, 0, Register.RSP.ordinal(), 0xff, 0xff, 0, 0, 0);
     assertStep(b, 1, PlanEncoder.OP_CONST, 1, 0xff, 0xff, 0xff, 0, 0, 0x7f0012345678L);
     assertStep(b, 2, PlanEncoder.OP_LOAD, 2, 1, 0xff, 0xff, 8, 0, 0x170);
@@ -33,7 +34,8 @@ class PlanEncoderTest {
     assertStep(b, 4, PlanEncoder.OP_CHECK_NE, 0xff, 2, 1, 0xff, 0, 0, 0);
     assertStep(b, 5, PlanEncoder.OP_COPY, 0xff, 2, 0, 0xff, 0, 4096, -8);
     assertStep(b, 6, PlanEncoder.OP_AND, 1, 1, 0xff, 0xff, 0, 0, 0xfff);
-    assertEquals(0, b.get(8 + 7 * PlanEncoder.STEP_SIZE), "unused steps stay zero");
+    assertStep(b, 7, PlanEncoder.OP_TP, 3, 0xff, 0xff, 0xff, 0, 0, 0);
+    assertEquals(0, b.get(8 + 8 * PlanEncoder.STEP_SIZE), "unused steps stay zero");
   }
 
   private static void assertStep(ByteBuffer b, int index, int op, int dst, int a, int bSlot,

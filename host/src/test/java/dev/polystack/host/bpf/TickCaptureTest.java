@@ -36,6 +36,7 @@ class TickCaptureTest {
   // The plan test reads `known` at the tick; .data is written at start so its page is present.
   private static final String SOURCE = """
       #include <fcntl.h>
+      #include <pthread.h>
       #include <stdint.h>
       #include <stdio.h>
       #include <string.h>
@@ -57,7 +58,8 @@ class TickCaptureTest {
 
       int main(int argc, char **argv) {
         known.self = (uint64_t) &known;
-        printf("ready known=%p size=%zu\\n", (void *) &known, sizeof known);
+        printf("ready known=%p size=%zu tp=%p\\n", (void *) &known, sizeof known,
+               (void *) pthread_self());
         fflush(stdout);
         if (argc > 1 && strcmp(argv[1], "syscall") == 0) {
           int fd = open("/dev/null", O_WRONLY);
@@ -234,6 +236,32 @@ class TickCaptureTest {
     }
   }
 
+  /**
+   * The thread-pointer step reads the FS base the target's thread runs with: the value
+   * pthread_self() printed, and the start of glibc's thread block, whose header holds the same
+   * address again at +0x10 (tcbhead_t.self), copied through it at the tick.
+   */
+  @Test
+  void theThreadPointerStepReadsTheThreadsFsBase() throws Exception {
+    try (Workload w = Workload.start("spin"); TickCapture capture = open()) {
+      long tp = w.threadPointer();
+      Plan plan = new Plan()
+          .step(OP_TP, 0, NONE, NONE, NONE, 0, 0, 0)
+          .step(OP_COPY, NONE, 0, NONE, NONE, 0, 8, 0x10);
+      capture.setPlan(w.pid(), 0, plan.bytes());
+      capture.addTarget(w.pid(), 4096);
+      List<Rec> records = collect(capture, RECORDS);
+      assertTrue(records.size() >= RECORDS / 2, "records: " + records.size());
+      for (Rec r : records) {
+        assertEquals(0, r.stopStep(0), "the plan ran to its end");
+        Region self = r.regions().get(0);
+        assertEquals(tp + 0x10, self.address(), "the copy's address: FS base + 0x10");
+        assertEquals(tp, ByteBuffer.wrap(self.bytes()).order(ByteOrder.LITTLE_ENDIAN).getLong(),
+            "tcbhead_t.self");
+      }
+    }
+  }
+
   @Test
   void brokenObjectFailsInOneLine() throws Exception {
     Path garbage = dir.resolve("garbage.bpf.o");
@@ -289,6 +317,7 @@ class TickCaptureTest {
   private static final int OP_LOAD = 7;
   private static final int OP_CHECK_EQ = 9;
   private static final int OP_COPY = 12;
+  private static final int OP_TP = 13;
   private static final int NONE = 0xff;
 
   private static final class Plan {
@@ -379,9 +408,18 @@ class TickCaptureTest {
     }
 
     long known() throws IOException {
+      return printed("known");
+    }
+
+    /** pthread_self() of the main thread: glibc's struct pthread, where FS points. */
+    long threadPointer() throws IOException {
+      return printed("tp");
+    }
+
+    private long printed(String name) throws IOException {
       String line = Files.readString(stdout).lines().filter(l -> l.startsWith("ready")).findFirst()
           .orElseThrow();
-      String hex = line.replaceAll(".*known=0x([0-9a-f]+).*", "$1");
+      String hex = line.replaceAll(".*" + name + "=0x([0-9a-f]+).*", "$1");
       return Long.parseUnsignedLong(hex, 16);
     }
 

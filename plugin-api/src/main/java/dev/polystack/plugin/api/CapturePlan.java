@@ -96,6 +96,11 @@ public final class CapturePlan {
       return add(new CaptureStep.Constant(assign(into), value));
     }
 
+    /** @since 1.5 */
+    public Builder threadPointer(String into) {
+      return add(new CaptureStep.ThreadPointer(assign(into)));
+    }
+
     public Builder add(String into, String from, long addend) {
       return add(new CaptureStep.Add(assign(into), read(from), addend));
     }

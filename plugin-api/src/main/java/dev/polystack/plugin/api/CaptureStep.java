@@ -27,6 +27,21 @@ public sealed interface CaptureStep {
     }
   }
 
+  /**
+   * {@code into} = the sampled thread's thread pointer: on x86-64 its FS base, where the C
+   * library keeps the thread's own block (glibc's {@code struct pthread}, whose {@code
+   * pthread_getspecific} slots and TLS a runtime's current-thread state is reached through).
+   * What the kernel saved at the thread's last switch or {@code arch_prctl}; a thread that sets
+   * FS with {@code wrfsbase} itself shows its previous value until it is switched out.
+   *
+   * @since 1.5
+   */
+  record ThreadPointer(int into) implements CaptureStep {
+    public ThreadPointer {
+      CapturePlan.checkSlot(into);
+    }
+  }
+
   /** {@code into = from + addend}. */
   record Add(int into, int from, long addend) implements CaptureStep {
     public Add {
