@@ -110,7 +110,7 @@ public final class AllocRecordSession {
             }
             StackWalker walker = new StackWalker(options.maxDepth(), guard);
             try (AllocSampler s = new AllocSampler(t, options, walker, processor, capture, sites,
-                alloc.meanBytes())) {
+                alloc.meanBytes(), guard)) {
               s.openAll();
               var outcome = s.run(stop, exit);
               // Named before the run closes the target's modules.
