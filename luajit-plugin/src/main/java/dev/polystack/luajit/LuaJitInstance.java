@@ -289,21 +289,8 @@ final class LuaJitInstance implements RuntimeInstance {
       }
       vm(g);
     }
-    List<AllocatorSite> out = new ArrayList<>();
-    List<Long> gs = new ArrayList<>(vms.keySet());
-    for (long g : gs) {
-      try {
-        long f = r.u64(g + layout.allocf(), "global_state");
-        if (process.mappings().stream().noneMatch(m -> m.executable() && m.contains(f))) {
-          count("allocf_not_code");
-        } else if (out.stream().noneMatch(s -> s.address() == f)) {
-          out.add(new AllocatorSite(f, AllocatorSite.Convention.LUA_ALLOC, "lua_Alloc"));
-        }
-      } catch (WalkException e) {
-        count(e.reason());
-      }
-    }
-    return out;
+    return StateSearch.allocators(List.copyOf(vms.keySet()), r, layout, process.mappings(),
+        this::count);
   }
 
   @Override

@@ -1,12 +1,15 @@
 package dev.polystack.luajit;
 
+import dev.polystack.plugin.api.AllocatorSite;
 import dev.polystack.plugin.api.Bytes;
 import dev.polystack.plugin.api.Mapping;
 import dev.polystack.plugin.api.MemoryReadException;
 import dev.polystack.plugin.api.ProcessContext;
 import dev.polystack.plugin.api.RemoteMemory;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.function.Consumer;
 import java.util.function.LongPredicate;
 
 /**
@@ -16,7 +19,8 @@ import java.util.function.LongPredicate;
  * {@code *(p + 16) == p + sizeof(lua_State)} and the thread type tag is a candidate, confirmed
  * as a walk confirms G. Searched in the process's writable anonymous memory (the allocator's
  * first segment, or the heap), smallest mappings first, within a byte budget per search; a map
- * searched in vain is not searched again until it changes.
+ * searched in vain is not searched again until it changes. Also reads each VM's allocator
+ * function, G->allocf.
  */
 final class StateSearch {
   /** Bytes read per search at most: bounds its cost in a process with a large heap. */
@@ -24,12 +28,6 @@ final class StateSearch {
   private static final int CHUNK = RemoteMemory.MAX_READ;
 
   private List<Mapping> searchedInVain;
-  private long bytesRead;
-
-  /** Bytes read by all searches so far. */
-  long bytesRead() {
-    return bytesRead;
-  }
 
   /**
    * A global_State address of the process that {@code isGlobalState} confirms, or 0 when none
@@ -58,7 +56,6 @@ final class StateSearch {
         } catch (MemoryReadException e) {
           break; // unmapped since the map was read, or guarded: the next mapping
         }
-        bytesRead += n;
         budget -= n;
         for (int i = 0; i + 24 <= n; i += 8) {
           long p = at + i;
@@ -75,5 +72,27 @@ final class StateSearch {
     }
     searchedInVain = maps;
     return 0;
+  }
+
+  /**
+   * G->allocf of each VM at {@code gs}, distinct, that points into executable memory; a value
+   * that does not, or cannot be read, is counted by its reason.
+   */
+  static List<AllocatorSite> allocators(List<Long> gs, TargetReader r, Layout layout,
+      List<Mapping> maps, Consumer<String> count) {
+    List<AllocatorSite> out = new ArrayList<>();
+    for (long g : gs) {
+      try {
+        long f = r.u64(g + layout.allocf(), "global_state");
+        if (maps.stream().noneMatch(m -> m.executable() && m.contains(f))) {
+          count.accept("allocf_not_code");
+        } else if (out.stream().noneMatch(s -> s.address() == f)) {
+          out.add(new AllocatorSite(f, AllocatorSite.Convention.LUA_ALLOC, "lua_Alloc"));
+        }
+      } catch (WalkException e) {
+        count.accept(e.reason());
+      }
+    }
+    return out;
   }
 }

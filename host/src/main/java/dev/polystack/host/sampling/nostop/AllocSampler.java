@@ -164,6 +164,12 @@ public final class AllocSampler implements NoStopSampler {
     }
   }
 
+  /** Whether a runtime that names allocator functions is bound but none is probed yet. */
+  private boolean awaitsRuntimeAllocator() {
+    return runtimeProbed.isEmpty() && target.table().bindings().stream().anyMatch(
+        b -> b.plugin().descriptor().capabilities().contains(Capability.ALLOCATOR_SITES));
+  }
+
   /**
    * Installs the runtimes' capture plans as {@link ProcessTicks} does for ticks: a sampled
    * allocation's stack definition then carries the runtime's state as at the call.
@@ -213,6 +219,9 @@ public final class AllocSampler implements NoStopSampler {
 
           @Override
           public void housekeeping() {
+            if (awaitsRuntimeAllocator()) {
+              syncRefresh.now(); // a VM created since: the plug-in searches the new map
+            }
             updateRanges();
             updateRuntimeAllocators();
             long now = System.nanoTime();
