@@ -159,6 +159,7 @@ public final class AllocSampler implements NoStopSampler {
         runtimeAllocators.add(a);
       } catch (BpfLoadException | RuntimeException e) {
         runtimeRanges.remove(a.range());
+        rangesOf = List.of(); // written again without it at the next housekeeping
         sink.lost(HostCounters.ALLOC_SITE_REFUSED);
       }
     }
