@@ -116,11 +116,6 @@ public final class AllocSampler implements NoStopSampler {
     updateRuntimeAllocators();
   }
 
-  /** The runtime allocator functions probed, in the order their sites were numbered. */
-  public List<RuntimeAllocator> runtimeAllocators() {
-    return List.copyOf(runtimeAllocators);
-  }
-
   /**
    * Probes the allocator functions the runtimes name that are not probed yet, after installing
    * the runtimes' capture plans (naming them may have found the VM a plan needs), so that the
