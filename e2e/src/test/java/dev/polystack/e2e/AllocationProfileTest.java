@@ -97,12 +97,15 @@ class AllocationProfileTest {
     Target target = Target.start(400_000, 0);
     try (Distribution.Running polystack = Distribution.start("record", "--event", "alloc",
         "--pid", Long.toString(target.process().pid()), "-o", dir.resolve("k.pb.gz").toString())) {
-      Awaits.until("polystack's uprobe_multi link", 60_000, () -> !allocLinks().isEmpty());
+      long pid = polystack.process().pid();
+      Awaits.until("polystack's uprobe_multi link", 60_000, () -> !ownLinks(pid).isEmpty());
+      List<String> links = ownLinks(pid);
       target.go();
       polystack.signal("KILL");
       assertTrue(polystack.process().waitFor(30, TimeUnit.SECONDS));
       // The link goes with its last descriptor; the kernel releases it as the process dies.
-      Awaits.until("no uprobe_multi link of alloc_probe", 10_000, () -> allocLinks().isEmpty());
+      Awaits.until("no uprobe_multi link " + links + " of alloc_probe", 10_000,
+          () -> allocLinks().stream().noneMatch(links::contains));
     }
     target.finishes();
   }
@@ -117,7 +120,8 @@ class AllocationProfileTest {
     args.addAll(options);
     Distribution.Result result;
     try (Distribution.Running polystack = Distribution.start(args.toArray(String[]::new))) {
-      Awaits.until("polystack's uprobe_multi link", 60_000, () -> !allocLinks().isEmpty());
+      long pid = polystack.process().pid();
+      Awaits.until("polystack's uprobe_multi link", 60_000, () -> !ownLinks(pid).isEmpty());
       target.go();
       target.finishes();
       result = polystack.await(120);
@@ -159,6 +163,30 @@ class AllocationProfileTest {
     }
     out.putIfAbsent("path_big", new long[4]);
     out.putIfAbsent("path_small", new long[4]);
+    return out;
+  }
+
+  /**
+   * Ids of the uprobe_multi links among process {@code pid}'s descriptors (fdinfo names their
+   * type): polystack's own, whatever other processes probe on the machine meanwhile.
+   */
+  static List<String> ownLinks(long pid) throws java.io.IOException {
+    List<String> out = new ArrayList<>();
+    Pattern id = Pattern.compile("(?m)^link_id:\\s*(\\d+)$");
+    try (var fds = java.nio.file.Files.list(Path.of("/proc/" + pid + "/fdinfo"))) {
+      for (Path fd : fds.toList()) {
+        try {
+          String info = java.nio.file.Files.readString(fd);
+          Matcher m = id.matcher(info);
+          if ((info.contains("link_type:\tuprobe_multi") || info.contains("link_type:\t12"))
+              && m.find()) {
+            out.add(m.group(1));
+          }
+        } catch (java.io.IOException e) {
+          // closed meanwhile
+        }
+      }
+    }
     return out;
   }
 

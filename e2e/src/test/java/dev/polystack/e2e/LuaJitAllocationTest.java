@@ -82,7 +82,7 @@ class LuaJitAllocationTest {
           "--pid", Long.toString(lua.pid()), "-o", out.toString())) {
         // The C library's link and the Lua allocator's: the VM's allocations are probed.
         Awaits.until("polystack's two uprobe_multi links", 60_000,
-            () -> uprobeLinks(polystack.process().pid()) >= 2);
+            () -> AllocationProfileTest.ownLinks(polystack.process().pid()).size() >= 2);
         try (OutputStream stdin = lua.getOutputStream()) {
           stdin.write("go\n".getBytes(StandardCharsets.US_ASCII));
         }
@@ -165,23 +165,5 @@ class LuaJitAllocationTest {
       }
     }
     return out;
-  }
-
-  /** uprobe_multi links among process {@code pid}'s descriptors (fdinfo names their type). */
-  static long uprobeLinks(long pid) throws IOException {
-    long n = 0;
-    try (var fds = Files.list(Path.of("/proc/" + pid + "/fdinfo"))) {
-      for (Path fd : fds.toList()) {
-        try {
-          String info = Files.readString(fd);
-          if (info.contains("link_type:\tuprobe_multi") || info.contains("link_type:\t12")) {
-            n++;
-          }
-        } catch (IOException e) {
-          // closed meanwhile
-        }
-      }
-    }
-    return n;
   }
 }
