@@ -160,6 +160,19 @@ public final class AllocSampler implements NoStopSampler {
     }
   }
 
+  /**
+   * The plug-ins bound to the target that name allocator functions, when none was probed: the
+   * allocations of their runtimes are missing from the profile.
+   */
+  public List<String> runtimesWithoutAllocator() {
+    if (!awaitsRuntimeAllocator()) {
+      return List.of();
+    }
+    return target.table().bindings().stream()
+        .filter(b -> b.plugin().descriptor().capabilities().contains(Capability.ALLOCATOR_SITES))
+        .map(b -> b.plugin().descriptor().id()).distinct().toList();
+  }
+
   /** Whether a runtime that names allocator functions is bound but none is probed yet. */
   private boolean awaitsRuntimeAllocator() {
     return runtimeProbed.isEmpty() && target.table().bindings().stream().anyMatch(
