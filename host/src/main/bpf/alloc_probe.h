@@ -11,7 +11,8 @@
 extern __u64 *bpf_session_cookie(void) __ksym;
 extern _Bool bpf_session_is_return(void) __ksym;
 
-enum { K_MALLOC = 1, K_CALLOC, K_REALLOC, K_MEMALIGN, K_POSIX_MEMALIGN, K_FREE };
+/* K_LUA_ALLOC: a runtime's lua_Alloc, f(ud, ptr, osize, nsize), named by its plug-in. */
+enum { K_MALLOC = 1, K_CALLOC, K_REALLOC, K_MEMALIGN, K_POSIX_MEMALIGN, K_FREE, K_LUA_ALLOC };
 
 #define ALLOC_SITES 16
 #define EXP_TABLE 4096
@@ -472,6 +473,14 @@ int alloc_probe(struct pt_regs *ctx)
 		break;
 	case K_MEMALIGN:
 		size = ctx->rsi;
+		break;
+	case K_LUA_ALLOC:
+		/* nsize 0 frees ptr; ptr NULL allocates nsize; otherwise ptr is resized to nsize. */
+		alloc_free(tgid, tid, ctx->rsi);
+		if (!ctx->rcx)
+			return 1;
+		old = ctx->rsi;
+		size = ctx->rcx;
 		break;
 	case K_POSIX_MEMALIGN:
 		size = ctx->rdx;

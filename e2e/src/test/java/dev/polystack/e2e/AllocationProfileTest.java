@@ -182,13 +182,15 @@ class AllocationProfileTest {
     Target target = Target.start(400_000, 0);
     try (Distribution.Running polystack = Distribution.start("record", "--event", "alloc",
         "--pid", Long.toString(target.process().pid()), "-o", dir.resolve("k.pb.gz").toString())) {
-      Awaits.until("polystack's uprobe_multi link", 60_000,
-          () -> holdsAllocationLink(polystack.pid()));
+      long pid = polystack.process().pid();
+      Awaits.until("polystack's uprobe_multi link", 60_000, () -> !ownLinks(pid).isEmpty());
+      List<String> links = ownLinks(pid);
       target.go();
       polystack.signal("KILL");
       assertTrue(polystack.process().waitFor(30, TimeUnit.SECONDS));
       // The link goes with its last descriptor; the kernel releases it as the process dies.
-      Awaits.until("no uprobe_multi link of alloc_probe", 10_000, () -> allocLinks().isEmpty());
+      Awaits.until("no uprobe_multi link " + links + " of alloc_probe", 10_000,
+          () -> allocLinks().stream().noneMatch(links::contains));
     }
     target.finishes();
   }
@@ -208,8 +210,8 @@ class AllocationProfileTest {
     args.addAll(options);
     Distribution.Result result;
     try (Distribution.Running polystack = Distribution.start(args.toArray(String[]::new))) {
-      Awaits.until("polystack's uprobe_multi link", 60_000,
-          () -> holdsAllocationLink(polystack.pid()));
+      long pid = polystack.process().pid();
+      Awaits.until("polystack's uprobe_multi link", 60_000, () -> !ownLinks(pid).isEmpty());
       target.go();
       target.finishes();
       result = polystack.await(120);
@@ -254,28 +256,32 @@ class AllocationProfileTest {
     return out;
   }
 
-  /** Ids of uprobe_multi links whose program is alloc_probe (bpftool 7.1 says "type 12"). */
   /**
-   * Whether process {@code pid} holds a uprobe_multi link (the allocation program's: no other
-   * polystack program uses one), from its descriptors' fdinfo. Unlike the host's link list, it
-   * cannot be fooled by the link of an earlier run the kernel has not freed yet.
+   * Ids of the uprobe_multi links among process {@code pid}'s descriptors (fdinfo names their
+   * type): polystack's own, whatever other processes probe on the machine meanwhile.
    */
-  static boolean holdsAllocationLink(long pid) {
-    java.io.File[] infos = new java.io.File("/proc/" + pid + "/fdinfo").listFiles();
-    if (infos == null) {
-      return false;
-    }
-    for (java.io.File info : infos) {
-      try {
-        if (java.nio.file.Files.readString(info.toPath()).contains("link_type:\tuprobe_multi")) {
-          return true;
+  static List<String> ownLinks(long pid) throws java.io.IOException {
+    List<String> out = new ArrayList<>();
+    Pattern id = Pattern.compile("(?m)^link_id:\\s*(\\d+)$");
+    try (var fds = java.nio.file.Files.list(Path.of("/proc/" + pid + "/fdinfo"))) {
+      for (Path fd : fds.toList()) {
+        try {
+          String info = java.nio.file.Files.readString(fd);
+          Matcher m = id.matcher(info);
+          if ((info.contains("link_type:\tuprobe_multi") || info.contains("link_type:\t12"))
+              && m.find()) {
+            out.add(m.group(1));
+          }
+        } catch (java.io.IOException e) {
+          // closed meanwhile
         }
-      } catch (java.io.IOException e) {
-        // the descriptor was closed meanwhile
       }
     }
-    return false;
+    return out;
   }
+
+  /** Ids of uprobe_multi links whose program is alloc_probe (bpftool 7.1 says "type 12"). */
+
 
   static List<String> allocLinks() throws Exception {
     var links = Tools.run(30, null, List.of("bpftool", "link", "list"));

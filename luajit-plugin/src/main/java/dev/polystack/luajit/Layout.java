@@ -80,6 +80,15 @@ record Layout(int luaStateSize, int vmstate, int curL, int jitBase, int strLen, 
   /** The tag (bits 47-63) of a TValue holding a function: LJ_TFUNC, ~8u, in 17 bits. */
   static final long TAG_FUNC = 0x1FFF7L;
 
+  /**
+   * Offset of global_State.allocf: first since 2020-06, when the string hash table that came
+   * before it moved into StrInternState (read off upstream and OpenResty builds, see
+   * docs/allocations.md).
+   */
+  int allocf() {
+    return curL == 344 ? 16 : 0;
+  }
+
   /** The global_State layouts of LuaJIT 2.1 (see docs/luajit.md), keyed by cur_L. */
   static Layout forCurL(int curL, int luaStateSize) {
     return switch (curL) {

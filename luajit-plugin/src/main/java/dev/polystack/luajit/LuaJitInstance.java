@@ -1,5 +1,6 @@
 package dev.polystack.luajit;
 
+import dev.polystack.plugin.api.AllocatorSite;
 import dev.polystack.plugin.api.CapturePlan;
 import dev.polystack.plugin.api.CodeRange;
 import dev.polystack.plugin.api.DiscoveredOffset;
@@ -79,6 +80,7 @@ final class LuaJitInstance implements RuntimeInstance {
   /** Validated global_State addresses, most recently used last. */
   private final LinkedHashMap<Long, Vm> vms = new LinkedHashMap<>(4, 0.75f, true);
   private long g2disp = -1;
+  private final StateSearch stateSearch = new StateSearch();
 
   /** The capture plan last handed out, for the VM at {@link #planG}; rebuilt when G changes. */
   private CapturePlan plan = CapturePlan.NONE;
@@ -271,6 +273,24 @@ final class LuaJitInstance implements RuntimeInstance {
       planG = g;
     }
     return plan;
+  }
+
+  /**
+   * G->allocf of each VM known, walked or found by {@link StateSearch} (before any walk): the
+   * function every allocation, resize and free of the VM goes through (docs/allocations.md).
+   */
+  @Override
+  public synchronized List<AllocatorSite> allocatorSites() {
+    TargetReader r = new TargetReader(process.memory(), layout);
+    if (vms.isEmpty()) {
+      long g = stateSearch.find(process, layout.luaStateSize(), c -> isGlobalState(r, c));
+      if (g == 0) {
+        return List.of();
+      }
+      vm(g);
+    }
+    return StateSearch.allocators(List.copyOf(vms.keySet()), r, layout, process.mappings(),
+        this::count);
   }
 
   @Override

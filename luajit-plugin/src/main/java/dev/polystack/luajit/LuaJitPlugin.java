@@ -24,7 +24,8 @@ public final class LuaJitPlugin implements RuntimePlugin {
           ApiVersion.CURRENT,
           FRAME_TYPE,
           Set.of(Capability.DETECT, Capability.DISCOVER_OFFSETS, Capability.WALK_FRAMES,
-              Capability.SYMBOLIZE, Capability.JIT_CODE, Capability.CAPTURE_AT_TICK),
+              Capability.SYMBOLIZE, Capability.JIT_CODE, Capability.CAPTURE_AT_TICK,
+              Capability.ALLOCATOR_SITES),
           "LuaJIT 2.1 (upstream and OpenResty, GC64): Lua, builtin and JIT trace frames with"
               + " names and current lines");
 

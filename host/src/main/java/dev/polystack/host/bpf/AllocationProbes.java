@@ -24,7 +24,9 @@ public final class AllocationProbes {
 
   /** What a site's arguments mean (alloc_probe.h K_*). */
   public enum Kind {
-    MALLOC(1), CALLOC(2), REALLOC(3), MEMALIGN(4), POSIX_MEMALIGN(5), FREE(6);
+    MALLOC(1), CALLOC(2), REALLOC(3), MEMALIGN(4), POSIX_MEMALIGN(5), FREE(6),
+    /** A runtime's {@code lua_Alloc(ud, ptr, osize, nsize)}, named by its plug-in. */
+    LUA_ALLOC(7);
 
     final int code;
 

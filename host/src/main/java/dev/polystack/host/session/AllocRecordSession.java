@@ -70,10 +70,12 @@ public final class AllocRecordSession {
   private final ProcFs proc;
   private final SamplingRun run;
   private final PluginGuard guard;
+  private final Consumer<String> warn;
 
   public AllocRecordSession(ProcFs proc, PluginRegistry plugins, PluginGuard guard,
       Consumer<String> warn) {
     this.proc = proc;
+    this.warn = warn;
     this.run = new SamplingRun(proc, plugins, guard, warn);
     this.guard = guard;
   }
@@ -110,9 +112,14 @@ public final class AllocRecordSession {
             }
             StackWalker walker = new StackWalker(options.maxDepth(), guard);
             try (AllocSampler s = new AllocSampler(t, options, walker, processor, capture, sites,
-                alloc.meanBytes())) {
+                alloc.meanBytes(), guard)) {
               s.openAll();
               var outcome = s.run(stop, exit);
+              for (String runtime : s.runtimesWithoutAllocator()) {
+                warn.accept("the " + runtime + " plug-in found no allocator function in process "
+                    + pid + " (its VM was not found): the allocations of its"
+                    + " runtime are not in this profile (docs/allocations.md)");
+              }
               // Named before the run closes the target's modules.
               FrameNamer namer = new FrameNamer();
               for (AllocationTable.Entry<RawStack> e : s.table().entries()) {

@@ -34,6 +34,9 @@ class AllocRecordTest {
     assertEquals(0xabc, r.digest());
     assertTrue(r.noAddress());
     assertTrue(AllocRecord.isAllocation(allocation(64, 1)));
+    // A runtime's lua_Alloc site (alloc_probe.h K_LUA_ALLOC).
+    assertEquals(AllocationProbes.Kind.LUA_ALLOC,
+        AllocationProbes.Kind.of(AllocRecord.parse(allocation(64, 7)).kind()));
   }
 
   @Test

@@ -3,8 +3,10 @@ package dev.polystack.plugin.api;
 /**
  * What a plug-in says it can do, listed by {@code polystack plugins}. The interfaces a plug-in
  * implements decide what the host calls (a default method that is not overridden does nothing);
- * the one capability the host acts on is {@link #CAPTURE_AT_TICK}: bpf mode asks
- * {@link RuntimeInstance#capturePlan()} only of plug-ins that declare it.
+ * the capabilities the host acts on are {@link #CAPTURE_AT_TICK}: bpf mode asks
+ * {@link RuntimeInstance#capturePlan()} only of plug-ins that declare it, and
+ * {@link #ALLOCATOR_SITES}: allocation profiles ask {@link RuntimeInstance#allocatorSites()}
+ * only of plug-ins that declare it.
  *
  * @since 1.0
  */
@@ -24,7 +26,12 @@ public enum Capability {
   /** Plans probe sites (entry and return breakpoints) in a module. */
   PLAN_PROBES,
   /** Decodes probe hits into call records. */
-  DECODE_CALLS;
+  DECODE_CALLS,
+  /**
+   * Names the runtime's allocator functions ({@link RuntimeInstance#allocatorSites()}), which
+   * allocation profiles probe (since API 1.5).
+   */
+  ALLOCATOR_SITES;
 
   /** Lower-case, dash-separated name as shown to users. */
   public String displayName() {

@@ -62,6 +62,19 @@ public interface RuntimeInstance {
     return CapturePlan.NONE;
   }
 
+  /**
+   * The functions through which this runtime allocates in this process (since API 1.5, with
+   * {@link Capability#ALLOCATOR_SITES}): an allocation profile probes them as it probes the C
+   * library's allocator, so the runtime's allocations carry its stacks. Empty while they are not
+   * known yet (a VM not created yet); the host asks again as the process runs, so answer from
+   * what is cached and keep the work of finding them bounded.
+   *
+   * @since 1.5
+   */
+  default List<AllocatorSite> allocatorSites() {
+    return List.of();
+  }
+
   /** The process mapped or unmapped memory; refresh anything derived from the memory map. */
   default void mappingsChanged(ProcessContext process) {}
 

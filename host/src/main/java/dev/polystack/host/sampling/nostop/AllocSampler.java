@@ -2,12 +2,16 @@ package dev.polystack.host.sampling.nostop;
 
 import dev.polystack.host.alloc.AllocationTable;
 import dev.polystack.host.alloc.AllocatorSites;
+import dev.polystack.host.alloc.RuntimeAllocator;
 import dev.polystack.host.bpf.AllocRecord;
 import dev.polystack.host.bpf.AllocationProbes;
 import dev.polystack.host.bpf.BpfLoadException;
 import dev.polystack.host.bpf.CaptureRecord;
+import dev.polystack.host.bpf.PlanEncoder;
 import dev.polystack.host.bpf.TickCapture;
+import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.process.RuntimeBinding;
 import dev.polystack.host.process.TargetProcess;
 import dev.polystack.host.sampling.CapturedThread;
 import dev.polystack.host.sampling.RawStack;
@@ -21,23 +25,33 @@ import dev.polystack.host.sys.SyscallException;
 import dev.polystack.host.unwind.UnwindError;
 import dev.polystack.otel.counters.Counter;
 import dev.polystack.otel.counters.HostCounters;
+import dev.polystack.plugin.api.AllocatorSite;
+import dev.polystack.plugin.api.Capability;
+import dev.polystack.plugin.api.CapturePlan;
 import dev.polystack.plugin.api.Mapping;
 import dev.polystack.plugin.api.Registers;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.BooleanSupplier;
 
 /**
  * The allocation loop of {@code record --event alloc}: probes the target's allocator through
  * the capture's allocation program, walks each stack definition as a tick is walked, and keeps
- * the sampled allocations and frees in an {@link AllocationTable}. The target is never stopped.
+ * the sampled allocations and frees in an {@link AllocationTable}. The runtimes' allocator
+ * functions (named by their plug-ins, e.g. LuaJIT's lua_Alloc) are probed as they become known,
+ * and the runtimes' capture plans are installed so that a sampled allocation carries the
+ * runtime's stack as a tick does. The target is never stopped.
  */
 public final class AllocSampler implements NoStopSampler {
   static final long HOUSEKEEPING_NANOS = 100_000_000L;
   static final long KERNEL_COUNTERS_NANOS = 1_000_000_000L;
+  /** Most plans a process runs (the capture program's bound, as {@link ProcessTicks}). */
+  static final int MAX_PLANS = ProcessTicks.MAX_PLANS;
 
   private final TargetProcess target;
   private final SamplingOptions options;
@@ -45,6 +59,12 @@ public final class AllocSampler implements NoStopSampler {
   private final SampleSink sink;
   private final TickCapture capture;
   private final AllocatorSites sites;
+  private final PluginGuard guard;
+  /** Runtime allocator functions probed so far, by runtime address, and their ranges. */
+  private final Set<Long> runtimeProbed = new HashSet<>();
+  private final List<long[]> runtimeRanges = new ArrayList<>();
+  private final List<RuntimeAllocator> runtimeAllocators = new ArrayList<>();
+  private List<CapturePlan> plans = List.of();
   private final AllocationTable<RawStack> table;
   private final PollLoop.SyncRefresh syncRefresh;
   private final Map<String, Long> kernelSeen = new HashMap<>();
@@ -62,13 +82,14 @@ public final class AllocSampler implements NoStopSampler {
    * @param mean the sampling's mean bytes (0: every call), for the weights
    */
   public AllocSampler(TargetProcess target, SamplingOptions options, StackWalker walker,
-      SampleSink sink, TickCapture capture, AllocatorSites sites, long mean) {
+      SampleSink sink, TickCapture capture, AllocatorSites sites, long mean, PluginGuard guard) {
     this.target = target;
     this.options = options;
     this.walker = walker;
     this.sink = sink;
     this.capture = capture;
     this.sites = sites;
+    this.guard = guard;
     this.table = new AllocationTable<>(mean, sink::lost);
     this.syncRefresh = new PollLoop.SyncRefresh(target);
   }
@@ -92,6 +113,100 @@ public final class AllocSampler implements NoStopSampler {
       throw new SamplingException("cannot probe the allocator of process " + target.pid()
           + ": " + e.getMessage());
     }
+    updateRuntimeAllocators();
+  }
+
+  /**
+   * Probes the allocator functions the runtimes name that are not probed yet, after installing
+   * the runtimes' capture plans (naming them may have found the VM a plan needs), so that the
+   * first allocation through a new site already carries the runtime's stack.
+   */
+  private void updateRuntimeAllocators() {
+    List<RuntimeAllocator> fresh = new ArrayList<>();
+    for (RuntimeBinding b : target.table().bindings()) {
+      if (!b.plugin().descriptor().capabilities().contains(Capability.ALLOCATOR_SITES)) {
+        continue;
+      }
+      List<AllocatorSite> named = guard.call(b.plugin(), "allocatorSites",
+          b.instance()::allocatorSites).orElse(List.of());
+      for (AllocatorSite site : named) {
+        if (runtimeProbed.add(site.address())) {
+          RuntimeAllocator.resolve(target.pid(), target.mappings(), target.table(), site)
+              .ifPresentOrElse(fresh::add, () -> sink.lost(HostCounters.ALLOC_SITE_REFUSED));
+        }
+      }
+    }
+    updatePlans();
+    AllocationProbes probes = capture.allocations();
+    for (RuntimeAllocator a : fresh) {
+      int site = sites.kinds().size() + runtimeAllocators.size();
+      if (site >= AllocationProbes.MAX_SITES || sites.ranges().size() + runtimeRanges.size()
+          >= AllocationProbes.ALLOCATOR_RANGES) {
+        sink.lost(HostCounters.ALLOC_SITE_REFUSED);
+        continue;
+      }
+      try {
+        probes.setSite(site, a.kind());
+        runtimeRanges.add(a.range());
+        rangesOf = List.of(); // the allocator ranges changed: written again below
+        updateRanges();
+        probes.attach(a.file(), new long[] {a.offset()}, new long[] {site}, target.pid());
+        runtimeAllocators.add(a);
+      } catch (BpfLoadException | RuntimeException e) {
+        runtimeRanges.remove(a.range());
+        rangesOf = List.of(); // written again without it at the next housekeeping
+        sink.lost(HostCounters.ALLOC_SITE_REFUSED);
+      }
+    }
+  }
+
+  /**
+   * The plug-ins bound to the target that name allocator functions, when none was probed: the
+   * allocations of their runtimes are missing from the profile.
+   */
+  public List<String> runtimesWithoutAllocator() {
+    if (!awaitsRuntimeAllocator()) {
+      return List.of();
+    }
+    return target.table().bindings().stream()
+        .filter(b -> b.plugin().descriptor().capabilities().contains(Capability.ALLOCATOR_SITES))
+        .map(b -> b.plugin().descriptor().id()).distinct().toList();
+  }
+
+  /** Whether a runtime that names allocator functions is bound but none is probed yet. */
+  private boolean awaitsRuntimeAllocator() {
+    return runtimeProbed.isEmpty() && target.table().bindings().stream().anyMatch(
+        b -> b.plugin().descriptor().capabilities().contains(Capability.ALLOCATOR_SITES));
+  }
+
+  /**
+   * Installs the runtimes' capture plans as {@link ProcessTicks} does for ticks: a sampled
+   * allocation's stack definition then carries the runtime's state as at the call.
+   */
+  private void updatePlans() {
+    List<CapturePlan> wanted = new ArrayList<>();
+    for (RuntimeBinding b : target.table().bindings()) {
+      if (!b.plugin().descriptor().capabilities().contains(Capability.CAPTURE_AT_TICK)) {
+        continue;
+      }
+      CapturePlan plan = guard.call(b.plugin(), "capturePlan", b.instance()::capturePlan)
+          .orElse(CapturePlan.NONE);
+      if (!plan.isEmpty() && wanted.size() < MAX_PLANS && !wanted.contains(plan)) {
+        wanted.add(plan);
+      }
+    }
+    if (wanted.equals(plans)) {
+      return;
+    }
+    try {
+      capture.clearPlans(target.pid());
+      for (int i = 0; i < wanted.size(); i++) {
+        capture.setPlan(target.pid(), i, PlanEncoder.encode(wanted.get(i)));
+      }
+      plans = List.copyOf(wanted);
+    } catch (RuntimeException e) {
+      sink.lost(HostCounters.CAPTURE_PLAN_REFUSED);
+    }
   }
 
   @Override
@@ -113,7 +228,11 @@ public final class AllocSampler implements NoStopSampler {
 
           @Override
           public void housekeeping() {
+            if (awaitsRuntimeAllocator()) {
+              syncRefresh.now(); // a VM created since: the plug-in searches the new map
+            }
             updateRanges();
+            updateRuntimeAllocators();
             long now = System.nanoTime();
             if (now - countersRead >= KERNEL_COUNTERS_NANOS) {
               countersRead = now;
@@ -134,9 +253,11 @@ public final class AllocSampler implements NoStopSampler {
       return;
     }
     rangesOf = now;
+    List<long[]> allocator = new ArrayList<>(sites.ranges());
+    allocator.addAll(runtimeRanges);
     try {
       capture.allocations().setRanges(target.pid(),
-          AllocatorSites.textRanges(now, AllocationProbes.TEXT_RANGES), sites.ranges());
+          AllocatorSites.textRanges(now, AllocationProbes.TEXT_RANGES), allocator);
     } catch (RuntimeException e) {
       sink.lost(HostCounters.ALLOC_RANGES_REFUSED);
     }
@@ -205,6 +326,9 @@ public final class AllocSampler implements NoStopSampler {
     });
     if (lastLive.served() > 0) {
       out.put(HostCounters.CAPTURE_KEPT_PAGE_READS.name(), lastLive.served());
+    }
+    if (!plans.isEmpty()) {
+      out.put(HostCounters.CAPTURE_PLANS.name(), (long) plans.size());
     }
     return out;
   }
