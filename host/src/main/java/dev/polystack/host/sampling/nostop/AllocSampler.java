@@ -7,7 +7,6 @@ import dev.polystack.host.bpf.AllocRecord;
 import dev.polystack.host.bpf.AllocationProbes;
 import dev.polystack.host.bpf.BpfLoadException;
 import dev.polystack.host.bpf.CaptureRecord;
-import dev.polystack.host.bpf.PlanEncoder;
 import dev.polystack.host.bpf.TickCapture;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.proc.ProcFs;
@@ -184,29 +183,8 @@ public final class AllocSampler implements NoStopSampler {
    * allocation's stack definition then carries the runtime's state as at the call.
    */
   private void updatePlans() {
-    List<CapturePlan> wanted = new ArrayList<>();
-    for (RuntimeBinding b : target.table().bindings()) {
-      if (!b.plugin().descriptor().capabilities().contains(Capability.CAPTURE_AT_TICK)) {
-        continue;
-      }
-      CapturePlan plan = guard.call(b.plugin(), "capturePlan", b.instance()::capturePlan)
-          .orElse(CapturePlan.NONE);
-      if (!plan.isEmpty() && wanted.size() < MAX_PLANS && !wanted.contains(plan)) {
-        wanted.add(plan);
-      }
-    }
-    if (wanted.equals(plans)) {
-      return;
-    }
-    try {
-      capture.clearPlans(target.pid());
-      for (int i = 0; i < wanted.size(); i++) {
-        capture.setPlan(target.pid(), i, PlanEncoder.encode(wanted.get(i)));
-      }
-      plans = List.copyOf(wanted);
-    } catch (RuntimeException e) {
-      sink.lost(HostCounters.CAPTURE_PLAN_REFUSED);
-    }
+    plans = RuntimePlans.install(ProcessTicks.PlanSlots.of(capture), target.pid(),
+        RuntimePlans.wanted(target, guard, MAX_PLANS), plans, sink);
   }
 
   @Override

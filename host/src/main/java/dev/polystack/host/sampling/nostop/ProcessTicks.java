@@ -1,9 +1,7 @@
 package dev.polystack.host.sampling.nostop;
 
 import dev.polystack.host.bpf.CaptureRecord;
-import dev.polystack.host.bpf.PlanEncoder;
 import dev.polystack.host.plugins.PluginGuard;
-import dev.polystack.host.process.RuntimeBinding;
 import dev.polystack.host.process.TargetProcess;
 import dev.polystack.host.sampling.CapturedThread;
 import dev.polystack.host.sampling.CarriedPeriods;
@@ -262,17 +260,7 @@ public final class ProcessTicks {
     if (slots == PlanSlots.NONE) {
       return;
     }
-    List<CapturePlan> wanted = new ArrayList<>();
-    for (RuntimeBinding b : target.table().bindings()) {
-      if (!b.plugin().descriptor().capabilities().contains(Capability.CAPTURE_AT_TICK)) {
-        continue;
-      }
-      CapturePlan plan = guard.call(b.plugin(), "capturePlan", b.instance()::capturePlan)
-          .orElse(CapturePlan.NONE);
-      if (!plan.isEmpty() && wanted.size() < MAX_PLANS - 1 && !wanted.contains(plan)) {
-        wanted.add(plan);
-      }
-    }
+    List<CapturePlan> wanted = RuntimePlans.wanted(target, guard, MAX_PLANS - 1);
     if (!target.table().bindings().isEmpty()) {
       // Only for runtimes: a native walk's reads beyond the stack copy are stable code.
       CapturePlan pages = learned.plan();
@@ -280,17 +268,6 @@ public final class ProcessTicks {
         wanted.add(pages);
       }
     }
-    if (wanted.equals(plans)) {
-      return;
-    }
-    try {
-      slots.clearPlans(target.pid());
-      for (int i = 0; i < wanted.size(); i++) {
-        slots.setPlan(target.pid(), i, PlanEncoder.encode(wanted.get(i)));
-      }
-      plans = List.copyOf(wanted);
-    } catch (RuntimeException e) {
-      sink.lost(HostCounters.CAPTURE_PLAN_REFUSED);
-    }
+    plans = RuntimePlans.install(slots, target.pid(), wanted, plans, sink);
   }
 }
