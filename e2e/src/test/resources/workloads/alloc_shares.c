@@ -4,10 +4,11 @@
  * path_big has exactly 3/4 of the bytes and of the calls. It prints "ready", waits for a line
  * on stdin (a profiler attaches meanwhile), runs ROUNDS rounds, prints "done" and exits 0.
  * The path_small blocks of the last KEEP rounds (second argument, default 0) are never freed:
- * they are in use at the end.
+ * they are in use at the end. With "nowait" as third argument it does not wait for the line.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static volatile long sink;
 
@@ -31,7 +32,7 @@ int main(int argc, char **argv) {
 
   printf("ready\n");
   fflush(stdout);
-  if (!fgets(line, sizeof line, stdin)) {
+  if ((argc < 4 || strcmp(argv[3], "nowait") != 0) && !fgets(line, sizeof line, stdin)) {
     return 3;
   }
   for (long i = 0; i < rounds; i++) {

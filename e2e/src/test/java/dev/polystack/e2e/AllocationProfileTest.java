@@ -132,6 +132,32 @@ class AllocationProfileTest {
   }
 
   /**
+   * {@code record --event alloc -- PROGRAM}: the program is held until its allocator is probed,
+   * so its very first allocation (stdout's buffer, for its first line) is in the profile beside
+   * the exact counts; its exit code is polystack's.
+   */
+  @Test
+  void aLaunchedProgramIsProbedBeforeItsFirstAllocation() throws Exception {
+    Path out = dir.resolve("launched.pb.gz");
+    Distribution.Result result = Distribution.run("record", "--event", "alloc",
+        "--alloc-every-call", "-o", out.toString(), "--",
+        Workloads.binary("alloc_shares").toString(), "1000", "8", "nowait");
+    assertEquals(0, result.exitCode(), result.stderr());
+    var raw = Tools.run(300, null, List.of(Tools.go(), "tool", "pprof", "-raw", out.toString()));
+    assertEquals(0, raw.exitCode(), raw.stderr());
+    Map<String, long[]> byFunction = byFunction(raw.stdout());
+    assertEquals(3000, byFunction.get("path_big")[0]);
+    assertEquals(1000, byFunction.get("path_small")[0]);
+    assertEquals(CYCLE_BYTES, byFunction.get("path_small")[3]);
+    assertTrue(byFunction.containsKey("_IO_file_doallocate"),
+        "stdout's buffer, the program's first allocation: " + byFunction.keySet());
+
+    Distribution.Result failing = Distribution.run("record", "--event", "alloc", "-o",
+        dir.resolve("failing.pb.gz").toString(), "--", "sh", "-c", "exit 3");
+    assertEquals(3, failing.exitCode(), failing.stderr());
+  }
+
+  /**
    * The same exact run streamed to a real Collector: one request at the end with one profile per
    * sample type, whose values by function are the program's, as the pprof file has them.
    */

@@ -85,8 +85,9 @@ final class RecordCommand implements Callable<Integer> {
   Path statsJson;
 
   @Option(names = "--event", paramLabel = "EVENT", defaultValue = "cpu",
-      description = "cpu (default: where time goes) or alloc (who allocates: the C library's"
-          + " allocator probed with uprobe sessions, one --pid; docs/allocations.md).")
+      description = "cpu (default: where time goes) or alloc (who allocates: the allocator"
+          + " malloc is bound to, and a runtime's own, probed with uprobe sessions; one --pid or"
+          + " a command; docs/allocations.md).")
   String event;
 
   @Option(names = "--alloc-rate", paramLabel = "BYTES", defaultValue = "524288",
@@ -141,7 +142,7 @@ final class RecordCommand implements Callable<Integer> {
       throw new UsageException("streaming to an OTLP endpoint records one process: give a single"
           + " --pid, or write a local file (--output) for several");
     }
-    Credentials as = alloc ? null : target.launchCredentials(console);
+    Credentials as = target.launchCredentials(console);
     OtlpOptions.warnIfInClear(otlpConfig, console::warn);
     // The files are created (under hidden names) before anything is attached or launched: a
     // place that cannot be written fails now, in one line, instead of after the recording.
@@ -156,9 +157,9 @@ final class RecordCommand implements Callable<Integer> {
         statsFile = outputs.replaceAtEnd(statsJson, "--stats-json");
       }
       if (alloc) {
-        recordAllocations(otlpConfig, options, profileFormat, local && toStdout, profileFile,
-            statsFile);
-        return ExitCodes.OK;
+        RecordSession.Result result = recordAllocations(otlpConfig, options, profileFormat,
+            local && toStdout, profileFile, statsFile, as);
+        return target.command.isEmpty() ? ExitCodes.OK : launchedExitCode(result);
       }
       target.resolve(console);
       RecordSession.Result result = record(otlpConfig, backend, options, profileFormat,
@@ -192,8 +193,14 @@ final class RecordCommand implements Callable<Integer> {
     if (!event.equals("alloc")) {
       throw new UsageException("--event must be cpu or alloc, not " + event);
     }
-    if (target.pids.size() != 1 || !target.command.isEmpty() || target.several()) {
-      throw new UsageException("--event alloc records one running process: give one --pid");
+    boolean oneProcess = target.pids.size() == 1 && target.command.isEmpty();
+    boolean command = target.pids.isEmpty() && !target.command.isEmpty();
+    if ((!oneProcess && !command) || target.several()) {
+      throw new UsageException("--event alloc records one process: give one --pid, or a"
+          + " command after --");
+    }
+    if (command) {
+      checkRunnable(target.command.get(0), System.getenv("PATH"));
     }
     if (target.mode != null && !target.mode.equals("bpf")) {
       throw new UsageException("--event alloc needs --mode bpf (allocations are probed with"
@@ -216,16 +223,20 @@ final class RecordCommand implements Callable<Integer> {
    */
   private RecordSession.Result recordAllocations(OtlpConfig otlpConfig, SamplingOptions options,
       ProfileFormat profileFormat, boolean toStdout, OutputFile profileFile,
-      OutputFile statsFile) {
+      OutputFile statsFile, Credentials as) {
     var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
     AllocRecordSession session =
         new AllocRecordSession(ProcFs.system(), registry, guard, console::warn);
     StatusLine status = new StatusLine(console);
     RecordSession.Result result;
     try (StopSignals signals = new StopSignals(console)) {
-      result = session.attach(target.pids.get(0), options,
-          new AllocRecordSession.AllocOptions(allocEveryCall ? 0 : allocRate,
-              AllocRecordSession.DEFAULT_STACK_BYTES), signals::stopRequested, status::update);
+      AllocRecordSession.AllocOptions alloc = new AllocRecordSession.AllocOptions(
+          allocEveryCall ? 0 : allocRate, AllocRecordSession.DEFAULT_STACK_BYTES);
+      result = target.command.isEmpty()
+          ? session.attach(target.pids.get(0), options, alloc, signals::stopRequested,
+              status::update)
+          : session.launch(target.command, as, options, alloc, signals::stopRequested,
+              status::update);
     } catch (AllocRecordSession.UnprobeableTarget e) {
       throw new UsageException(e.getMessage());
     } catch (SamplingException e) {

@@ -74,6 +74,45 @@ public final class ChildProcess implements AutoCloseable {
   }
 
   /**
+   * From the exec stop of {@link #seizeAndRunToExec} (seized with PTRACE_O_TRACESYSGOOD), runs
+   * the program to the entry of its first system call {@code number} whose first argument is
+   * {@code firstArgument}, where it stays stopped for the tracer. Signals the program gets
+   * meanwhile are passed on.
+   */
+  public void runToSyscall(Tracer tracer, long number, long firstArgument, Duration timeout)
+      throws SyscallException, TimeoutException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    tracer.syscall(pid, 0);
+    while (true) {
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        throw new TimeoutException("process " + pid + " made no system call " + number
+            + " within " + timeout);
+      }
+      TraceEvent e = tracer.awaitEvent(pid, Duration.ofNanos(left));
+      WaitStatus st = e.status();
+      if (st.terminated()) {
+        exit = st;
+        throw new SyscallException("run of child " + pid + " (" + st + ")", Errno.ECHILD,
+            Area.SPAWN);
+      }
+      if (st.syscallStop()) {
+        var regs = tracer.getRegs(pid);
+        // At an entry stop the kernel has put -ENOSYS in rax; at an exit, the result.
+        if (regs.origRax() == number && regs.rdi() == firstArgument
+            && regs.rax() == -Errno.ENOSYS) {
+          return;
+        }
+        tracer.syscall(pid, 0);
+        continue;
+      }
+      int sig = st.signalDeliveryStop() && st.stopSignal() != Syscalls.SIGSTOP
+          ? st.stopSignal() : 0;
+      tracer.syscall(pid, sig);
+    }
+  }
+
+  /**
    * For a child started with {@link Launcher#startStopped}: seizes it with {@code options} (which
    * must include {@link PtraceConstants#O_TRACEEXEC}), releases it with SIGCONT and lets it run to
    * the exec of the real program. On return the child is in its PTRACE_EVENT_EXEC stop, before

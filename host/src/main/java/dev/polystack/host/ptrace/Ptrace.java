@@ -92,6 +92,13 @@ public final class Ptrace {
     threads.put(tid, State.RUNNING);
   }
 
+  /** Resumes a stopped thread until its next system call entry or exit (PTRACE_SYSCALL). */
+  public void syscall(int tid, int signal) throws SyscallException {
+    checkThread();
+    call(PtraceConstants.SYSCALL, "SYSCALL", tid, 0, signal);
+    threads.put(tid, State.RUNNING);
+  }
+
   /** Lets a group-stopped thread wait for SIGCONT without the tracer holding it in ptrace-stop. */
   public void listen(int tid) throws SyscallException {
     checkThread();

@@ -9,6 +9,7 @@ public final class PtraceConstants {
   static final int POKEUSER = 6;
   static final int CONT = 7;
   static final int GETREGS = 12;
+  static final int SYSCALL = 24;
   static final int DETACH = 17;
   static final int GETEVENTMSG = 0x4201;
   static final int GETSIGINFO = 0x4202;

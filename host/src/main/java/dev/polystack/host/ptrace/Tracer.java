@@ -141,6 +141,14 @@ public final class Tracer implements AutoCloseable {
     });
   }
 
+  /** Resumes {@code tid} until its next system call entry or exit stop. */
+  public void syscall(int tid, int signal) throws SyscallException {
+    call(p -> {
+      p.syscall(tid, signal);
+      return null;
+    });
+  }
+
   public void listen(int tid) throws SyscallException {
     call(p -> {
       p.listen(tid);

@@ -69,6 +69,11 @@ public record WaitStatus(int raw) {
     return stopped() && ptraceEvent() == 0;
   }
 
+  /** A system call entry or exit stop of a tracee seized with PTRACE_O_TRACESYSGOOD. */
+  public boolean syscallStop() {
+    return stopped() && ptraceEvent() == 0 && stopSignal() == (Syscalls.SIGTRAP | 0x80);
+  }
+
   /** Exited or killed: the thread is gone and will report nothing more. */
   public boolean terminated() {
     return exited() || killed();

@@ -6,16 +6,20 @@ import dev.polystack.host.alloc.ByteSampling;
 import dev.polystack.host.bpf.BpfLoadException;
 import dev.polystack.host.bpf.BpfSupport;
 import dev.polystack.host.bpf.TickCapture;
+import dev.polystack.host.launch.ChildProcess;
+import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginRegistry;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcReadException;
+import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.sampling.RawStack;
 import dev.polystack.host.sampling.SamplingException;
 import dev.polystack.host.sampling.SamplingOptions;
 import dev.polystack.host.sampling.StackWalker;
 import dev.polystack.host.sampling.TargetExit;
 import dev.polystack.host.sampling.nostop.AllocSampler;
+import dev.polystack.host.sys.SyscallException;
 import dev.polystack.otel.model.Recording;
 import dev.polystack.otel.model.Sample;
 import dev.polystack.otel.model.StackTrace;
@@ -89,18 +93,64 @@ public final class AllocRecordSession {
     } catch (ProcReadException e) {
       throw new SamplingException(e.getMessage());
     }
+    try (TickCapture capture = openCapture(alloc);
+        TargetExit exit = TargetExit.watch(proc, pid, null)) {
+      return record(pid, capture, exit, () -> { }, options, alloc, stop, progress);
+    }
+  }
+
+  /**
+   * Starts {@code command} and records its allocations from its start until it exits (or
+   * {@code stop}, or the duration: then it is killed). The program is held where its libraries
+   * are mapped and none of its code has run (ChildLaunch.runToThreadSetup) until its allocator
+   * is probed, so its first allocations are in the profile.
+   *
+   * @param as whose credentials the command runs with; null: polystack's
+   */
+  public RecordSession.Result launch(List<String> command, Credentials as,
+      SamplingOptions options, AllocOptions alloc, BooleanSupplier stop,
+      RecordSession.Progress progress) throws SamplingException, UnprobeableTarget {
+    // Loaded before the program starts: a refusal ends the run before anything ran.
+    try (TickCapture capture = openCapture(alloc)) {
+      ChildProcess child = ChildLaunch.startStopped(command, as);
+      try (child; Tracer tracer = Tracer.start(child.pid())) {
+        ChildLaunch.runToThreadSetup(child, tracer, command);
+        int pid = child.pid();
+        RecordSession.Result result = record(pid, capture, TargetExit.ofChild(child),
+            () -> tracer.detach(pid, 0), options, alloc, stop, progress);
+        return result.targetExit() != null ? result : ChildLaunch.endChild(child, result);
+      }
+    }
+  }
+
+  /** What lets the program run once its allocator is probed. */
+  private interface Release {
+    void run() throws SyscallException;
+  }
+
+  private static TickCapture openCapture(AllocOptions alloc) throws SamplingException {
     String why = BpfSupport.unavailableReason().orElse(null);
     if (why != null) {
       throw new SamplingException("cannot record allocations: " + why);
     }
+    try {
+      TickCapture capture = TickCapture.open(SamplingOptions.DEFAULT_RATE, RING_BYTES,
+          c -> { }, EnumSet.of(TickCapture.Feature.ALLOC));
+      capture.allocations().configure(alloc.meanBytes(), alloc.stackBytes(),
+          ByteSampling.table(alloc.meanBytes()));
+      return capture;
+    } catch (BpfLoadException e) {
+      throw new SamplingException("cannot record allocations: " + e.getMessage());
+    }
+  }
+
+  private RecordSession.Result record(int pid, TickCapture capture, TargetExit exit,
+      Release release, SamplingOptions options, AllocOptions alloc, BooleanSupplier stop,
+      RecordSession.Progress progress) throws SamplingException, UnprobeableTarget {
     List<Named> named = new ArrayList<>();
     AllocatorSites.SiteException[] unprobeable = {null};
     RecordSession.Result result;
-    try (TargetExit exit = TargetExit.watch(proc, pid, null);
-        TickCapture capture = TickCapture.open(SamplingOptions.DEFAULT_RATE, RING_BYTES,
-            c -> { }, EnumSet.of(TickCapture.Feature.ALLOC))) {
-      capture.allocations().configure(alloc.meanBytes(), alloc.stackBytes(),
-          ByteSampling.table(alloc.meanBytes()));
+    try {
       result = run.run(pid, RecordSession.Mode.BPF.id(), options, progress,
           (t, processor, refresh) -> {
             AllocatorSites sites;
@@ -114,6 +164,12 @@ public final class AllocRecordSession {
             try (AllocSampler s = new AllocSampler(t, options, walker, processor, capture, sites,
                 alloc.meanBytes(), guard)) {
               s.openAll();
+              try {
+                release.run();
+              } catch (SyscallException e) {
+                throw new SamplingException("cannot let process " + pid + " run: "
+                    + e.getMessage());
+              }
               var outcome = s.run(stop, exit);
               for (String runtime : s.runtimesWithoutAllocator()) {
                 warn.accept("the " + runtime + " plug-in found no allocator function in process "
@@ -130,8 +186,6 @@ public final class AllocRecordSession {
               return outcome;
             }
           });
-    } catch (BpfLoadException e) {
-      throw new SamplingException("cannot record allocations: " + e.getMessage());
     } catch (SamplingException e) {
       if (unprobeable[0] != null) {
         throw new UnprobeableTarget(unprobeable[0].getMessage());
