@@ -50,9 +50,18 @@ public final class ElfFile implements AutoCloseable {
     return new ElfFile(source, ElfLayout.parse(source));
   }
 
-  /** Convenience for {@code open(ElfSource.ofFile(path))}. */
+  /**
+   * {@code open(ElfSource.ofFile(path))}; a file refused as no ELF (or cut short) gives its
+   * descriptor back at once rather than when it is collected.
+   */
   public static ElfFile open(Path path) throws ElfParseException {
-    return open(ElfSource.ofFile(path));
+    ElfSource source = ElfSource.ofFile(path);
+    try {
+      return open(source);
+    } catch (ElfParseException | RuntimeException e) {
+      source.close();
+      throw e;
+    }
   }
 
   /**

@@ -61,10 +61,14 @@ class TargetExitTest {
     }
   }
 
+  /** The start time of a process started now; it lives until read (the JVM reaps at exit). */
   private long nowTicks() throws Exception {
-    Process p = new ProcessBuilder("true").start();
-    long t = proc.forPid((int) p.pid()).stat().startTime();
-    p.waitFor();
-    return t;
+    Process p = new ProcessBuilder("sleep", "30").start();
+    try {
+      return proc.forPid((int) p.pid()).stat().startTime();
+    } finally {
+      p.destroyForcibly();
+      p.waitFor();
+    }
   }
 }
