@@ -50,6 +50,12 @@ start=$(date +%s)
 rss=()
 while [ $(( $(date +%s) - start )) -lt $((minutes * 60)) ]; do
   sleep 10
+  if ! kill -0 "$agent" 2>/dev/null; then
+    status=0; wait "$agent" || status=$?
+    echo "soak-agent: the agent ended after $(( $(date +%s) - start )) s (exit $status); its stderr:" >&2
+    tail -20 "$tmp/agent.err" >&2
+    exit 1
+  fi
   r=$(awk '/VmRSS/ { printf "%.0f", $2 / 1024 }' "/proc/$jvm/status")
   rss+=("$r")
   if [ $(( ${#rss[@]} % 6 )) -eq 0 ]; then echo "| $(( ${#rss[@]} / 6 )) | $r |"; fi
