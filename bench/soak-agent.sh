@@ -62,7 +62,8 @@ while [ $(( $(date +%s) - start )) -lt $((minutes * 60)) ]; do
 done
 gc=""
 if command -v jstat > /dev/null; then
-  gc=$(jstat -gc "$jvm" 2>/dev/null | awk 'NR == 2 { for (i = 1; i <= NF; i++) v[h[i]] = $i; printf "young collections %d (%.1f s), full %d (%.1f s); old generation %.0f of %.0f MiB used", v["YGC"], v["YGCT"], v["FGC"], v["FGCT"], v["OU"] / 1024, v["OC"] / 1024 } NR == 1 { for (i = 1; i <= NF; i++) h[i] = $i }')
+  # The launcher runs the JVM with -XX:-UsePerfData, which jstat needs: then there is no line.
+  gc=$( (jstat -gc "$jvm" 2>/dev/null || true) | awk 'NR == 2 { for (i = 1; i <= NF; i++) v[h[i]] = $i; printf "young collections %d (%.1f s), full %d (%.1f s); old generation %.0f of %.0f MiB used", v["YGC"], v["YGCT"], v["FGC"], v["FGCT"], v["OU"] / 1024, v["OC"] / 1024 } NR == 1 { for (i = 1; i <= NF; i++) h[i] = $i }')
 fi
 kill -TERM "$agent"; wait "$agent" || true
 [ -s "$tmp/stats.json" ] || { echo "soak-agent: the agent wrote no --stats-json; its stderr:" >&2; tail -20 "$tmp/agent.err" >&2; exit 1; }
