@@ -6,6 +6,7 @@ import dev.polystack.host.elf.ElfFile;
 import dev.polystack.host.elf.ElfParseException;
 import dev.polystack.host.elf.ElfSymbol;
 import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.proc.ProcReadException;
 import dev.polystack.plugin.api.Mapping;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -100,11 +101,11 @@ public record AllocatorSites(Path file, long[] offsets, List<Kind> kinds, List<S
     java.util.LinkedHashSet<String> order = new java.util.LinkedHashSet<>();
     Path procDir = proc.root().resolve(Integer.toString(pid));
     try {
-      String exe = Files.readSymbolicLink(procDir.resolve("exe")).toString();
+      String exe = proc.forPid(pid).exe();
       if (mapped.contains(exe)) {
         order.add(exe);
       }
-    } catch (IOException | UnsupportedOperationException e) {
+    } catch (ProcReadException e) {
       // no executable to read (gone, or a kernel thread): the libraries still count
     }
     List<String> preload = new ArrayList<>(environmentPreload(procDir));
