@@ -255,7 +255,18 @@ final class RecordCommand implements Callable<Integer> {
       export.interval(result.recording(),
           new IntervalListener.Totals(s.samples(), s.losses(), s.errors()), true);
     }
-    // The local file first: a failing receiver must not cost the user the profile.
+    finish(result, profileFormat, toStdout, profileFile, statsFile, export, false, () -> { });
+    return result;
+  }
+
+  /**
+   * The end of a record: the local file first (a failing receiver must not cost the user the
+   * profile), the export's last requests, --stats-json, the summary and {@code afterSummary};
+   * then a failure of the file or the export, in one line.
+   */
+  private void finish(RecordSession.Result result, ProfileFormat profileFormat,
+      boolean toStdout, OutputFile profileFile, OutputFile statsFile, OtlpExport export,
+      boolean idle, Runnable afterSummary) {
     Path out = null;
     CommandFailedException writeFailure = null;
     try {
@@ -274,12 +285,12 @@ final class RecordCommand implements Callable<Integer> {
     if (statsFile != null) {
       writeStats(result, statsFile);
     }
-    Summaries.print(console, result, out, verbose, false);
+    Summaries.print(console, result, out, verbose, idle);
+    afterSummary.run();
     if (writeFailure != null) {
       throw writeFailure;
     }
     checkExport(report);
-    return result;
   }
 
   /** Prints how the OTLP export went; fails the command, in one line, if it did not. */
@@ -331,36 +342,9 @@ final class RecordCommand implements Callable<Integer> {
     } finally {
       status.clear();
     }
-    // The local file first: a failing receiver must not cost the user the profile.
-    Path out = null;
-    CommandFailedException writeFailure = null;
-    if (profileFile != null) {
-      String name = output != null ? null : defaultName(
-          result.recording().target().executableName(), result.recording().target().pid(),
-          profileFormat);
-      try {
-        out = write(result, profileFormat.writer(perThread), profileFile, name);
-      } catch (CommandFailedException e) {
-        writeFailure = e;
-      }
-    } else if (toStdout) {
-      try {
-        writeToStdout(result, profileFormat.writer(perThread));
-      } catch (CommandFailedException e) {
-        writeFailure = e;
-      }
-    }
-    OtlpExport.Report report = export == null ? null : export.finish(FINISH_TIMEOUT);
-    if (statsFile != null) {
-      writeStats(result, statsFile);
-    }
-    Summaries.print(console, result, out, verbose, target.idle);
-    UnknownRuntimes.describe(result.recording(), registry.plugins().stream()
-        .map(LoadedPlugin::id).toList()).ifPresent(console::warn);
-    if (writeFailure != null) {
-      throw writeFailure;
-    }
-    checkExport(report);
+    finish(result, profileFormat, toStdout, profileFile, statsFile, export, target.idle,
+        () -> UnknownRuntimes.describe(result.recording(), registry.plugins().stream()
+            .map(LoadedPlugin::id).toList()).ifPresent(console::warn));
     return result;
   }
 
