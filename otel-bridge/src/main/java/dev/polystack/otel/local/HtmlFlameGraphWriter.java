@@ -235,7 +235,7 @@ final class HtmlFlameGraphWriter implements ProfileWriter {
       }
       Node thread = parent.child(Stacks.threadLabel(tid, threadNames.get(tid)), "thread");
       // Walk each distinct stack once with its values rather than once per sample.
-      for (Map.Entry<StackTrace, long[]> e : valuesByStack(recording, samples)) {
+      for (Map.Entry<StackTrace, long[]> e : Stacks.valuesByStack(recording, samples)) {
         root.add(e.getValue(), dflt);
         if (parent != root) {
           parent.add(e.getValue(), dflt);
@@ -251,34 +251,6 @@ final class HtmlFlameGraphWriter implements ProfileWriter {
       }
     });
     return root;
-  }
-
-  /**
-   * Each distinct stack of {@code samples}, in first-seen order, with its values: the periods of
-   * CPU samples ({@code [periods]}), or the sum of each sample type's value.
-   */
-  private static List<Map.Entry<StackTrace, long[]>> valuesByStack(Recording recording,
-      List<Sample> samples) {
-    int types = recording.sampleTypes().size();
-    // By identity, as Stacks.countByStack: a recording shares one StackTrace per distinct stack.
-    Map<StackTrace, long[]> sumsOf = new java.util.IdentityHashMap<>();
-    List<Map.Entry<StackTrace, long[]>> out = new ArrayList<>();
-    for (Sample sample : samples) {
-      long[] sums = sumsOf.computeIfAbsent(sample.stack(), k -> {
-        long[] fresh = new long[Math.max(1, types)];
-        out.add(Map.entry(k, fresh));
-        return fresh;
-      });
-      if (types == 0) {
-        sums[0] += sample.periods();
-      } else {
-        long[] values = sample.values();
-        for (int i = 0; i < types; i++) {
-          sums[i] += values[i];
-        }
-      }
-    }
-    return out;
   }
 
   /** Frame types root first, lined up with {@link Stacks#rootFirstLabels}. */

@@ -55,15 +55,45 @@ final class Stacks {
   /** As {@link #countByStack(List)}, each sample weighing {@code weight}. */
   static List<Counted> countByStack(List<Sample> samples,
       java.util.function.ToLongFunction<Sample> weight) {
-    Map<StackTrace, long[]> counts = new IdentityHashMap<>();
-    List<StackTrace> order = new ArrayList<>();
+    return group(samples, 1, (sample, sums) -> sums[0] += weight.applyAsLong(sample)).stream()
+        .map(e -> new Counted(e.getKey(), e.getValue()[0])).toList();
+  }
+
+  /**
+   * Each distinct stack of {@code samples}, in first-seen order, with its values: the periods of
+   * CPU samples ({@code [periods]}), or the sum of each of the recording's sample types.
+   */
+  static List<Map.Entry<StackTrace, long[]>> valuesByStack(Recording recording,
+      List<Sample> samples) {
+    int types = recording.sampleTypes().size();
+    return group(samples, Math.max(1, types), (sample, sums) -> {
+      if (types == 0) {
+        sums[0] += sample.periods();
+      } else {
+        long[] values = sample.values();
+        for (int i = 0; i < types; i++) {
+          sums[i] += values[i];
+        }
+      }
+    });
+  }
+
+  /**
+   * Samples grouped by stack, {@code width} sums each, in first-seen order. By identity: a
+   * recording shares one StackTrace per distinct stack, and a record's hash walks every frame.
+   */
+  private static List<Map.Entry<StackTrace, long[]>> group(List<Sample> samples, int width,
+      java.util.function.BiConsumer<Sample, long[]> add) {
+    Map<StackTrace, long[]> sums = new IdentityHashMap<>();
+    List<Map.Entry<StackTrace, long[]>> out = new ArrayList<>();
     for (Sample sample : samples) {
-      counts.computeIfAbsent(sample.stack(), s -> {
-        order.add(s);
-        return new long[1];
-      })[0] += weight.applyAsLong(sample);
+      add.accept(sample, sums.computeIfAbsent(sample.stack(), k -> {
+        long[] fresh = new long[width];
+        out.add(Map.entry(k, fresh));
+        return fresh;
+      }));
     }
-    return order.stream().map(s -> new Counted(s, counts.get(s)[0])).toList();
+    return out;
   }
 
   /** The sampling periods {@code samples} stand for: their count, plus the ticks they carry. */
