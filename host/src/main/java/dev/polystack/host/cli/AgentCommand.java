@@ -6,6 +6,7 @@ import dev.polystack.host.output.Outputs;
 import dev.polystack.host.pipeline.CaptureEngine;
 import dev.polystack.host.pipeline.CgroupV2;
 import dev.polystack.host.pipeline.HostPipeline;
+import dev.polystack.host.pipeline.PipelineOptions;
 import dev.polystack.host.pipeline.ProcessSelection;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginLoader;
@@ -126,10 +127,10 @@ final class AgentCommand implements Runnable {
       throw new UsageException("the agent sends OTLP: give --otlp-endpoint URL (or set"
           + " OTEL_EXPORTER_OTLP_ENDPOINT)");
     }
-    HostPipeline.Options options = new HostPipeline.Options(checkedRate(),
+    PipelineOptions options = new PipelineOptions(checkedRate(),
         SamplingOptions.DEFAULT_STACK_BYTES, SamplingOptions.DEFAULT_MAX_DEPTH, selection(),
-        commandLine, HostPipeline.Options.DEFAULT_MAX_PROCESSES,
-        HostPipeline.Options.DEFAULT_MAX_INTERVAL_SAMPLES, false);
+        commandLine, PipelineOptions.DEFAULT_MAX_PROCESSES,
+        PipelineOptions.DEFAULT_MAX_INTERVAL_SAMPLES, false);
     long durationNanos = duration == null ? 0 : duration.toNanos();
     if (duration != null && durationNanos <= 0) {
       throw new UsageException("--duration must be positive");

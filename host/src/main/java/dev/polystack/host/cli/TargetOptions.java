@@ -179,6 +179,10 @@ final class TargetOptions {
       RecordSession.Progress progress) throws SamplingException {
     List<Integer> targets = resolved != null ? resolved : List.copyOf(pids);
     boolean subprocesses = selection != null && selection.subprocesses();
+    if (backend.mode() != RecordSession.Mode.PTRACE) {
+      return session.record(new MultiRecord.Targets(targets, command, subprocesses,
+          launchAs.selectedUid()), backend, options, stop, progress, pid -> { });
+    }
     if (multi != null && (targets.size() > 1 || subprocesses)) {
       return multi.run(new MultiRecord.Targets(targets, command, subprocesses,
           launchAs.selectedUid()), backend, options, stop, progress);

@@ -2,6 +2,7 @@ package dev.polystack.host.embed;
 
 import dev.polystack.host.pipeline.CaptureEngine;
 import dev.polystack.host.pipeline.HostPipeline;
+import dev.polystack.host.pipeline.PipelineOptions;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginLoader;
 import dev.polystack.host.plugins.PluginPathException;
@@ -107,7 +108,7 @@ public final class Profiler {
     registry.refusals().forEach(r -> warnings.accept("refused plug-in " + r));
     registry.warnings().forEach(warnings);
     PluginGuard guard = new PluginGuard(warnings);
-    HostPipeline.Options options = options();
+    PipelineOptions options = options();
     HostPipeline pipeline = new HostPipeline(ProcFs.system(), registry, guard, warnings,
         options);
     CaptureEngine engine = HostPipeline.bpfEngine(options);
@@ -115,8 +116,8 @@ public final class Profiler {
         config.listenerQueue(), warnings);
   }
 
-  private HostPipeline.Options options() {
-    return new HostPipeline.Options(config.rateHz(), SamplingOptions.DEFAULT_STACK_BYTES,
+  private PipelineOptions options() {
+    return new PipelineOptions(config.rateHz(), SamplingOptions.DEFAULT_STACK_BYTES,
         SamplingOptions.DEFAULT_MAX_DEPTH, config.selection().toPipeline(),
         config.commandLine(), config.maxProcesses(), config.maxIntervalSamples(), false);
   }

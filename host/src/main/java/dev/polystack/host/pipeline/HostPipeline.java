@@ -44,8 +44,8 @@ import java.util.function.Consumer;
  * interval's profiles, one per process. Processes are described when first seen (a tick, or an
  * exec or fork event: the kernel says so, nothing rescans /proc) and released when they exit.
  *
- * <p>Everything it holds is bounded: {@link Options#maxProcesses} described processes (the one
- * ticked least recently is let go first), {@link Options#maxIntervalSamples} samples per
+ * <p>Everything it holds is bounded: {@link PipelineOptions#maxProcesses} described processes (the one
+ * ticked least recently is let go first), {@link PipelineOptions#maxIntervalSamples} samples per
  * interval; what does not fit is counted.
  */
 public final class HostPipeline {
@@ -64,56 +64,18 @@ public final class HostPipeline {
   static final int CACHED_FILES = 64;
 
   /**
-   * How to run.
-   *
-   * @param stackBytes stack copied at each tick
-   * @param commandLine put process.command_line on each resource
-   * @param maxProcesses processes described at once
-   * @param maxIntervalSamples samples one interval holds (over every process)
-   * @param followChildren the processes selected ones create are selected too, by the kernel at
-   *     their fork (always so for a selection by name)
-   * @param followedUser a followed process is kept only if its real and effective user id are
-   *     this one (record's --user); empty: any
-   * @param measureCpu each process's CPU time is read from /proc while it runs, for its on-CPU
-   *     rate, cumulative (a record, whose run is one interval; the agent leaves it out)
-   */
-  public record Options(int rateHz, int stackBytes, int maxDepth, ProcessSelection selection,
-      boolean commandLine, int maxProcesses, int maxIntervalSamples, boolean followChildren,
-      java.util.OptionalLong followedUser, boolean measureCpu) {
-    public static final int DEFAULT_MAX_PROCESSES = 1024;
-    public static final int DEFAULT_MAX_INTERVAL_SAMPLES = 1 << 18;
-
-    public Options(int rateHz, int stackBytes, int maxDepth, ProcessSelection selection,
-        boolean commandLine, int maxProcesses, int maxIntervalSamples, boolean followChildren) {
-      this(rateHz, stackBytes, maxDepth, selection, commandLine, maxProcesses,
-          maxIntervalSamples, followChildren, java.util.OptionalLong.empty(), false);
-    }
-
-    public Options {
-      java.util.Objects.requireNonNull(followedUser, "followedUser");
-      java.util.Objects.requireNonNull(selection, "selection");
-      if (maxProcesses < 1 || maxIntervalSamples < 1) {
-        throw new IllegalArgumentException("bounds must be positive");
-      }
-      new SamplingOptions(rateHz, 0, false, Set.of(), maxDepth, stackBytes); // validates
-    }
-
-    SamplingOptions sampling() {
-      return new SamplingOptions(rateHz, 0, false, Set.of(), maxDepth, stackBytes);
-    }
-
-    boolean follows() {
-      return followChildren || selection.byName();
-    }
-  }
-
-  /**
-   * One process's samples of one interval, the resource they belong to, and its figures so far.
+   * @param serial which description of the process this is: the same over intervals, a new one
+   *     after an exec (same pid, another program)
    */
   public record ProcessProfile(Recording recording, Map<String, Object> resource,
-      ProcessFigures figures) {
+      ProcessFigures figures, long serial) {
     public ProcessProfile {
       resource = Map.copyOf(resource);
+    }
+
+    public ProcessProfile(Recording recording, Map<String, Object> resource,
+        ProcessFigures figures) {
+      this(recording, resource, figures, 0);
     }
   }
 
@@ -166,9 +128,10 @@ public final class HostPipeline {
   private final PluginRegistry plugins;
   private final PluginGuard guard;
   private final Consumer<String> warn;
-  private final Options options;
+  private final PipelineOptions options;
   private final SamplingOptions sampling;
   private final ModuleOpener modules = new ModuleOpener(CACHED_FILES);
+  private final ModuleHashes hashes = new ModuleHashes();
   private final StackWalker walker;
   private final ProcessResource resources;
   private final int self = (int) ProcessHandle.current().pid();
@@ -195,7 +158,7 @@ public final class HostPipeline {
   private boolean kernelSelects;
 
   public HostPipeline(ProcFs proc, PluginRegistry plugins, PluginGuard guard,
-      Consumer<String> warn, Options options) {
+      Consumer<String> warn, PipelineOptions options) {
     this.proc = proc;
     this.plugins = plugins;
     this.guard = guard;
@@ -207,7 +170,7 @@ public final class HostPipeline {
   }
 
   /** The bpf engine for {@code options}: host-wide, or the selected processes and events. */
-  public static CaptureEngine bpfEngine(Options options) {
+  public static CaptureEngine bpfEngine(PipelineOptions options) {
     ProcessSelection s = options.selection();
     int self = (int) ProcessHandle.current().pid();
     TickCapture.Cgroup cgroup = s.kernelCgroup().orElse(null);
@@ -220,7 +183,7 @@ public final class HostPipeline {
    * The perf engine for {@code options}: per-CPU events, whose samples of processes not selected
    * are dropped in polystack (not in the kernel, as bpf does).
    */
-  public static CaptureEngine perfEngine(Options options) {
+  public static CaptureEngine perfEngine(PipelineOptions options) {
     ProcessSelection s = options.selection();
     return new PerfEngine(options.rateHz(), options.stackBytes(), s.isHostWide(), s.byName());
   }
@@ -254,15 +217,26 @@ public final class HostPipeline {
     this.kernelSelects = options.selection().isHostWide() || engine.selectsInKernel();
     selectRunning(); // before the engine's events exist: no tick of theirs is missed
     engine.start();
+    Placement placement = options.record() ? new Placement(options) : null;
     try {
+      if (options.record()) {
+        for (int pid : List.copyOf(selected)) {
+          describeNow(pid);
+        }
+      }
       long start = System.nanoTime();
       long end = durationNanos == 0 ? Long.MAX_VALUE : start + durationNanos;
-      onStart.started(this::select);
+      onStart.started(pid -> {
+        select(pid);
+        if (options.record()) {
+          describeNow(pid);
+        }
+      });
       long fromEpoch = epochNow();
       long nextCut = start + intervalNanos;
       long nextHousekeeping = start + HOUSEKEEPING_NANOS;
       List<TrackedProcess> batch = new ArrayList<>();
-      CaptureEngine.Listener listener = listener(batch);
+      CaptureEngine.Listener listener = listener(batch, placement);
       while (!stop.getAsBoolean()) {
         long now = System.nanoTime();
         if (now >= end) {
@@ -273,6 +247,9 @@ public final class HostPipeline {
             listener);
         afterBatch(batch);
         now = System.nanoTime();
+        if (placement != null) {
+          placement.place(now);
+        }
         if (now >= nextHousekeeping) {
           nextHousekeeping = now + HOUSEKEEPING_NANOS;
           housekeeping(now);
@@ -299,10 +276,13 @@ public final class HostPipeline {
       }
       table.clear();
       engine.close();
+      if (placement != null) {
+        placement.close();
+      }
     }
   }
 
-  private CaptureEngine.Listener listener(List<TrackedProcess> batch) {
+  private CaptureEngine.Listener listener(List<TrackedProcess> batch, Placement placement) {
     return new CaptureEngine.Listener() {
       @Override
       public void tick(CaptureRecord r) {
@@ -315,6 +295,9 @@ public final class HostPipeline {
           }
         }
         p.lastTickNanos = System.nanoTime();
+        if (placement != null) {
+          placement.ticked(r);
+        }
         if (!p.tickedInBatch) {
           p.tickedInBatch = true;
           batch.add(p);
@@ -463,6 +446,17 @@ public final class HostPipeline {
     }
   }
 
+  /**
+   * In a record, a chosen process is described at the start, reported even if it never runs,
+   * its CPU time counted from now and its capture plans installed before its first tick.
+   */
+  private void describeNow(int pid) {
+    TrackedProcess p = table.containsKey(pid) ? table.get(pid) : track(pid);
+    if (p != null) {
+      p.ticks().housekeeping();
+    }
+  }
+
   /** Describes a process seen for the first time; null when it cannot be (counted). */
   private TrackedProcess track(int pid) {
     Long refusedAt = unreadable.get(pid);
@@ -491,18 +485,18 @@ public final class HostPipeline {
     TargetInfo info = TargetDescriber.describe(proc, pid);
     SampleProcessor samples = SampleProcessor.forIntervals(target, proc);
     TargetCpuClock cpu = null;
-    if (options.measureCpu()) {
-      cpu = new TargetCpuClock(proc, pid, Set.of(), samples::processed);
+    if (options.record()) {
+      cpu = new TargetCpuClock(proc, pid, options.threads(), samples::processed);
       cpu.read(true);
     }
     TrackedProcess[] self = new TrackedProcess[1];
     ProcessTicks ticks = new ProcessTicks(target, sampling, walker, bounded(samples),
         () -> self[0].refreshWanted = true, guard, engine.planSlots(),
         Runtime.getRuntime().availableProcessors());
-    self[0] = new TrackedProcess(identity, info, resources.of(info), target, samples, ticks,
-        cpu, System.nanoTime());
-    table.put(pid, self[0]);
     processesSeen++;
+    self[0] = new TrackedProcess(identity, info, resources.of(info), target, samples, ticks,
+        cpu, System.nanoTime(), processesSeen, hashes);
+    table.put(pid, self[0]);
     return self[0];
   }
 
@@ -619,7 +613,7 @@ public final class HostPipeline {
 
   private void add(List<ProcessProfile> out, TrackedProcess p, long from, long to,
       boolean exited) {
-    Recording r = p.cut(from, to, sampling.periodNanos(), engine.name());
+    Recording r = p.cut(from, to, sampling.periodNanos(), engine.name(), options.record());
     if (r != null) {
       Map<String, Long> l = new TreeMap<>(p.samples.losses());
       p.target.getAndResetCounters().forEach((k, v) -> p.counted.merge(k, v, Long::sum));
@@ -629,7 +623,8 @@ public final class HostPipeline {
         p.cpu.counters().forEach((k, v) -> l.merge(k, v, Long::sum));
       }
       out.add(new ProcessProfile(r, p.resource, new ProcessFigures(p.samples.processed(),
-          p.samples.periods(), p.samples.threadCount(), p.samples.errors(), l, exited)));
+          p.samples.periods(), p.samples.threadCount(), p.samples.errors(), l, exited),
+          p.serial));
     }
   }
 
@@ -638,6 +633,9 @@ public final class HostPipeline {
     List<TrackedProcess> gone = new ArrayList<>();
     for (TrackedProcess p : table.values()) {
       long idle = now - p.lastTickNanos;
+      if (options.record()) {
+        continue; // a chosen process is reported to the end; its exit event retires it
+      }
       if (idle > IDLE_RELEASE_NANOS) {
         evicted++;
         gone.add(p);

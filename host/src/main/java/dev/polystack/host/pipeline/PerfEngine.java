@@ -15,7 +15,7 @@ import dev.polystack.host.perf.SampleParser;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcessList;
 import dev.polystack.host.sampling.RegisterConversion;
-import dev.polystack.host.sampling.nostop.PerfSampler;
+import dev.polystack.host.perf.CpuClockEvent;
 import dev.polystack.host.sampling.nostop.ProcessTicks;
 import dev.polystack.host.sys.SyscallException;
 import dev.polystack.plugin.api.Register;
@@ -166,7 +166,7 @@ final class PerfEngine implements CaptureEngine {
     if (attr == null) {
       // cpu-clock on a CPU counts while anything runs there; with kernel samples excluded, what
       // is left are ticks of user code, as a per-thread cpu-clock event gives.
-      attr = PerfSampler.cpuClock(1_000_000_000L / rateHz, stackBytes)
+      attr = CpuClockEvent.attr(1_000_000_000L / rateHz, stackBytes)
           .task(true)
           .comm(true)
           .commExec(true)

@@ -36,13 +36,17 @@ final class TrackedProcess implements AutoCloseable {
   private final Map<String, ModuleInfo> modules = new LinkedHashMap<>();
   /** The target model's counters taken so far (it resets them as they are read). */
   final Map<String, Long> counted = new java.util.TreeMap<>();
+  private final ModuleHashes hashes;
+  /** Which description this is, counted over the run (an exec makes a new one). */
+  final long serial;
   long lastTickNanos;
   boolean refreshWanted;
   boolean tickedInBatch;
 
   TrackedProcess(ProcessIdentity identity, TargetInfo info, Map<String, Object> resource,
       TargetProcess target, SampleProcessor samples, ProcessTicks ticks,
-      dev.polystack.host.session.TargetCpuClock cpu, long nowNanos) {
+      dev.polystack.host.session.TargetCpuClock cpu, long nowNanos, long serial,
+      ModuleHashes hashes) {
     this.identity = identity;
     this.info = info;
     this.resource = Map.copyOf(resource);
@@ -51,6 +55,8 @@ final class TrackedProcess implements AutoCloseable {
     this.ticks = ticks;
     this.cpu = cpu;
     this.lastTickNanos = nowNanos;
+    this.serial = serial;
+    this.hashes = hashes;
   }
 
   int pid() {
@@ -95,15 +101,19 @@ final class TrackedProcess implements AutoCloseable {
   private void noteModules() {
     for (LoadedModule m : target.table().modules()) {
       String key = m.path() + "@" + Long.toHexString(m.start());
-      modules.computeIfAbsent(key,
-          k -> new ModuleInfo(m.start(), m.end(), m.fileOffset(), m.path(), m.buildId()));
+      modules.computeIfAbsent(key, k -> new ModuleInfo(m.start(), m.end(), m.fileOffset(),
+          m.path(), m.buildId(), hashes.of(pid(), m)));
     }
   }
 
-  /** The samples since the last cut as one recording; null when there were none. */
-  Recording cut(long fromEpochNanos, long toEpochNanos, long periodNanos, String mode) {
+  /**
+   * The samples since the last cut as one recording; null when there were none, unless
+   * {@code evenEmpty}.
+   */
+  Recording cut(long fromEpochNanos, long toEpochNanos, long periodNanos, String mode,
+      boolean evenEmpty) {
     List<Sample> batch = samples.takeNew();
-    if (batch.isEmpty()) {
+    if (batch.isEmpty() && !evenEmpty) {
       return null;
     }
     if (ticks != null) {

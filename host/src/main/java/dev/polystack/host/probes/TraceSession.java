@@ -241,7 +241,7 @@ public final class TraceSession {
         Result r = finish(plan, end, exit.status());
         return r.targetExit() != null ? r : r.ended(child.end());
       }
-      // perf: armed before the first instruction, then never traced again (see NoStopSession).
+      // perf: armed before the first instruction, then never traced again (docs/operations.md, "Modes").
       PerfProbeBackend backend = new PerfProbeBackend(resolver, exit, SLOTS);
       backend.armAll(plan);
       try {

@@ -8,10 +8,9 @@ import java.util.function.BooleanSupplier;
 import java.util.function.IntConsumer;
 
 /**
- * How one backend records a target: {@link PtraceSession} stops each sampled thread,
- * {@link NoStopSession} (bpf, perf) never does. {@link RecordSession} chooses one per run; both
- * hand the sampling itself to the same {@link SamplingRun}, so only attaching, launching and the
- * sampling loop differ.
+ * How one backend records a target: {@link PtraceSession} stops each sampled thread; bpf and
+ * perf modes, which never do, record on the host-wide pipeline ({@link PipelineRecord}).
+ * {@link RecordSession} chooses one per run.
  */
 interface BackendSession {
 

@@ -1,8 +1,6 @@
 package dev.polystack.host.session;
 
 import dev.polystack.host.launch.Credentials;
-import dev.polystack.host.pipeline.CaptureEngine;
-import dev.polystack.host.pipeline.HostPipeline;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginRegistry;
 import dev.polystack.host.proc.ProcFs;
@@ -20,8 +18,8 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 /**
- * A {@code record} of several processes. In bpf and perf modes it is a selection over the
- * host-wide pipeline ({@link PipelineRecord}). Ptrace mode, whose every sample stops a thread
+ * A ptrace-mode {@code record} of several processes (bpf and perf modes are selections over the
+ * host-wide pipeline, {@link PipelineRecord}). Ptrace mode, whose every sample stops a thread
  * of the process it is attached to, runs one {@link RecordSession} per process, each on its own
  * thread with its own target model (modules, plug-ins), joined at the end into one recording
  * whose samples say their process ({@link RecordingMerger}). A process that execs keeps its
@@ -110,22 +108,7 @@ public final class MultiRecord {
       SamplingOptions options, BooleanSupplier stop, RecordSession.Progress progress)
       throws SamplingException {
     if (backend.mode() != RecordSession.Mode.PTRACE) {
-      HostPipeline.Options o = PipelineRecord.options(targets, options);
-      CaptureEngine engine = backend.mode() == RecordSession.Mode.BPF
-          ? HostPipeline.bpfEngine(o) : HostPipeline.perfEngine(o);
-      // Only bpf is checked ahead (for its fallback); perf says why at its start, which opens
-      // nothing before: a perf event held by polystack means its sampling has begun.
-      java.util.Optional<String> why = backend.mode() == RecordSession.Mode.BPF ? engine.check()
-          : java.util.Optional.empty();
-      if (why.isPresent() && backend.fallback()) {
-        warn.accept("bpf mode unavailable (" + why.get() + "); sampling in perf mode instead");
-        engine = HostPipeline.perfEngine(o);
-      } else if (why.isPresent()) {
-        throw new SamplingException("cannot sample in bpf mode: " + why.get()
-            + "; use --mode perf or --mode ptrace");
-      }
-      return new PipelineRecord(proc, plugins, guard, warn, launchAs).run(targets, options,
-          engine, stop, progress);
+      throw new IllegalArgumentException("bpf and perf modes record on the pipeline");
     }
     if (targets.subprocesses()) {
       throw new IllegalArgumentException("ptrace mode does not follow subprocesses");

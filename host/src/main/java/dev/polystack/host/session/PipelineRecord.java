@@ -4,16 +4,20 @@ import dev.polystack.host.launch.ChildProcess;
 import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.pipeline.CaptureEngine;
 import dev.polystack.host.pipeline.HostPipeline;
+import dev.polystack.host.pipeline.PipelineOptions;
 import dev.polystack.host.pipeline.ProcessSelection;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginRegistry;
 import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.proc.ProcReadException;
 import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.sampling.SamplingException;
 import dev.polystack.host.sampling.SamplingOptions;
 import dev.polystack.host.sampling.TargetExit;
 import dev.polystack.host.sys.SyscallException;
+import dev.polystack.otel.model.ModuleInfo;
 import dev.polystack.otel.model.Recording;
+import dev.polystack.otel.model.Sample;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -22,51 +26,83 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.IntConsumer;
 
 /**
- * A bpf- or perf-mode {@code record} of several processes, or of a process and the ones it
- * creates ({@code --subprocesses}), on the host-wide pipeline: one capture, one process table,
- * one walk thread whatever the number of processes; a followed process's children are targets
- * from their fork (the kernel's fork event), so a child shorter-lived than any /proc scan is
- * still recorded. Ptrace mode records several processes with {@link MultiRecord}.
+ * A bpf- or perf-mode {@code record} (and {@code top}) on the host-wide pipeline: one capture,
+ * one process table, one walk thread whatever the number of processes; a followed process's
+ * children are targets from their fork (the kernel's fork event), so a child shorter-lived than
+ * any /proc scan is still recorded. A record of one process gives that process's recording as
+ * it is; several are joined, each sample naming its process ({@link RecordingMerger}). Ptrace
+ * mode, which stops threads, records with {@link RecordSession}'s own sessions.
  *
  * <p>The run ends at the duration, on the user's stop, when a launched command exits, or when
  * every recorded process has exited.
  */
-public final class PipelineRecord {
+final class PipelineRecord {
+  /** The interval of a run that streams nothing: one cut, at the end. */
+  private static final Duration WHOLE_RUN = Duration.ofDays(365);
+
   private final ProcFs proc;
   private final PluginRegistry plugins;
   private final PluginGuard guard;
   private final Consumer<String> warn;
   private final Credentials launchAs;
+  private final Stream stream;
 
-  public PipelineRecord(ProcFs proc, PluginRegistry plugins, PluginGuard guard,
-      Consumer<String> warn, Credentials launchAs) {
+  /**
+   * How the run streams its intervals, or null when it does not.
+   *
+   * @param retain the final recording still holds every sample (for a local file)
+   */
+  record Stream(Duration interval, IntervalListener listener, boolean retain) {
+    Stream {
+      if (interval.isNegative() || interval.isZero()) {
+        throw new IllegalArgumentException("export interval must be positive");
+      }
+      java.util.Objects.requireNonNull(listener, "listener");
+    }
+  }
+
+  PipelineRecord(ProcFs proc, PluginRegistry plugins, PluginGuard guard, Consumer<String> warn,
+      Credentials launchAs, Stream stream) {
     this.proc = proc;
     this.plugins = plugins;
     this.guard = guard;
     this.warn = warn;
     this.launchAs = launchAs;
+    this.stream = stream;
   }
 
   /** The pipeline's options for a record of {@code targets}. */
-  static HostPipeline.Options options(MultiRecord.Targets targets, SamplingOptions options) {
-    return new HostPipeline.Options(options.rateHz(), options.stackBytes(),
+  static PipelineOptions options(MultiRecord.Targets targets, SamplingOptions options) {
+    return new PipelineOptions(options.rateHz(), options.stackBytes(),
         options.maxDepth(), new ProcessSelection(new HashSet<>(targets.pids()), "", null, ""),
-        false, HostPipeline.Options.DEFAULT_MAX_PROCESSES, Integer.MAX_VALUE,
-        targets.subprocesses(), targets.user(), true);
+        false, PipelineOptions.DEFAULT_MAX_PROCESSES, Integer.MAX_VALUE,
+        targets.subprocesses(), targets.user(), true, options.threads());
+  }
+
+  /** A record of one process (or one launched command) rather than of several. */
+  static boolean single(MultiRecord.Targets targets) {
+    return !targets.subprocesses() && targets.pids().size() + (targets.command().isEmpty() ? 0
+        : 1) == 1;
   }
 
   /**
    * Records until the duration ends, {@code stop} says so, or the targets are gone, with {@code
-   * engine} (made for {@link #options}); {@link CaptureEngine#check} is the caller's.
+   * engine} (made for {@link #options}; {@link CaptureEngine#check} is the caller's); a launched
+   * command's pid goes to {@code started} while it stands in its exec.
    */
-  public RecordSession.Result run(MultiRecord.Targets targets, SamplingOptions options,
-      CaptureEngine engine, BooleanSupplier stop, RecordSession.Progress progress)
-      throws SamplingException {
-    HostPipeline.Options o = options(targets, options);
+  RecordSession.Result run(MultiRecord.Targets targets, SamplingOptions options,
+      CaptureEngine engine, BooleanSupplier stop, RecordSession.Progress progress,
+      IntConsumer started) throws SamplingException {
+    boolean single = single(targets);
+    if (single && !targets.pids().isEmpty()) {
+      checkAlive(targets.pids().get(0));
+    }
+    PipelineOptions o = options(targets, options);
     HostPipeline pipeline = new HostPipeline(proc, plugins, guard, warn, o);
-    List<HostPipeline.ProcessProfile> profiles = new ArrayList<>();
+    Map<Long, Part> parts = new LinkedHashMap<>();
     long startNanos = System.nanoTime();
     boolean[] byUser = {false};
     ChildProcess[] child = {null};
@@ -91,8 +127,9 @@ public final class PipelineRecord {
       return pipeline.selectedRunning() == 0;
     };
     try {
-      pipeline.run(engine, Duration.ofDays(365), options.durationNanos(), end,
-          (batch, stats, last) -> profiles.addAll(batch), select -> {
+      pipeline.run(engine, stream == null ? WHOLE_RUN : stream.interval(),
+          options.durationNanos(), end, (batch, stats, last) -> take(batch, stats, last, single,
+              parts), select -> {
             if (targets.command().isEmpty()) {
               return;
             }
@@ -100,6 +137,7 @@ public final class PipelineRecord {
             tracer[0] = startTracer(child[0]);
             ChildLaunch.runToExec(child[0], tracer[0], targets.command());
             select.accept(child[0].pid());
+            started.accept(child[0].pid());
             try {
               tracer[0].detach(child[0].pid(), 0);
             } catch (SyscallException e) {
@@ -108,7 +146,8 @@ public final class PipelineRecord {
             }
             exit[0] = TargetExit.ofChild(child[0]);
           });
-      RecordSession.Result result = join(profiles, pipeline.stats(), options, byUser[0]);
+      RecordSession.Result result = join(new ArrayList<>(parts.values()), pipeline.stats(),
+          options, byUser[0], single);
       if (child[0] == null) {
         return result;
       }
@@ -132,6 +171,36 @@ public final class PipelineRecord {
     }
   }
 
+  /** One interval: streamed, and kept for the end (its samples only if a local file wants them). */
+  private void take(List<HostPipeline.ProcessProfile> batch, HostPipeline.Stats stats,
+      boolean last, boolean single, Map<Long, Part> parts) {
+    for (HostPipeline.ProcessProfile p : batch) {
+      parts.computeIfAbsent(p.serial(), k -> new Part()).add(p, stream == null
+          || stream.retain());
+    }
+    if (stream == null || batch.isEmpty() && (!last || parts.isEmpty())) {
+      return;
+    }
+    Recording interval;
+    if (batch.isEmpty()) {
+      // Every process is gone: the last call still comes, with no sample.
+      Recording any = parts.values().iterator().next().first;
+      long end = parts.values().stream().mapToLong(p -> p.endEpochNanos).max().orElse(0);
+      interval = new Recording(any.target(), end, Math.max(end, System.currentTimeMillis()
+          * 1_000_000L), any.periodNanos(), any.mode(), List.of(), List.of(), Map.of());
+    } else {
+      List<RecordSession.Result> now = new ArrayList<>();
+      for (HostPipeline.ProcessProfile p : batch) {
+        now.add(new RecordSession.Result(p.recording(), null, null, false, false));
+      }
+      interval = RecordingMerger.merge(now, !single);
+    }
+    Map<String, Long> losses = new LinkedHashMap<>(stats.losses());
+    stats.figures().forEach((k, v) -> losses.merge(k, v, Long::sum));
+    stream.listener().interval(interval, new IntervalListener.Totals(stats.samples(), losses,
+        stats.errors()), last);
+  }
+
   private static Tracer startTracer(ChildProcess child) throws SamplingException {
     try {
       return Tracer.start(child.pid());
@@ -140,29 +209,75 @@ public final class PipelineRecord {
     }
   }
 
-  /** One recording of every process's samples, each under its own root (RecordingMerger). */
-  private RecordSession.Result join(List<HostPipeline.ProcessProfile> profiles,
-      HostPipeline.Stats stats, SamplingOptions options, boolean byUser)
-      throws SamplingException {
-    if (profiles.isEmpty()) {
-      throw new SamplingException("no sample of the selected processes: they exited at once or"
-          + " never ran");
+  /** A process chosen by pid must be there, and not a zombie, when the record starts. */
+  private void checkAlive(int pid) throws SamplingException {
+    try {
+      proc.forPid(pid).status(); // says "no such process" in the reader's words
+    } catch (ProcReadException e) {
+      throw new SamplingException(e.getMessage());
     }
-    List<RecordSession.Result> parts = new ArrayList<>();
-    for (HostPipeline.ProcessProfile p : profiles) {
-      Recording r = p.recording();
-      HostPipeline.ProcessFigures f = p.figures();
-      double seconds = Math.max(1e-9, (r.endEpochNanos() - r.startEpochNanos()) / 1e9);
-      RecordSession.Summary summary = new RecordSession.Summary(f.samples(), f.periods(),
-          f.threads(), f.errors(), f.losses(), 0, 0, 0, 0, 0,
-          f.threads() == 0 ? 0 : f.samples() / seconds / f.threads());
-      parts.add(new RecordSession.Result(new Recording(r.target(), r.startEpochNanos(),
-          r.endEpochNanos(), r.periodNanos(), r.mode(), r.modules(), r.samples(), f.losses()),
-          summary, null, byUser, f.exited()));
+    if (TargetExit.exited(proc, pid)) {
+      throw new SamplingException("process " + pid + " is a zombie: it has exited and only"
+          + " waits for its parent to collect it");
+    }
+  }
+
+  /**
+   * One recording of every process's samples: a single process's as it is, several each under
+   * its own root (RecordingMerger).
+   */
+  private RecordSession.Result join(List<Part> parts, HostPipeline.Stats stats,
+      SamplingOptions options, boolean byUser, boolean single) throws SamplingException {
+    if (parts.isEmpty()) {
+      throw new SamplingException(single ? "no sample of the process: it exited at once or"
+          + " could not be read" : "no sample of the selected processes: they exited at once"
+          + " or never ran");
+    }
+    List<RecordSession.Result> results = new ArrayList<>();
+    for (Part p : parts) {
+      results.add(p.result(byUser));
     }
     // The pipeline's own losses and the capture's kernel figures are the run's, not a process's.
     Map<String, Long> run = new LinkedHashMap<>(stats.runLosses());
     stats.figures().forEach((k, v) -> run.merge(k, v, Long::sum));
-    return RecordingMerger.join(parts, run, options.periodNanos(), parts.get(0), byUser);
+    return RecordingMerger.join(results, run, options.periodNanos(), results.get(0), byUser,
+        !single);
+  }
+
+  /** One description of a process over the run's intervals. */
+  private static final class Part {
+    private Recording first;
+    private long endEpochNanos;
+    private final Map<String, ModuleInfo> modules = new LinkedHashMap<>();
+    private final List<Sample> samples = new ArrayList<>();
+    private HostPipeline.ProcessFigures figures;
+
+    void add(HostPipeline.ProcessProfile p, boolean keepSamples) {
+      Recording r = p.recording();
+      if (first == null) {
+        first = r;
+      }
+      endEpochNanos = Math.max(endEpochNanos, r.endEpochNanos());
+      for (ModuleInfo m : r.modules()) {
+        modules.put(m.path() + "@" + Long.toHexString(m.start()), m);
+      }
+      if (keepSamples) {
+        samples.addAll(r.samples());
+      }
+      figures = p.figures(); // cumulative
+    }
+
+    RecordSession.Result result(boolean byUser) {
+      HostPipeline.ProcessFigures f = figures;
+      long start = first.startEpochNanos();
+      double seconds = Math.max(1e-9, (endEpochNanos - start) / 1e9);
+      RecordSession.Summary summary = new RecordSession.Summary(f.samples(), f.periods(),
+          f.threads(), f.errors(), f.losses(), 0, 0, 0, 0, 0,
+          f.threads() == 0 ? 0 : f.samples() / seconds / f.threads());
+      Recording r = new Recording(first.target(), start, Math.max(start, endEpochNanos),
+          first.periodNanos(), first.mode(), new ArrayList<>(modules.values()), samples,
+          f.losses());
+      return new RecordSession.Result(r, summary, null, byUser, f.exited());
+    }
   }
 }

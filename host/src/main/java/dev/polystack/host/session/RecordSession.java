@@ -1,6 +1,9 @@
 package dev.polystack.host.session;
 
 import dev.polystack.host.launch.Credentials;
+import dev.polystack.host.pipeline.CaptureEngine;
+import dev.polystack.host.pipeline.HostPipeline;
+import dev.polystack.host.pipeline.PipelineOptions;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginRegistry;
 import dev.polystack.host.proc.ProcFs;
@@ -13,6 +16,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.IntConsumer;
@@ -20,7 +24,9 @@ import java.util.function.IntConsumer;
 /**
  * One {@code record} run: attach to (or launch) the target, sample it until the duration ends,
  * the user stops it or it exits, always detach, and assemble the {@link Recording}. It chooses
- * the backend; {@link PtraceSession} and {@link NoStopSession} attach and launch with it.
+ * the backend: ptrace mode attaches and launches with {@link PtraceSession}; bpf and perf modes
+ * are selections over the host-wide pipeline ({@link PipelineRecord}), for one process or
+ * several.
  */
 public final class RecordSession {
 
@@ -126,15 +132,18 @@ public final class RecordSession {
   }
 
   private final ProcFs proc;
+  private final PluginRegistry plugins;
   private final PluginGuard guard;
   private final Consumer<String> warn;
   private final SamplingRun run;
   private Credentials launchAs;
   private ProcessIdentity expected;
+  private PipelineRecord.Stream stream;
 
   public RecordSession(ProcFs proc, PluginRegistry plugins, PluginGuard guard,
       Consumer<String> warn) {
     this.proc = proc;
+    this.plugins = plugins;
     this.guard = guard;
     this.warn = warn;
     this.run = new SamplingRun(proc, plugins, guard, warn);
@@ -149,6 +158,7 @@ public final class RecordSession {
   public RecordSession stream(Duration interval, IntervalListener listener,
       boolean retainSamples) {
     run.stream(interval, listener, retainSamples);
+    stream = new PipelineRecord.Stream(interval, listener, retainSamples);
     return this;
   }
 
@@ -227,9 +237,54 @@ public final class RecordSession {
     return launch(command, Backend.exactly(Mode.PTRACE), options, stop, progress, started);
   }
 
+  /**
+   * Records {@code targets} in bpf or perf mode, one process or several, until the duration,
+   * {@code stop}, or their end; a launched command's pid goes to {@code started} while it
+   * stands in its exec. bpf mode falls back to perf mode, with one line saying why, when the
+   * capture cannot load and the user did not ask for bpf by name.
+   */
+  public Result record(MultiRecord.Targets targets, Backend backend, SamplingOptions options,
+      BooleanSupplier stop, Progress progress, IntConsumer started) throws SamplingException {
+    if (backend.mode() == Mode.PTRACE) {
+      throw new IllegalArgumentException("ptrace mode records with attach or launch");
+    }
+    PipelineOptions o = PipelineRecord.options(targets, options);
+    CaptureEngine engine = backend.mode() == Mode.BPF ? HostPipeline.bpfEngine(o)
+        : HostPipeline.perfEngine(o);
+    // Only bpf is checked ahead (for its fallback); perf says why at its start, which opens
+    // nothing before: a perf event held by polystack means its sampling has begun.
+    Optional<String> why = backend.mode() == Mode.BPF ? engine.check() : Optional.empty();
+    if (why.isPresent() && backend.fallback()) {
+      warn.accept("bpf mode unavailable (" + why.get() + "); sampling in perf mode instead");
+      engine = HostPipeline.perfEngine(o);
+    } else if (why.isPresent()) {
+      throw new SamplingException("cannot sample in bpf mode: " + why.get()
+          + "; use --mode perf or --mode ptrace");
+    }
+    return new PipelineRecord(proc, plugins, guard, warn, launchAs, stream).run(targets,
+        options, engine, stop, progress, started);
+  }
+
   /** The backend's session: ptrace stops the target per sample, bpf and perf never do. */
   private BackendSession session(Backend backend) {
-    return backend.mode() == Mode.PTRACE ? new PtraceSession(proc, run, guard, expected)
-        : new NoStopSession(proc, run, guard, warn, backend, expected);
+    if (backend.mode() == Mode.PTRACE) {
+      return new PtraceSession(proc, run, guard, expected);
+    }
+    return new BackendSession() {
+      @Override
+      public Result attach(int pid, SamplingOptions options, BooleanSupplier stop,
+          Progress progress) throws SamplingException {
+        return record(new MultiRecord.Targets(List.of(pid), List.of(), false), backend, options,
+            stop, progress, started -> { });
+      }
+
+      @Override
+      public Result launch(List<String> command, Credentials as, SamplingOptions options,
+          BooleanSupplier stop, Progress progress, IntConsumer started)
+          throws SamplingException {
+        return record(new MultiRecord.Targets(List.of(), command, false), backend, options,
+            stop, progress, started);
+      }
+    };
   }
 }

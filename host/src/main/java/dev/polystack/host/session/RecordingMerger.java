@@ -39,13 +39,23 @@ final class RecordingMerger {
    */
   static RecordSession.Result join(List<RecordSession.Result> parts, Map<String, Long> runLosses,
       long periodNanos, RecordSession.Result first, boolean byUser) {
+    return join(parts, runLosses, periodNanos, first, byUser, true);
+  }
+
+  /**
+   * {@link #join(List, Map, long, RecordSession.Result, boolean)}; without {@code
+   * labelProcesses} (a record of one process, whose program may have changed by exec) the
+   * samples do not name their process and the result has no part per process.
+   */
+  static RecordSession.Result join(List<RecordSession.Result> parts, Map<String, Long> runLosses,
+      long periodNanos, RecordSession.Result first, boolean byUser, boolean labelProcesses) {
     List<RecordSession.ProcessPart> processes = new java.util.ArrayList<>();
-    for (RecordSession.Result p : parts) {
+    for (RecordSession.Result p : labelProcesses ? parts : List.<RecordSession.Result>of()) {
       Recording r = p.recording();
       processes.add(new RecordSession.ProcessPart(r.target().pid(), r.target().executableName(),
           p.summary().samples(), p.summary().losses(), p.targetGone()));
     }
-    Recording merged = merge(parts);
+    Recording merged = merge(parts, labelProcesses);
     Map<String, Long> losses = new java.util.LinkedHashMap<>(merged.losses());
     runLosses.forEach((k, v) -> losses.merge(k, v, Long::sum));
     merged = new Recording(merged.target(), merged.startEpochNanos(), merged.endEpochNanos(),
@@ -58,10 +68,18 @@ final class RecordingMerger {
 
   /** The joined recording; the first part's target stands for the run. */
   static Recording merge(List<RecordSession.Result> parts) {
+    return merge(parts, true);
+  }
+
+  /** {@link #merge(List)}, the samples naming their process only if {@code labelProcesses}. */
+  static Recording merge(List<RecordSession.Result> parts, boolean labelProcesses) {
     if (parts.isEmpty()) {
       throw new IllegalArgumentException("no recording to merge");
     }
     Recording first = parts.get(0).recording();
+    if (parts.size() == 1 && !labelProcesses) {
+      return first;
+    }
     List<ModuleInfo> kept = new ArrayList<>();
     List<Sample> samples = new ArrayList<>();
     Map<String, Long> losses = new LinkedHashMap<>();
@@ -80,8 +98,8 @@ final class RecordingMerger {
         }
       }
       r.losses().forEach((k, v) -> losses.merge(k, v, Long::sum));
-      Map<String, String> process = Map.of(PID, Integer.toString(r.target().pid()),
-          NAME, r.target().executableName());
+      Map<String, String> process = labelProcesses ? Map.of(PID,
+          Integer.toString(r.target().pid()), NAME, r.target().executableName()) : Map.of();
       Map<StackTrace, StackTrace> relabelled = new IdentityHashMap<>();
       for (Sample s : r.samples()) {
         Map<String, String> attributes = new HashMap<>(s.attributes());

@@ -104,14 +104,14 @@ class PidReuseRecordTest {
     Process target = new ProcessBuilder("sh", "-c",
         "sleep 1; i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; sleep 600").start();
     int pid = (int) target.pid();
-    MultiRecord multi = new MultiRecord(proc, new PluginLoader().load(List.of()), guard(),
-        msg -> {}, null);
+    RecordSession session = new RecordSession(proc, new PluginLoader().load(List.of()), guard(),
+        msg -> {});
     AtomicBoolean stop = new AtomicBoolean();
     AtomicReference<Object> outcome = new AtomicReference<>();
     Thread run = new Thread(() -> {
       try {
-        outcome.set(multi.run(new MultiRecord.Targets(List.of(pid), List.of(), true), PERF,
-            options(), stop::get, (s, e, l, t) -> {}));
+        outcome.set(session.record(new MultiRecord.Targets(List.of(pid), List.of(), true),
+            PERF, options(), stop::get, (s, e, l, t) -> {}, started -> { }));
       } catch (Exception | Error e) {
         outcome.set(e);
       }

@@ -56,4 +56,49 @@ class StreamingTest {
         .filter(m -> m.path().equals(whole.target().executablePath())).findFirst().orElseThrow();
     assertEquals(HtlHash.of(Path.of(exe.path())), exe.htlHash());
   }
+
+  /**
+   * bpf and perf modes stream from the host-wide pipeline: the same contract, and a record of one
+   * process is that process's recording (no sample names its process, no per-process part).
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"bpf", "perf"})
+  void pipelineIntervalsPartitionTheRunToo(String mode) throws Exception {
+    boolean retain = mode.equals("perf");
+    var plugins = new PluginLoader().load(List.of());
+    RecordSession session = new RecordSession(ProcFs.system(), plugins,
+        new PluginGuard(msg -> {}), msg -> {});
+    List<Call> calls = new CopyOnWriteArrayList<>();
+    session.stream(Duration.ofMillis(200), (r, t, last) -> calls.add(new Call(r, t, last)),
+        retain);
+    SamplingOptions options = new SamplingOptions(99, 0, false, Set.of(),
+        SamplingOptions.DEFAULT_MAX_DEPTH, SamplingOptions.DEFAULT_STACK_BYTES);
+    RecordSession.Result result = session.launch(List.of("luajit", "-e",
+        "local t = os.clock() while os.clock() - t < 1.0 do end"),
+        RecordSession.Backend.exactly(RecordSession.Mode.parse(mode)), options, () -> false,
+        (s, e, l, t) -> {});
+    Recording whole = result.recording();
+
+    assertTrue(calls.size() >= 2, "expected several intervals, got " + calls.size());
+    assertTrue(calls.get(calls.size() - 1).last());
+    assertFalse(calls.subList(0, calls.size() - 1).stream().anyMatch(Call::last));
+    long streamed = calls.stream().mapToLong(c -> c.interval().samples().size()).sum();
+    assertTrue(streamed > 0);
+    assertEquals(result.summary().samples(), streamed, "every sample exactly once");
+    assertEquals(retain ? streamed : 0, whole.samples().size(), "samples kept for the end");
+    assertEquals(streamed, calls.get(calls.size() - 1).totals().samples());
+    for (int i = 1; i < calls.size(); i++) {
+      assertEquals(calls.get(i - 1).interval().endEpochNanos(),
+          calls.get(i).interval().startEpochNanos(), "intervals must be contiguous");
+    }
+    assertTrue(result.processes().isEmpty(), "one process: no part per process");
+    assertTrue(calls.stream().flatMap(c -> c.interval().samples().stream())
+        .noneMatch(x -> x.attributes().containsKey("process.pid")), "no process label");
+    ModuleInfo exe = calls.stream().flatMap(c -> c.interval().modules().stream())
+        .filter(m -> m.path().equals(whole.target().executablePath())).findFirst().orElseThrow();
+    assertEquals(HtlHash.of(Path.of(exe.path())), exe.htlHash());
+    assertTrue(result.targetGone() && result.targetExit() != null
+        && result.targetExit().exited() && result.targetExit().exitCode() == 0,
+        "the launched program's own exit: " + result.targetExit());
+  }
 }

@@ -22,8 +22,7 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * The walk of one process's tick records, whoever reads the ring (a record's {@link BpfSampler},
- * or the host-wide pipeline): each record is walked exactly as a stopped thread is; the
+ * The walk of one process's tick records, for the host-wide pipeline: each record is walked exactly as a stopped thread is; the
  * runtimes' capture plans are kept installed; records taken before a plan existed, or whose PC
  * no module explained yet, are held and settled as {@link #accept} describes. Not thread-safe:
  * one reader thread drives it.

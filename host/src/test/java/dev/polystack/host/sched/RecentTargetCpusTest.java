@@ -1,4 +1,4 @@
-package dev.polystack.host.sampling.nostop;
+package dev.polystack.host.sched;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

@@ -1,4 +1,4 @@
-package dev.polystack.host.sampling.nostop;
+package dev.polystack.host.sched;
 
 import java.util.Arrays;
 import java.util.BitSet;
@@ -14,7 +14,7 @@ import java.util.Map;
  * meanwhile gets them all, even while the scheduler has two of its threads on one CPU for a
  * moment (which placing polystack from the CPUs alone would make last).
  */
-final class RecentTargetCpus {
+public final class RecentTargetCpus {
   static final int MAX_THREADS = 4096;
 
   private final long memoryNanos;
@@ -25,7 +25,7 @@ final class RecentTargetCpus {
   private final BitSet recent = new BitSet();
 
   /** @param memoryNanos how long a CPU or thread counts after its last tick */
-  RecentTargetCpus(long memoryNanos, int cpus) {
+  public RecentTargetCpus(long memoryNanos, int cpus) {
     if (memoryNanos <= 0 || cpus < 1) {
       throw new IllegalArgumentException("memory " + memoryNanos + " ns, " + cpus + " CPUs");
     }
@@ -36,12 +36,12 @@ final class RecentTargetCpus {
   }
 
   /** CPUs this process may use. */
-  int cpus() {
+  public int cpus() {
     return cpus;
   }
 
   /** A tick of thread {@code tid} on {@code cpu} at {@code monotonicNanos}. */
-  void ticked(int cpu, int tid, long monotonicNanos) {
+  public void ticked(int cpu, int tid, long monotonicNanos) {
     if (cpu >= 0 && cpu < cpuSeen.length) {
       cpuSeen[cpu] = monotonicNanos;
     }
@@ -51,7 +51,7 @@ final class RecentTargetCpus {
   }
 
   /** The target's CPUs as of {@code nowNanos}; the set is reused by the next call. */
-  BitSet at(long nowNanos) {
+  public BitSet at(long nowNanos) {
     recent.clear();
     threadSeen.values().removeIf(t -> nowNanos - t > memoryNanos);
     if (threadSeen.size() >= cpus) {
