@@ -90,12 +90,31 @@ final class PipelineRecord {
 
   /**
    * Records until the duration ends, {@code stop} says so, or the targets are gone, with {@code
-   * engine} (made for {@link #options}; {@link CaptureEngine#check} is the caller's); a launched
-   * command's pid goes to {@code started} while it stands in its exec.
+   * engine} (made for {@link #options}; {@link CaptureEngine#check} is the caller's), or with
+   * {@code fallback} (null: none) when {@code engine} cannot start; a launched command's pid
+   * goes to {@code started} while it stands in its exec.
    */
   RecordSession.Result run(MultiRecord.Targets targets, SamplingOptions options,
+      CaptureEngine engine, CaptureEngine fallback, BooleanSupplier stop,
+      RecordSession.Progress progress, IntConsumer started) throws SamplingException {
+    try {
+      return attempt(targets, options, engine, stop, progress, started);
+    } catch (CaptureEngine.EngineException e) {
+      if (fallback == null) {
+        throw new SamplingException("cannot sample in " + engine.name() + " mode: "
+            + e.getMessage() + (engine.name().equals("bpf")
+                ? "; use --mode perf or --mode ptrace" : "; or use --mode ptrace"));
+      }
+      // The engine failed to start, before anything was launched or captured.
+      warn.accept(engine.name() + " mode unavailable (" + e.getMessage() + "); sampling in "
+          + fallback.name() + " mode instead");
+      return run(targets, options, fallback, null, stop, progress, started);
+    }
+  }
+
+  private RecordSession.Result attempt(MultiRecord.Targets targets, SamplingOptions options,
       CaptureEngine engine, BooleanSupplier stop, RecordSession.Progress progress,
-      IntConsumer started) throws SamplingException {
+      IntConsumer started) throws SamplingException, CaptureEngine.EngineException {
     boolean single = single(targets);
     if (single && !targets.pids().isEmpty()) {
       checkAlive(targets.pids().get(0));
@@ -157,10 +176,6 @@ final class PipelineRecord {
           : ChildLaunch.endChild(child[0], result);
       return new RecordSession.Result(ended.recording(), ended.summary(), ended.targetExit(),
           ended.stoppedByUser(), ended.targetGone(), ended.killedAtEnd(), result.processes());
-    } catch (CaptureEngine.EngineException e) {
-      throw new SamplingException("cannot sample in " + engine.name() + " mode: "
-          + e.getMessage() + (engine.name().equals("bpf") ? "; use --mode perf or --mode ptrace"
-              : "; or use --mode ptrace"));
     } finally {
       if (tracer[0] != null) {
         tracer[0].close();
@@ -195,10 +210,19 @@ final class PipelineRecord {
       }
       interval = RecordingMerger.merge(now, !single);
     }
-    Map<String, Long> losses = new LinkedHashMap<>(stats.losses());
+    // The figures the final summary will have (join): each process's, then the run's own.
+    Map<String, Long> losses = new LinkedHashMap<>();
+    Map<String, Long> errors = new LinkedHashMap<>();
+    long samples = 0;
+    for (Part p : parts.values()) {
+      p.figures.losses().forEach((k, v) -> losses.merge(k, v, Long::sum));
+      p.figures.errors().forEach((k, v) -> errors.merge(k, v, Long::sum));
+      samples += p.figures.samples();
+    }
+    stats.runLosses().forEach((k, v) -> losses.merge(k, v, Long::sum));
     stats.figures().forEach((k, v) -> losses.merge(k, v, Long::sum));
-    stream.listener().interval(interval, new IntervalListener.Totals(stats.samples(), losses,
-        stats.errors()), last);
+    stream.listener().interval(interval, new IntervalListener.Totals(samples, losses, errors),
+        last);
   }
 
   private static Tracer startTracer(ChildProcess child) throws SamplingException {

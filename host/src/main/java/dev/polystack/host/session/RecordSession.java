@@ -261,8 +261,11 @@ public final class RecordSession {
       throw new SamplingException("cannot sample in bpf mode: " + why.get()
           + "; use --mode perf or --mode ptrace");
     }
+    // A program the kernel refuses shows only at the start: then perf mode too, if allowed.
+    CaptureEngine fallback = backend.mode() == Mode.BPF && backend.fallback() && why.isEmpty()
+        ? HostPipeline.perfEngine(o) : null;
     return new PipelineRecord(proc, plugins, guard, warn, launchAs, stream).run(targets,
-        options, engine, stop, progress, started);
+        options, engine, fallback, stop, progress, started);
   }
 
   /** The backend's session: ptrace stops the target per sample, bpf and perf never do. */

@@ -87,6 +87,7 @@ class StreamingTest {
     assertEquals(result.summary().samples(), streamed, "every sample exactly once");
     assertEquals(retain ? streamed : 0, whole.samples().size(), "samples kept for the end");
     assertEquals(streamed, calls.get(calls.size() - 1).totals().samples());
+    assertEquals(whole.losses(), calls.get(calls.size() - 1).totals().losses());
     for (int i = 1; i < calls.size(); i++) {
       assertEquals(calls.get(i - 1).interval().endEpochNanos(),
           calls.get(i).interval().startEpochNanos(), "intervals must be contiguous");
