@@ -33,6 +33,12 @@ final class UprobeLink implements AutoCloseable {
    */
   static UprobeLink attach(int programFd, Path file, long[] offsets, long[] cookies, int pid)
       throws BpfLoadException {
+    return attach(programFd, file, offsets, cookies, pid, "allocation profiles");
+  }
+
+  /** {@link #attach} for {@code feature}, which the refusal of an old kernel names. */
+  static UprobeLink attach(int programFd, Path file, long[] offsets, long[] cookies, int pid,
+      String feature) throws BpfLoadException {
     if (offsets.length == 0 || offsets.length != cookies.length) {
       throw new IllegalArgumentException(offsets.length + " offsets, " + cookies.length
           + " cookies");
@@ -66,7 +72,7 @@ final class UprobeLink implements AutoCloseable {
       if (errno == Errno.ENOENT || errno == Errno.ESRCH) {
         advice = "the file or the process is gone";
       } else if (errno == Errno.EINVAL || errno == Errno.EOPNOTSUPP) {
-        advice = "allocation profiles need a kernel with uprobe sessions (Linux 6.13 or later)";
+        advice = feature + " need a kernel with uprobe sessions (Linux 6.13 or later)";
       } else {
         advice = "run polystack as root (or grant CAP_BPF and CAP_PERFMON)";
       }
