@@ -118,6 +118,47 @@ class ProbeCommandTest {
   }
 
   @Test
+  void argsRecordsCarryEachCallsArgumentAndItsReturnValue() throws Exception {
+    int n = 50;
+    Target target = Target.start("count", Integer.toString(n));
+    Path output = dir.resolve("args.jsonl");
+    try (Distribution.Running polystack = probe(target, output, "probe_target:probe_counted",
+        "probe_target:probe_counted%return", "--monitor", "args")) {
+      target.say("go");
+      assertEquals("done", target.out.readLine());
+      assertEquals(0, target.finish());
+      Distribution.Result r = polystack.await(60);
+      assertEquals(0, r.exitCode(), r.stderr());
+      String json = Files.readString(output);
+      // probe_counted(i) for i in 0..n-1 on each of 4 threads; it returns i + 1.
+      Map<Long, Long> entries = new HashMap<>();
+      Matcher e = Pattern.compile("\"type\":\"hit\".*\"site\":\"probe_target:probe_counted\","
+          + ".*\"args\":\\{\"rdi\":\"0x(\\p{XDigit}+)\"").matcher(json);
+      while (e.find()) {
+        entries.merge(Long.parseLong(e.group(1), 16), 1L, Long::sum);
+      }
+      Map<Long, Long> returns = new HashMap<>();
+      Matcher x = Pattern.compile("\"type\":\"hit\".*\"site\":\"probe_target:probe_counted"
+          + "%return\",.*\"rax\":\"0x(\\p{XDigit}+)\"").matcher(json);
+      while (x.find()) {
+        returns.merge(Long.parseLong(x.group(1), 16), 1L, Long::sum);
+      }
+      Map<Long, Long> expectedEntries = new HashMap<>();
+      Map<Long, Long> expectedReturns = new HashMap<>();
+      for (long i = 0; i < n; i++) {
+        expectedEntries.put(i, 4L);
+        expectedReturns.put(i + 1, 4L);
+      }
+      assertEquals(expectedEntries, entries, json);
+      assertEquals(expectedReturns, returns, json);
+      assertTrue(json.contains("\"ring_full\":0") && json.contains("\"records\":" + 8 * n),
+          json);
+    } finally {
+      target.process().destroyForcibly();
+    }
+  }
+
+  @Test
   void latencyOfASleepLandsInTheBucketOfTheProgramsOwnClock() throws Exception {
     int n = 20;
     long us = 2500; // 2^21 ns <= 2.5 ms < 2^22 ns
@@ -174,6 +215,7 @@ class ProbeCommandTest {
           "libnotmapped.so.1:write", "module libnotmapped.so.1 is not mapped",
           "probe_target", "is not a probe site",
           "probe_target:probe_counted+0x100000", "past the end of probe_counted",
+          "probe_target:probe_counted+1", "inside an instruction",
           "libc.so.6:memcpy", "indirect function");
       for (Map.Entry<String, String> c : cases.entrySet()) {
         Distribution.Result r = Distribution.run("probe", "--pid", pid, c.getKey(),
@@ -186,6 +228,12 @@ class ProbeCommandTest {
           "libc.so.6:write");
       assertEquals(2, none.exitCode(), none.stderr());
       assertEquals(1, none.stderrLines().size(), none.stderr());
+      // A launched command with a bad site is killed where it is held: none of its code runs.
+      Distribution.Result launched = Distribution.run("probe", "probe_target:no_such_function",
+          "--", Workloads.binary("probe_target").toString(), "once", "1");
+      assertEquals(2, launched.exitCode(), launched.stderr());
+      assertEquals(1, launched.stderrLines().size(), launched.stderr());
+      assertFalse(launched.stdout().contains("done"), launched.stdout());
       target.say("go");
       assertEquals("done", target.out.readLine());
       assertEquals(0, target.finish(), "the target was harmed by the refused runs");

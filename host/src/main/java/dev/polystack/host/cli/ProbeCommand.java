@@ -116,11 +116,6 @@ final class ProbeCommand implements Runnable {
       } catch (IllegalArgumentException e) {
         throw new UsageException(e.getMessage());
       }
-      if (specs.get(specs.size() - 1).offset() != 0) {
-        // The kernel decodes whatever bytes are there: inside an instruction the target breaks.
-        console.warn(s + ": +OFF must be the start of an instruction (check with objdump -d);"
-            + " a probe inside one corrupts the target's execution");
-      }
     }
     ProbeMonitor.Kind kind = switch (monitor) {
       case "count" -> ProbeMonitor.Kind.COUNT;

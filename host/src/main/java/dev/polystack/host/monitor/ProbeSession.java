@@ -42,6 +42,7 @@ public final class ProbeSession {
   /** arch_prctl(ARCH_SET_FS): where a launched program's libraries are mapped, none run. */
   private static final long ARCH_PRCTL = 158;
   private static final long ARCH_SET_FS = 0x1002;
+  private static final int SIGKILL = 9;
 
   /**
    * What to run.
@@ -107,6 +108,9 @@ public final class ProbeSession {
     }
   }
 
+  private static final ProbeMonitor.Latency NO_LATENCY =
+      new ProbeMonitor.Latency(new long[ProbeMonitor.BUCKETS], 0, 0);
+
   private final ProcFs proc;
 
   public ProbeSession(ProcFs proc) {
@@ -155,8 +159,18 @@ public final class ProbeSession {
             throw new Failure("cannot run " + command.get(0) + " to its thread setup, where it"
                 + " is probed: " + e.getMessage());
           }
-          sites = resolve(pid, specs);
-          place(monitor, pid, sites);
+          try {
+            sites = resolve(pid, specs);
+            place(monitor, pid, sites);
+          } catch (BadInput | Failure e) {
+            // Killed where it is held: a command refused for bad input runs none of its code.
+            try {
+              child.kill(SIGKILL);
+            } catch (SyscallException kill) {
+              // gone already; the child's close reaps it either way
+            }
+            throw e;
+          }
           try {
             tracer.detach(pid, 0);
           } catch (SyscallException e) {
@@ -217,6 +231,9 @@ public final class ProbeSession {
       try {
         monitor.attach(e.getKey(), offsets, cookies, pid);
       } catch (BpfLoadException ex) {
+        if (ex.errno() == dev.polystack.host.bpf.UprobeLink.ENOTSUPP) {
+          throw new BadInput(ex.getMessage());
+        }
         throw new Failure(ex.getMessage());
       }
     }
@@ -241,7 +258,7 @@ public final class ProbeSession {
         throw failed[0];
       }
       if (System.nanoTime() >= nextProgress) {
-        sink.progress(figures(monitor, pid, sites));
+        sink.progress(figures(monitor, pid, sites, options.kind(), false));
         nextProgress = System.nanoTime() + 1_000_000_000L;
       }
       if (stop.getAsBoolean()) {
@@ -266,7 +283,7 @@ public final class ProbeSession {
         throw failed[0];
       }
     }
-    Figures f = figures(monitor, pid, sites);
+    Figures f = figures(monitor, pid, sites, options.kind(), true);
     return new Result(f, end, end == End.TARGET_EXITED ? exit.status() : null, false,
         undelivered[0]);
   }
@@ -313,13 +330,20 @@ public final class ProbeSession {
         ret ? b.getLong(base + 80) : 0);
   }
 
-  private static Figures figures(ProbeMonitor monitor, int pid, List<ProbeSite> sites) {
+  /**
+   * The kernel's figures; the latency buckets only for a latency run, the (site, thread) table
+   * only with {@code withThreads} (up to 4,096 lookups: at the end, not at every poll).
+   */
+  private static Figures figures(ProbeMonitor monitor, int pid, List<ProbeSite> sites,
+      ProbeMonitor.Kind kind, boolean withThreads) {
     try {
       List<SiteFigures> out = new ArrayList<>();
       for (int i = 0; i < sites.size(); i++) {
-        out.add(new SiteFigures(sites.get(i), monitor.hits(i), monitor.latency(i)));
+        out.add(new SiteFigures(sites.get(i), monitor.hits(i),
+            kind == ProbeMonitor.Kind.LATENCY ? monitor.latency(i) : NO_LATENCY));
       }
-      return new Figures(pid, List.copyOf(out), monitor.threads(), monitor.counters());
+      return new Figures(pid, List.copyOf(out), withThreads ? monitor.threads() : List.of(),
+          monitor.counters());
     } catch (BpfException e) {
       throw new IllegalStateException("reading the probe monitor's maps: " + e.getMessage(), e);
     }

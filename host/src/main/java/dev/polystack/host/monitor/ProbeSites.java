@@ -139,6 +139,10 @@ public final class ProbeSites {
       throw new SiteException(spec + ": +0x" + Long.toHexString(spec.offset()) + " is past the"
           + " end of " + spec.symbol() + " (" + symbol.size() + " bytes)");
     }
+    if (spec.offset() > 0) {
+      InstructionStarts.check(file, spec.toString(), symbol.value(), symbol.size(),
+          spec.offset());
+    }
     OptionalLong offset = elf.virtualAddressToOffset(symbol.value() + spec.offset());
     if (offset.isEmpty()) {
       throw new SiteException(spec + ": the address of " + spec.symbol() + " lies in no"
