@@ -20,14 +20,17 @@ import org.junit.jupiter.api.Test;
 /**
  * SIGKILL of {@code polystack probe --monitor latency} at random moments while 4 threads of the
  * target call the probed function (so returns are in flight: each call has its return probe
- * armed): after each kill, polystack's links and program are gone from the kernel, the code at
- * the probed address is the file's byte for byte, and the target runs on and exits 0 when told.
+ * armed): after each kill, polystack's links and program are gone from the kernel (and tracefs's
+ * uprobe_events is as it was: neither link writes it), the code at the probed address is the
+ * file's byte for byte, and the target runs on and exits 0 when told.
  * While attached, the same read sees the breakpoint, so the code check is not blind.
  */
 class ProbeKillTest {
   private static final int TRIALS = Reliability.intProperty("reliability.probeKillTrials", 8);
   private static final int BYTES = 16;
   private static final String SYMBOL = "probe_counted";
+  /** tracefs's uprobe_events before the trials (empty when tracefs is not mounted). */
+  private static final String UPROBE_EVENTS = uprobeEvents();
 
   /** One trial: when polystack was killed, and what, if anything, was wrong afterwards. */
   private record Trial(KillTrials.KillMoment moment, boolean attachedAtKill,
@@ -102,6 +105,11 @@ class ProbeKillTest {
     if (!left.isEmpty()) {
       return moment + ": left in the kernel: " + left;
     }
+    // Neither link kind writes tracefs; a change there would be a probe of another kind.
+    String events = uprobeEvents();
+    if (!events.equals(UPROBE_EVENTS)) {
+      return moment + ": uprobe_events changed: \"" + UPROBE_EVENTS + "\" -> \"" + events + "\"";
+    }
     byte[] live = site.live(pid);
     if (!Arrays.equals(live, site.file())) {
       return moment + ": " + SYMBOL + "'s code differs from the file: " + hex(live)
@@ -120,6 +128,17 @@ class ProbeKillTest {
       return moment + ": target exited " + target.exitValue() + " after \"" + done + "\"";
     }
     return null;
+  }
+
+  private static String uprobeEvents() {
+    for (String dir : List.of("/sys/kernel/tracing", "/sys/kernel/debug/tracing")) {
+      try {
+        return Files.readString(Path.of(dir, "uprobe_events"));
+      } catch (java.io.IOException e) {
+        // not mounted there
+      }
+    }
+    return "";
   }
 
   /** The links and programs of {@code owned} that bpftool still lists. */
