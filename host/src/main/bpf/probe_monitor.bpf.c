@@ -6,7 +6,8 @@
  *   count   - hits[site] += 1 at entry; the entry returns 1, so no return probe is armed.
  *   latency - the entry keeps bpf_ktime_get_ns() in the session cookie and returns 0; the
  *             return adds the duration to hist[site] (log2 buckets, LatencyStats.bucket).
- *   args    - one ring record per hit: rdi..r9 at entry, rax at a %return site's return.
+ *   args    - one ring record per hit: rdi..r9 at entry, rax at a %return site's return;
+ *             hits[site] counts them too, so a full ring loses records, not counts.
  * --per-thread adds a (site, tid) entry in a bounded hash; a full table is counted, as is every
  * record the ring cannot take. Layouts and costs: docs/probes.md. Rebuild with build.sh.
  *
@@ -225,6 +226,7 @@ static __always_inline void record(struct pt_regs *ctx, __u32 site, __u32 tgid, 
 		     ? BPF_RB_FORCE_WAKEUP
 		     : BPF_RB_NO_WAKEUP;
 
+	add(&hits, site, 1); /* counted whether or not the ring takes the record */
 	if (bpf_ringbuf_output(&events, &r, sizeof(r), wake))
 		count(C_RING_FULL);
 	else

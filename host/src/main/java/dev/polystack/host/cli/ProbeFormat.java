@@ -202,7 +202,8 @@ final class ProbeFormat implements ProbeSession.Sink {
     return ",\"schema\":" + SCHEMA + ",\"session\":" + Json.quote(session);
   }
 
-  void flush() throws IOException {
+  @Override
+  public void flush() throws IOException {
     out.flush();
   }
 }

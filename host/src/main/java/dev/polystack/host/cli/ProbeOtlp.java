@@ -57,6 +57,11 @@ final class ProbeOtlp implements ProbeSession.Sink {
   }
 
   @Override
+  public void flush() throws IOException {
+    local.flush();
+  }
+
+  @Override
   public void progress(ProbeSession.Figures figures) {
     latest = snapshot(figures);
     local.progress(figures);

@@ -69,6 +69,9 @@ public final class ProbeSession {
     /** An args record (args monitor only). */
     void hit(Hit hit) throws IOException;
 
+    /** The hits handed over so far are complete: written out for a reader watching live. */
+    default void flush() throws IOException {}
+
     /** Figures so far, every poll interval (for exporters); cheap to ignore. */
     default void progress(Figures figures) {}
   }
@@ -250,7 +253,10 @@ public final class ProbeSession {
     long nextProgress = System.nanoTime() + 1_000_000_000L;
     while (true) {
       if (options.kind() == ProbeMonitor.Kind.ARGS) {
-        drain(monitor, pid, sites, sink, POLL_MILLIS, failed, undelivered);
+        if (drain(monitor, pid, sites, sink, POLL_MILLIS, failed, undelivered) > 0
+            && failed[0] == null) {
+          sink.flush();
+        }
       } else {
         sleep(POLL_MILLIS);
       }
