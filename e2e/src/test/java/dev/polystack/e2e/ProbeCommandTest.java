@@ -153,6 +153,8 @@ class ProbeCommandTest {
       assertEquals(expectedReturns, returns, json);
       assertTrue(json.contains("\"ring_full\":0") && json.contains("\"records\":" + 8 * n),
           json);
+      assertEquals(Map.of("probe_target:probe_counted", 4L * n,
+          "probe_target:probe_counted%return", 4L * n), calls(json), json);
     } finally {
       target.process().destroyForcibly();
     }
