@@ -38,7 +38,7 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     description = "Count the calls of functions of a running process (--pid) or a command (after"
         + " --), measure their latency or print their arguments, with uprobes whose monitors run"
-        + " in the kernel. SITE: MODULE:SYMBOL[+OFF][%return], e.g. libc.so.6:write"
+        + " in the kernel. SITE: MODULE:SYMBOL[+OFF][%%return], e.g. libc.so.6:write"
         + " (docs/probes.md).")
 final class ProbeCommand implements Runnable {
 
