@@ -375,7 +375,7 @@ final class Collector implements AutoCloseable {
 
   // Reading the requests the Collector wrote back (shared by the OTLP tests).
 
-  private static long pidOf(List<KeyValue> resource) {
+  static long pidOf(List<KeyValue> resource) {
     String pid = attribute(resource, "process.pid");
     return pid == null ? -1 : Long.parseLong(pid);
   }

@@ -82,6 +82,9 @@ final class Bpf {
     if (e >= LIBBPF_ERRNO_START && e < LIBBPF_ERRNO_START + LIBBPF_ERRORS.length) {
       return LIBBPF_ERRORS[e - LIBBPF_ERRNO_START] + " (" + strerror(e) + ")";
     }
+    if (e == UprobeLink.ENOTSUPP) {
+      return "ENOTSUPP (operation not supported by the kernel)"; // kernel-internal, no libc name
+    }
     String name = Errno.name(e);
     String text = Errno.text(e);
     return name + " (" + (text.equals("unknown error") ? strerror(e) : text) + ")";

@@ -6,13 +6,26 @@ package dev.polystack.host.bpf;
  */
 public final class BpfLoadException extends Exception {
   private static final long serialVersionUID = 1L;
+  private final int errno;
 
   BpfLoadException(String message) {
     super(oneLine(message));
+    this.errno = 0;
+  }
+
+  private BpfLoadException(String message, int errno) {
+    super(oneLine(message));
+    this.errno = errno;
   }
 
   BpfLoadException(String message, Throwable cause) {
     super(oneLine(message), cause);
+    this.errno = 0;
+  }
+
+  /** The errno the kernel or libbpf gave (positive), or 0 when there was none. */
+  public int errno() {
+    return errno;
   }
 
   /** "{@code what} failed: EPERM (operation not permitted; detail): {@code advice}". */
@@ -21,7 +34,7 @@ public final class BpfLoadException extends Exception {
     if (detail != null && !detail.isBlank()) {
       why = why.substring(0, why.length() - 1) + "; " + detail + ")";
     }
-    return new BpfLoadException(what + " failed: " + why + ": " + advice);
+    return new BpfLoadException(what + " failed: " + why + ": " + advice, Math.abs(error));
   }
 
   private static String oneLine(String s) {

@@ -14,11 +14,13 @@ import jnr.ffi.Pointer;
  * by its file descriptor: when it closes (also when polystack is killed) the kernel removes the
  * breakpoints from the target's code (docs/allocations.md).
  */
-final class UprobeLink implements AutoCloseable {
+public final class UprobeLink implements AutoCloseable {
   private static final long NR_BPF = 321;
   private static final long BPF_LINK_CREATE = 28;
   static final int BPF_TRACE_UPROBE_SESSION = 57;
   private static final int ATTR_SIZE = 64;
+  /** The kernel's ENOTSUPP: its instruction decoder refuses the probed bytes. */
+  public static final int ENOTSUPP = 524;
 
   private final int fd;
   private boolean closed;
@@ -33,6 +35,12 @@ final class UprobeLink implements AutoCloseable {
    */
   static UprobeLink attach(int programFd, Path file, long[] offsets, long[] cookies, int pid)
       throws BpfLoadException {
+    return attach(programFd, file, offsets, cookies, pid, "allocation profiles");
+  }
+
+  /** {@link #attach} for {@code feature}, which the refusal of an old kernel names. */
+  static UprobeLink attach(int programFd, Path file, long[] offsets, long[] cookies, int pid,
+      String feature) throws BpfLoadException {
     if (offsets.length == 0 || offsets.length != cookies.length) {
       throw new IllegalArgumentException(offsets.length + " offsets, " + cookies.length
           + " cookies");
@@ -63,10 +71,13 @@ final class UprobeLink implements AutoCloseable {
     Reference.reachabilityFence(attr);
     if (fd < 0) {
       String advice;
-      if (errno == Errno.ENOENT || errno == Errno.ESRCH) {
+      if (errno == ENOTSUPP) {
+        advice = "the kernel cannot put a uprobe on the instruction at one of these offsets (an"
+            + " offset inside an instruction, or one uprobes cannot single-step)";
+      } else if (errno == Errno.ENOENT || errno == Errno.ESRCH) {
         advice = "the file or the process is gone";
       } else if (errno == Errno.EINVAL || errno == Errno.EOPNOTSUPP) {
-        advice = "allocation profiles need a kernel with uprobe sessions (Linux 6.13 or later)";
+        advice = feature + " need a kernel with uprobe sessions (Linux 6.13 or later)";
       } else {
         advice = "run polystack as root (or grant CAP_BPF and CAP_PERFMON)";
       }

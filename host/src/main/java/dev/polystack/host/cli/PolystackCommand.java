@@ -20,7 +20,7 @@ import picocli.CommandLine.ScopeType;
         + " Lua/JIT frames and vDSO call tracing.",
     subcommands = {RecordCommand.class, TopCommand.class, AgentCommand.class, DumpCommand.class,
         SnapshotCommand.class, AnalyzeCommand.class, PluginsCommand.class, InspectCommand.class,
-        VdsoCommand.class, DemoCommand.class, CommandLine.HelpCommand.class})
+        VdsoCommand.class, ProbeCommand.class, DemoCommand.class, CommandLine.HelpCommand.class})
 final class PolystackCommand implements Runnable {
 
   @Option(

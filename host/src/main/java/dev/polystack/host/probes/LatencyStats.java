@@ -20,6 +20,31 @@ public final class LatencyStats {
   private final long[] buckets = new long[BUCKETS];
   private final Map<String, Long> errors = new TreeMap<>();
 
+  /**
+   * The statistics of durations known only by their buckets (a kernel histogram), their sum and
+   * their largest value; the minimum is taken as the lowest non-empty bucket's bottom.
+   */
+  public static LatencyStats ofBuckets(long[] buckets, long totalNanos, long maxNanos) {
+    if (buckets.length != BUCKETS || totalNanos < 0 || maxNanos < 0) {
+      throw new IllegalArgumentException(buckets.length + " buckets, total " + totalNanos
+          + ", max " + maxNanos);
+    }
+    LatencyStats s = new LatencyStats();
+    for (int i = 0; i < BUCKETS; i++) {
+      if (buckets[i] < 0) {
+        throw new IllegalArgumentException("bucket " + i + " < 0");
+      }
+      s.buckets[i] = buckets[i];
+      s.calls += buckets[i];
+      if (buckets[i] > 0 && s.minNanos == Long.MAX_VALUE) {
+        s.minNanos = i == 0 ? 0 : 1L << i;
+      }
+    }
+    s.totalNanos = totalNanos;
+    s.maxNanos = maxNanos;
+    return s;
+  }
+
   void add(long durationNanos, String errno) {
     long d = Math.max(0, durationNanos);
     calls++;

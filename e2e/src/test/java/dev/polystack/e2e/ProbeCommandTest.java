@@ -1,0 +1,293 @@
+package dev.polystack.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code polystack probe} on a C program it did not write (workloads/probe_target.c): the count
+ * monitor is exact over 4 threads, a sleep's latency lands in the bucket the program's own clock
+ * puts it in, bad sites end in one line and exit 2, a launched command is counted from its first
+ * call, and a program that dlcloses a probed library runs on to a normal exit.
+ */
+class ProbeCommandTest {
+  private static final Pattern CALLS = Pattern.compile(
+      "\"type\":\"site_summary\".*\"site\":\"([^\"]+)\",\"calls\":(\\d+)");
+  private static final Pattern THREAD = Pattern.compile(
+      "\"type\":\"thread_summary\".*\"tid\":(\\d+),\"site\":\"([^\"]+)\",\"calls\":(\\d+)");
+
+  @TempDir Path dir;
+
+  /** A started probe_target: its pid, its stdout lines, its stdin. */
+  private record Target(Process process, BufferedReader out, OutputStream in) {
+    static Target start(String... args) throws Exception {
+      List<String> command = new ArrayList<>();
+      command.add(Workloads.binary("probe_target").toString());
+      command.addAll(List.of(args));
+      Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT)
+          .start();
+      Target t = new Target(p, new BufferedReader(new InputStreamReader(p.getInputStream(),
+          StandardCharsets.UTF_8)), p.getOutputStream());
+      assertEquals("ready", t.out.readLine());
+      return t;
+    }
+
+    int pid() {
+      return (int) process.pid();
+    }
+
+    void say(String line) throws Exception {
+      in.write((line + "\n").getBytes(StandardCharsets.UTF_8));
+      in.flush();
+    }
+
+    /** Ends its input (it exits) and returns its exit status. */
+    int finish() throws Exception {
+      in.close();
+      assertTrue(process.waitFor(60, TimeUnit.SECONDS), "the target did not exit");
+      return process.exitValue();
+    }
+  }
+
+  /** Starts polystack probe on {@code target} and waits until its links are in. */
+  private Distribution.Running probe(Target target, Path output, String... args)
+      throws Exception {
+    List<String> all = new ArrayList<>(List.of("probe", "--pid",
+        Integer.toString(target.pid()), "--format", "json", "-o", output.toString()));
+    all.addAll(List.of(args));
+    Distribution.Running polystack = Distribution.start(all.toArray(String[]::new));
+    Awaits.until("polystack's uprobe links", 60_000, () -> !polystack.process().isAlive()
+        || !AllocationProfileTest.ownLinks(polystack.pid()).isEmpty());
+    assertTrue(polystack.process().isAlive(), polystack.stderrSoFar());
+    return polystack;
+  }
+
+  private static Map<String, Long> calls(String json) {
+    Map<String, Long> out = new HashMap<>();
+    Matcher m = CALLS.matcher(json);
+    while (m.find()) {
+      out.put(m.group(1), Long.parseLong(m.group(2)));
+    }
+    return out;
+  }
+
+  @Test
+  void countIsExactOverFourThreads() throws Exception {
+    int n = 20_000;
+    Target target = Target.start("count", Integer.toString(n));
+    Path output = dir.resolve("count.jsonl");
+    try (Distribution.Running polystack = probe(target, output, "probe_target:probe_counted",
+        "probe_target:probe_counted%return", "--per-thread")) {
+      target.say("go");
+      assertEquals("done", target.out.readLine());
+      assertEquals(0, target.finish());
+      Distribution.Result r = polystack.await(60);
+      assertEquals(0, r.exitCode(), r.stderr());
+      String json = Files.readString(output);
+      assertEquals(Map.of("probe_target:probe_counted", 4L * n,
+          "probe_target:probe_counted%return", 4L * n), calls(json), json);
+      Map<String, List<Long>> perThread = new HashMap<>();
+      Matcher m = THREAD.matcher(json);
+      while (m.find()) {
+        perThread.computeIfAbsent(m.group(2), k -> new ArrayList<>())
+            .add(Long.parseLong(m.group(3)));
+      }
+      assertEquals(List.of((long) n, (long) n, (long) n, (long) n),
+          perThread.get("probe_target:probe_counted"), json);
+      assertTrue(json.contains("\"thread_table_full\":0") && json.contains("\"end\":"
+          + "\"target_exited\""), json);
+    } finally {
+      target.process().destroyForcibly();
+    }
+  }
+
+  @Test
+  void argsRecordsCarryEachCallsArgumentAndItsReturnValue() throws Exception {
+    int n = 50;
+    Target target = Target.start("count", Integer.toString(n));
+    Path output = dir.resolve("args.jsonl");
+    try (Distribution.Running polystack = probe(target, output, "probe_target:probe_counted",
+        "probe_target:probe_counted%return", "--monitor", "args")) {
+      target.say("go");
+      assertEquals("done", target.out.readLine());
+      assertEquals(0, target.finish());
+      Distribution.Result r = polystack.await(60);
+      assertEquals(0, r.exitCode(), r.stderr());
+      String json = Files.readString(output);
+      // probe_counted(i) for i in 0..n-1 on each of 4 threads; it returns i + 1.
+      Map<Long, Long> entries = new HashMap<>();
+      Matcher e = Pattern.compile("\"type\":\"hit\".*\"site\":\"probe_target:probe_counted\","
+          + ".*\"args\":\\{\"rdi\":\"0x(\\p{XDigit}+)\"").matcher(json);
+      while (e.find()) {
+        entries.merge(Long.parseLong(e.group(1), 16), 1L, Long::sum);
+      }
+      Map<Long, Long> returns = new HashMap<>();
+      Matcher x = Pattern.compile("\"type\":\"hit\".*\"site\":\"probe_target:probe_counted"
+          + "%return\",.*\"rax\":\"0x(\\p{XDigit}+)\"").matcher(json);
+      while (x.find()) {
+        returns.merge(Long.parseLong(x.group(1), 16), 1L, Long::sum);
+      }
+      Map<Long, Long> expectedEntries = new HashMap<>();
+      Map<Long, Long> expectedReturns = new HashMap<>();
+      for (long i = 0; i < n; i++) {
+        expectedEntries.put(i, 4L);
+        expectedReturns.put(i + 1, 4L);
+      }
+      assertEquals(expectedEntries, entries, json);
+      assertEquals(expectedReturns, returns, json);
+      assertTrue(json.contains("\"ring_full\":0") && json.contains("\"records\":" + 8 * n),
+          json);
+      assertEquals(Map.of("probe_target:probe_counted", 4L * n,
+          "probe_target:probe_counted%return", 4L * n), calls(json), json);
+    } finally {
+      target.process().destroyForcibly();
+    }
+  }
+
+  @Test
+  void latencyOfASleepLandsInTheBucketOfTheProgramsOwnClock() throws Exception {
+    int n = 20;
+    long us = 2500; // 2^21 ns <= 2.5 ms < 2^22 ns
+    Target target = Target.start("sleep", Integer.toString(n), Long.toString(us));
+    Path output = dir.resolve("latency.jsonl");
+    try (Distribution.Running polystack = probe(target, output, "probe_target:probe_sleeper",
+        "--monitor", "latency")) {
+      target.say("go");
+      String done = target.out.readLine();
+      assertTrue(done.startsWith("done "), done);
+      assertEquals(0, target.finish());
+      Distribution.Result r = polystack.await(60);
+      assertEquals(0, r.exitCode(), r.stderr());
+      String json = Files.readString(output);
+      assertEquals(Map.of("probe_target:probe_sleeper", (long) n), calls(json), json);
+      Map<Integer, Long> probed = buckets(json);
+      Map<Integer, Long> own = new HashMap<>();
+      Matcher b = Pattern.compile("b(\\d+)=(\\d+)").matcher(done);
+      while (b.find()) {
+        own.put(Integer.parseInt(b.group(1)), Long.parseLong(b.group(2)));
+      }
+      // Each call's probed time lies between the sleep (2.5 ms, so bucket 21 at least) and
+      // the program's own timing around the call: every call the program timed in bucket 21
+      // is in bucket 21 for the probe too, and none is below it.
+      long ownIn21 = own.getOrDefault(21, 0L);
+      assertTrue(ownIn21 > 0, "the program timed no call in bucket 21: " + done);
+      assertTrue(probed.getOrDefault(21, 0L) >= ownIn21, probed + " against " + done);
+      assertTrue(probed.keySet().stream().allMatch(k -> k >= 21), probed.toString());
+      assertEquals((long) n, probed.values().stream().mapToLong(Long::longValue).sum());
+    } finally {
+      target.process().destroyForcibly();
+    }
+  }
+
+  private static Map<Integer, Long> buckets(String json) {
+    Matcher m = Pattern.compile("\"type\":\"site_summary\".*\"buckets\":\\{([^}]*)\\}")
+        .matcher(json);
+    assertTrue(m.find(), json);
+    Map<Integer, Long> out = new HashMap<>();
+    Matcher e = Pattern.compile("\"(\\d+)\":(\\d+)").matcher(m.group(1));
+    while (e.find()) {
+      out.put(Integer.parseInt(e.group(1)), Long.parseLong(e.group(2)));
+    }
+    return out;
+  }
+
+  @Test
+  void badSitesEndInOneLineAndExitTwo() throws Exception {
+    Target target = Target.start("count", "1");
+    try {
+      String pid = Integer.toString(target.pid());
+      Map<String, String> cases = Map.of(
+          "probe_target:no_such_function", "no symbol no_such_function",
+          "libnotmapped.so.1:write", "module libnotmapped.so.1 is not mapped",
+          "probe_target", "is not a probe site",
+          "probe_target:probe_counted+0x100000", "past the end of probe_counted",
+          "probe_target:probe_counted+1", "inside an instruction",
+          "libc.so.6:memcpy", "indirect function");
+      for (Map.Entry<String, String> c : cases.entrySet()) {
+        Distribution.Result r = Distribution.run("probe", "--pid", pid, c.getKey(),
+            "--duration", "1s");
+        assertEquals(2, r.exitCode(), c.getKey() + ": " + r.stderr());
+        assertEquals(1, r.stderrLines().size(), r.stderr());
+        assertTrue(r.stderr().contains(c.getValue()), r.stderr());
+      }
+      Distribution.Result none = Distribution.run("probe", "--pid", "999999999",
+          "libc.so.6:write");
+      assertEquals(2, none.exitCode(), none.stderr());
+      assertEquals(1, none.stderrLines().size(), none.stderr());
+      // A launched command with a bad site is killed where it is held: none of its code runs.
+      Distribution.Result launched = Distribution.run("probe", "probe_target:no_such_function",
+          "--", Workloads.binary("probe_target").toString(), "once", "1");
+      assertEquals(2, launched.exitCode(), launched.stderr());
+      assertEquals(1, launched.stderrLines().size(), launched.stderr());
+      assertFalse(launched.stdout().contains("done"), launched.stdout());
+      target.say("go");
+      assertEquals("done", target.out.readLine());
+      assertEquals(0, target.finish(), "the target was harmed by the refused runs");
+    } finally {
+      target.process().destroyForcibly();
+    }
+  }
+
+  @Test
+  void aLaunchedCommandIsCountedFromItsFirstCall() throws Exception {
+    int n = 5_000;
+    Path output = dir.resolve("launch.jsonl");
+    Distribution.Result r = Distribution.run("probe", "probe_target:probe_counted",
+        "libc.so.6:malloc", "--format", "json", "-o", output.toString(), "--",
+        Workloads.binary("probe_target").toString(), "once", Integer.toString(n));
+    assertEquals(0, r.exitCode(), r.stderr());
+    String json = Files.readString(output);
+    Map<String, Long> calls = calls(json);
+    assertEquals(4L * n, calls.get("probe_target:probe_counted"), json);
+    // ld.so's own startup allocations come before the thread setup; the program's (stdio,
+    // pthread_create) after it.
+    assertTrue(calls.get("libc.so.6:malloc") > 0, json);
+    assertTrue(json.contains("\"target_exit\":\"exited(0)\""), json);
+  }
+
+  @Test
+  void aTargetThatDlclosesAProbedLibraryRunsOnToANormalExit() throws Exception {
+    Path source = dir.resolve("probed_lib.c");
+    Files.writeString(source, "__attribute__((noinline)) long lib_probed(long x) {"
+        + " __asm__ volatile(\"\" : \"+r\"(x)); return x + 1; }\n");
+    Path lib = dir.resolve("libprobed.so");
+    Tools.Output gcc = Tools.run(60, null, List.of("gcc", "-O2", "-shared", "-fPIC", "-o",
+        lib.toString(), source.toString()));
+    assertEquals(0, gcc.exitCode(), gcc.stderr());
+    Target target = Target.start("dlclose", lib.toString());
+    Path output = dir.resolve("dlclose.jsonl");
+    try (Distribution.Running polystack = probe(target, output, "libprobed.so:lib_probed",
+        "probe_target:probe_counted")) {
+      target.say("go");
+      assertEquals("closed", target.out.readLine());
+      assertFalse(Files.readString(Path.of("/proc/" + target.pid() + "/maps"))
+          .contains("libprobed.so"), "the library is still mapped: the test tests nothing");
+      assertTrue(polystack.process().isAlive(), polystack.stderrSoFar());
+      assertEquals(0, target.finish());
+      assertEquals("done", target.out.readLine());
+      Distribution.Result r = polystack.await(60);
+      assertEquals(0, r.exitCode(), r.stderr());
+      Map<String, Long> calls = calls(Files.readString(output));
+      assertEquals(1000L, calls.get("libprobed.so:lib_probed"), calls.toString());
+      assertEquals(4000L, calls.get("probe_target:probe_counted"), calls.toString());
+    } finally {
+      target.process().destroyForcibly();
+    }
+  }
+}

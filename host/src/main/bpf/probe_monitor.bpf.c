@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Probe monitors (`polystack probe`): one program on uprobe session links (BPF_LINK_CREATE,
+ * attach type BPF_TRACE_UPROBE_SESSION, made by the host), the link cookie is the site index.
+ * The common monitors run here, with no trip to user space per hit:
+ *   count   - hits[site] += 1 at entry; the entry returns 1, so no return probe is armed.
+ *   latency - the entry keeps bpf_ktime_get_ns() in the session cookie and returns 0; the
+ *             return adds the duration to hist[site] (log2 buckets, LatencyStats.bucket).
+ *   args    - one ring record per hit: rdi..r9 at entry, rax at a %return site's return;
+ *             hits[site] counts them too, so a full ring loses records, not counts.
+ * --per-thread adds a (site, tid) entry in a bounded hash; a full table is counted, as is every
+ * record the ring cannot take. Layouts and costs: docs/probes.md. Rebuild with build.sh.
+ *
+ * No vmlinux.h, as tick_capture.bpf.c: only the uapi pt_regs layout is used.
+ */
+#include <linux/bpf.h>
+#include <linux/ptrace.h>
+#include <bpf/bpf_helpers.h>
+
+extern __u64 *bpf_session_cookie(void) __ksym;
+extern _Bool bpf_session_is_return(void) __ksym;
+
+#define MAX_SITES 64
+#define BUCKETS 64
+/* Per site in hist: the 64 buckets, then the sum of durations and the largest one. */
+#define HIST_SLOTS (BUCKETS + 2)
+#define THREADS 4096
+
+enum { MON_COUNT = 1, MON_LATENCY = 2, MON_ARGS = 3 };
+enum { CFG_PER_THREAD = 1 };
+enum { SITE_RETURN = 1 };
+enum { REC_RETURN = 1 };
+
+enum { C_ENTRIES, C_RETURNS, C_RECORDS, C_RING_FULL, C_THREAD_TABLE_FULL, C_RETURN_UNMATCHED,
+       C_NO_SITE, C_COUNT = 8 };
+
+struct config {
+	__u32 monitor;
+	__u32 flags;
+};
+
+struct site {
+	__u32 flags;
+	__u32 pad;
+};
+
+struct thread_key {
+	__u32 site;
+	__u32 tid;
+};
+
+struct thread_stats {
+	__u64 calls;
+	__u64 sum_ns;
+	__u64 max_ns;
+	__u64 buckets[BUCKETS];
+};
+
+/* args monitor: one hit. */
+struct arg_record {
+	__u32 tgid, tid;
+	__u64 time_ns;
+	__u32 site;
+	__u32 flags;		/* REC_RETURN: at the return, rax valid, duration_ns set */
+	__u64 args[6];		/* rdi, rsi, rdx, rcx, r8, r9 at entry */
+	__u64 rax;
+	__u64 duration_ns;
+};
+
+_Static_assert(sizeof(struct arg_record) == 88, "arg_record is read by ProbeMonitor");
+_Static_assert(sizeof(struct thread_stats) == 536, "thread_stats is read by ProbeMonitor");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct config);
+} config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_SITES);
+	__type(key, __u32);
+	__type(value, struct site);
+} sites SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MAX_SITES);
+	__type(key, __u32);
+	__type(value, __u64);
+} hits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MAX_SITES * HIST_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} hist SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, THREADS);
+	__type(key, struct thread_key);
+	__type(value, struct thread_stats);
+} threads SEC(".maps");
+
+/* Never written: the zeroes a new threads entry starts from (too large for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct thread_stats);
+} thread_zero SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, C_COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);
+} events SEC(".maps");
+
+/* Added atomically: a per-CPU slot is still shared by threads that preempt each other on it
+ * (uprobe programs run with migration, not preemption, disabled), and counts must be exact. */
+static __always_inline void add(void *map, __u32 key, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(map, &key);
+
+	if (v)
+		__sync_fetch_and_add(v, n);
+}
+
+static __always_inline void count(__u32 c)
+{
+	add(&counters, c, 1);
+}
+
+/* floor(log2(d)), 0 for d <= 1: LatencyStats.bucket, without a clz instruction. */
+static __always_inline __u32 bucket(__u64 d)
+{
+	__u32 b = 0;
+
+	if (d >> 32) { d >>= 32; b += 32; }
+	if (d >> 16) { d >>= 16; b += 16; }
+	if (d >> 8) { d >>= 8; b += 8; }
+	if (d >> 4) { d >>= 4; b += 4; }
+	if (d >> 2) { d >>= 2; b += 2; }
+	if (d >> 1) { b += 1; }
+	return b;
+}
+
+/* The (site, tid) entry, made on first use; null and counted when the table is full. */
+static __always_inline struct thread_stats *thread_of(__u32 site, __u32 tid)
+{
+	struct thread_key k = { .site = site, .tid = tid };
+	struct thread_stats *t = bpf_map_lookup_elem(&threads, &k);
+
+	if (t)
+		return t;
+	__u32 z = 0;
+	struct thread_stats *zero = bpf_map_lookup_elem(&thread_zero, &z);
+	if (!zero)
+		return 0;
+	if (bpf_map_update_elem(&threads, &k, zero, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&threads, &k)) {
+		count(C_THREAD_TABLE_FULL);
+		return 0;
+	}
+	return bpf_map_lookup_elem(&threads, &k);
+}
+
+static __always_inline void hit(__u32 site, __u32 tid, struct config *cfg)
+{
+	add(&hits, site, 1);
+	if (cfg->flags & CFG_PER_THREAD) {
+		struct thread_stats *t = thread_of(site, tid);
+		if (t)
+			__sync_fetch_and_add(&t->calls, 1);
+	}
+}
+
+static __always_inline void timed(__u32 site, __u32 tid, __u64 d, struct config *cfg)
+{
+	__u32 b = bucket(d);
+
+	add(&hits, site, 1);
+	add(&hist, site * HIST_SLOTS + b, 1);
+	add(&hist, site * HIST_SLOTS + BUCKETS, d);
+	__u32 mk = site * HIST_SLOTS + BUCKETS + 1;
+	__u64 *max = bpf_map_lookup_elem(&hist, &mk);
+	if (max && *max < d)
+		*max = d; /* per CPU; a lost race only lowers one CPU's maximum */
+	if (cfg->flags & CFG_PER_THREAD) {
+		struct thread_stats *t = thread_of(site, tid);
+		if (t) {
+			__sync_fetch_and_add(&t->calls, 1);
+			__sync_fetch_and_add(&t->sum_ns, d);
+			if (t->max_ns < d)
+				t->max_ns = d;
+			if (b < BUCKETS)
+				__sync_fetch_and_add(&t->buckets[b], 1);
+		}
+	}
+}
+
+static __always_inline void record(struct pt_regs *ctx, __u32 site, __u32 tgid, __u32 tid,
+				   __u32 flags, __u64 duration)
+{
+	struct arg_record r = {
+		.tgid = tgid,
+		.tid = tid,
+		.time_ns = bpf_ktime_get_ns(),
+		.site = site,
+		.flags = flags,
+		.args = { ctx->rdi, ctx->rsi, ctx->rdx, ctx->rcx, ctx->r8, ctx->r9 },
+		.rax = ctx->rax,
+		.duration_ns = duration,
+	};
+	__u64 wake = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >=
+			     bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4
+		     ? BPF_RB_FORCE_WAKEUP
+		     : BPF_RB_NO_WAKEUP;
+
+	add(&hits, site, 1); /* counted whether or not the ring takes the record */
+	if (bpf_ringbuf_output(&events, &r, sizeof(r), wake))
+		count(C_RING_FULL);
+	else
+		count(C_RECORDS);
+}
+
+SEC("uprobe")
+int probe_monitor(struct pt_regs *ctx)
+{
+	__u32 zero = 0;
+	struct config *cfg = bpf_map_lookup_elem(&config, &zero);
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	__u32 site = (__u32)bpf_get_attach_cookie(ctx);
+	struct site *s = bpf_map_lookup_elem(&sites, &site);
+
+	if (!cfg || !s || site >= MAX_SITES) {
+		count(C_NO_SITE);
+		return 1;
+	}
+	int at_return = s->flags & SITE_RETURN;
+
+	if (!bpf_session_is_return()) {
+		count(C_ENTRIES);
+		if (cfg->monitor == MON_LATENCY || at_return) {
+			__u64 *cookie = bpf_session_cookie();
+			if (cookie)
+				*cookie = bpf_ktime_get_ns();
+			return 0; /* arms this call's return probe */
+		}
+		if (cfg->monitor == MON_ARGS)
+			record(ctx, site, tgid, tid, 0, 0);
+		else
+			hit(site, tid, cfg);
+		return 1; /* no return probe for this call */
+	}
+
+	count(C_RETURNS);
+	__u64 *cookie = bpf_session_cookie();
+	if (!cookie || !*cookie) {
+		count(C_RETURN_UNMATCHED);
+		return 0;
+	}
+	__u64 d = bpf_ktime_get_ns() - *cookie;
+	if (cfg->monitor == MON_LATENCY)
+		timed(site, tid, d, cfg);
+	else if (cfg->monitor == MON_ARGS)
+		record(ctx, site, tgid, tid, REC_RETURN, d);
+	else
+		hit(site, tid, cfg);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

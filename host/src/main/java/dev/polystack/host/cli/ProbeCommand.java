@@ -1,0 +1,240 @@
+package dev.polystack.host.cli;
+
+import com.google.inject.Inject;
+import dev.polystack.host.bpf.ProbeMonitor;
+import dev.polystack.host.launch.Accounts;
+import dev.polystack.host.launch.Credentials;
+import dev.polystack.host.monitor.ProbeSession;
+import dev.polystack.host.monitor.SiteSpec;
+import dev.polystack.host.output.OutputException;
+import dev.polystack.host.output.OutputFile;
+import dev.polystack.host.output.Outputs;
+import dev.polystack.host.proc.ProcFs;
+import dev.polystack.otel.otlp.OtlpConfig;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/** {@code polystack probe}: monitors on uprobes at functions of a process's modules. */
+@Command(
+    name = "probe",
+    mixinStandardHelpOptions = true,
+    description = "Count the calls of functions of a running process (--pid) or a command (after"
+        + " --), measure their latency or print their arguments, with uprobes whose monitors run"
+        + " in the kernel. SITE: MODULE:SYMBOL[+OFF][%%return], e.g. libc.so.6:write"
+        + " (docs/probes.md).")
+final class ProbeCommand implements Runnable {
+
+  @Option(names = {"--pid", "-p"}, paramLabel = "PID",
+      description = "Probe this running process.")
+  Integer pid;
+
+  @Parameters(paramLabel = "SITE", arity = "0..*",
+      description = "Sites, then (after --) the command to launch.")
+  List<String> positional = new ArrayList<>();
+
+  @Option(names = "--monitor", paramLabel = "MONITOR", defaultValue = "count",
+      description = "count (calls, in the kernel; no return probe), latency (log2 histogram of"
+          + " entry-to-return time, in the kernel) or args (one record per hit: rdi..r9 at"
+          + " entry, rax at a %%return site). Default: ${DEFAULT-VALUE}.")
+  String monitor;
+
+  @Option(names = "--per-thread", description = "Also keep the figures per thread (up to "
+      + ProbeMonitor.THREADS + " site-thread pairs; more are counted as thread_table_full).")
+  boolean perThread;
+
+  @Option(names = "--format", paramLabel = "FORMAT", defaultValue = "text",
+      description = "text or json (JSON lines). Default: ${DEFAULT-VALUE}.")
+  String format;
+
+  @Option(names = {"--output", "-o"}, paramLabel = "FILE", description = "Write here, not to"
+      + " standard output (mode 0600; an existing file is replaced, a symbolic link refused).")
+  Path output;
+
+  @Option(names = {"--duration", "-d"}, paramLabel = "D", converter = Durations.class,
+      description = "End after this long (default: at Ctrl-C or the target's exit).")
+  Duration duration;
+
+  @Mixin OtlpOptions otlp = new OtlpOptions();
+
+  @Mixin LaunchOptions launchAs = new LaunchOptions();
+
+  @Spec CommandSpec spec;
+
+  private final Console console;
+  private final Outputs outputs;
+
+  @Inject
+  ProbeCommand(Console console, Outputs outputs) {
+    this.console = console;
+    this.outputs = outputs;
+  }
+
+  @Override
+  public void run() {
+    List<String> command = command();
+    List<String> sites = positional.subList(0, positional.size() - command.size());
+    if ((pid == null) == command.isEmpty()) {
+      throw new UsageException("give either --pid PID or a command after --, not both or"
+          + " neither");
+    }
+    if (pid != null && pid <= 0) {
+      throw new UsageException("--pid " + pid + ": a process id is a positive number");
+    }
+    if (pid != null) {
+      KernelThreads.refuse(Path.of("/proc"), pid, "--pid");
+      if (!Path.of("/proc", Integer.toString(pid)).toFile().isDirectory()) {
+        throw new UsageException("--pid " + pid + ": no such process; check the pid with ps");
+      }
+    }
+    launchAs.checkLaunching(!command.isEmpty());
+    if (sites.isEmpty()) {
+      throw new UsageException("name at least one site, e.g. polystack probe --pid PID"
+          + " libc.so.6:write");
+    }
+    List<SiteSpec> specs = new ArrayList<>();
+    for (String s : sites) {
+      try {
+        specs.add(SiteSpec.parse(s));
+      } catch (IllegalArgumentException e) {
+        throw new UsageException(e.getMessage());
+      }
+    }
+    ProbeMonitor.Kind kind = switch (monitor) {
+      case "count" -> ProbeMonitor.Kind.COUNT;
+      case "latency" -> ProbeMonitor.Kind.LATENCY;
+      case "args" -> ProbeMonitor.Kind.ARGS;
+      default -> throw new UsageException("--monitor " + monitor
+          + ": expected count, latency or args");
+    };
+    if (!format.equals("text") && !format.equals("json")) {
+      throw new UsageException("--format " + format + ": expected text or json");
+    }
+    if (duration != null && (duration.isNegative() || duration.isZero())) {
+      throw new UsageException("--duration must be positive");
+    }
+    OtlpConfig otlpConfig = otlp.config(System.getenv());
+    OutputFile file;
+    try {
+      file = output == null ? null : outputs.writeNow(output, "--output", false);
+    } catch (OutputException e) {
+      throw OutputErrors.toCli(e);
+    }
+    Credentials as = command.isEmpty() ? null
+        : launchAs.resolve(System.getenv(), Accounts.effectiveUid(), console::note);
+    try {
+      probe(specs, command, kind, otlpConfig, file, as);
+    } finally {
+      if (file != null) {
+        file.close();
+      }
+    }
+  }
+
+  /** The arguments after {@code --}: picocli hands them over as positionals too. */
+  private List<String> command() {
+    List<String> original = spec.commandLine().getParseResult().originalArgs();
+    int dash = original.indexOf("--");
+    if (dash < 0) {
+      return List.of();
+    }
+    int n = original.size() - dash - 1;
+    return n > positional.size() ? List.of()
+        : List.copyOf(positional.subList(positional.size() - n, positional.size()));
+  }
+
+  private void probe(List<SiteSpec> specs, List<String> command, ProbeMonitor.Kind kind,
+      OtlpConfig otlpConfig, OutputFile file, Credentials as) {
+    OtlpOptions.warnIfInClear(otlpConfig, console::warn);
+    String session = sessionId();
+    RuntimeException failure = null;
+    try (Writer out = file == null ? new StdoutWriter(console.out())
+        : new BufferedWriter(new OutputStreamWriter(file.stream(), StandardCharsets.UTF_8))) {
+      ProbeFormat local = new ProbeFormat(out, format.equals("json"), session, kind);
+      ProbeOtlp export = otlpConfig == null ? null
+          : new ProbeOtlp(local, otlpConfig, otlp.interval, ProcFs.system(), kind);
+      ProbeSession.Sink sink = export == null ? local : export;
+      ProbeSession.Options options = new ProbeSession.Options(kind, perThread,
+          duration == null ? 0 : duration.toNanos());
+      ProbeSession.Result result = null;
+      try (StopSignals signals = new StopSignals(console)) {
+        ProbeSession probes = new ProbeSession(ProcFs.system());
+        result = pid != null
+            ? probes.attach(pid, specs, options, signals::stopRequested, sink)
+            : probes.launch(command, as, specs, options, signals::stopRequested, sink);
+      } catch (ProbeSession.BadInput e) {
+        failure = new UsageException(e.getMessage());
+      } catch (ProbeSession.Failure e) {
+        failure = new CommandFailedException(e.getMessage());
+      }
+      if (result != null) {
+        local.summary(result, extra(result));
+      }
+      if (export != null) {
+        String problem = export.finish(result, RecordCommand.FINISH_TIMEOUT);
+        if (problem != null && !problem.isEmpty() && failure == null) {
+          failure = new CommandFailedException("OTLP export to " + otlpConfig.baseUri()
+              + " failed: " + problem + OtlpOptions.advice(problem, "; check that the receiver"
+                  + " runs, is reachable and accepts metrics"));
+        }
+      }
+    } catch (IOException e) {
+      throw new CommandFailedException("cannot write " + (output == null ? "the output"
+          : output) + ": " + e.getMessage());
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  private Map<String, Object> extra(ProbeSession.Result r) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("end", r.end().name().toLowerCase(Locale.ROOT));
+    if (r.killedAtEnd()) {
+      m.put("target_exit", "killed_by_polystack");
+      console.err().println("polystack: " + Summaries.launchedTargetKilled(
+          r.end() == ProbeSession.End.STOPPED));
+    } else if (r.targetExit() != null) {
+      m.put("target_exit", r.targetExit().toString());
+    }
+    if (r.hitsUndelivered() > 0) {
+      m.put("records_unreadable", r.hitsUndelivered());
+    }
+    return m;
+  }
+
+  private static String sessionId() {
+    byte[] b = new byte[8];
+    new SecureRandom().nextBytes(b);
+    return HexFormat.of().formatHex(b);
+  }
+
+  /** Standard output stays open for the rest of the CLI. */
+  private static final class StdoutWriter extends java.io.FilterWriter {
+    StdoutWriter(Writer w) {
+      super(w);
+    }
+
+    @Override
+    public void close() throws IOException {
+      flush();
+    }
+  }
+}

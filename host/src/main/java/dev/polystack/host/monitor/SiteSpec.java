@@ -1,0 +1,61 @@
+package dev.polystack.host.monitor;
+
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A probe site as the user writes it: {@code MODULE:SYMBOL[+OFF][%return]}, e.g.
+ * {@code libc.so.6:write}, {@code nginx:ngx_http_process_request%return},
+ * {@code /usr/lib/libfoo.so:foo+0x10}. MODULE is a mapped file's path or file name (or the
+ * file name's start up to a dot: {@code libc} for libc.so.6); OFF is bytes into the function,
+ * decimal or 0x-hexadecimal (docs/probes.md, "Sites").
+ *
+ * @param module the module as written
+ * @param symbol the symbol, optionally with {@code @VERSION}
+ * @param offset bytes from the symbol's address
+ * @param atReturn the site is the function's return, not its entry
+ */
+public record SiteSpec(String module, String symbol, long offset, boolean atReturn) {
+  private static final Pattern FORMAT = Pattern.compile(
+      "(.+):([A-Za-z_.$][A-Za-z0-9_.$@]*)(?:\\+(0x[0-9a-fA-F]{1,8}|[0-9]{1,10}))?(%return)?");
+
+  public SiteSpec {
+    if (module.isEmpty() || symbol.isEmpty() || offset < 0) {
+      throw new IllegalArgumentException("site " + module + ":" + symbol + "+" + offset);
+    }
+    if (atReturn && offset != 0) {
+      throw new IllegalArgumentException("a %return site is the function's return: it takes no"
+          + " +OFF");
+    }
+  }
+
+  /**
+   * Parses {@code text}.
+   *
+   * @throws IllegalArgumentException with the user's one line when it is not a site
+   */
+  public static SiteSpec parse(String text) {
+    Matcher m = FORMAT.matcher(text);
+    if (!m.matches()) {
+      throw new IllegalArgumentException("'" + text + "' is not a probe site: write"
+          + " MODULE:SYMBOL[+OFF][%return], e.g. libc.so.6:write or libc.so.6:malloc%return");
+    }
+    long offset = 0;
+    if (m.group(3) != null) {
+      String off = m.group(3);
+      offset = off.startsWith("0x") ? Long.parseLong(off.substring(2), 16) : Long.parseLong(off);
+    }
+    if (m.group(4) != null && offset != 0) {
+      throw new IllegalArgumentException("'" + text + "': a %return site is the function's"
+          + " return and takes no +OFF; write MODULE:SYMBOL%return");
+    }
+    return new SiteSpec(m.group(1), m.group(2), offset, m.group(4) != null);
+  }
+
+  /** As the user wrote it, normalised: the name of the site in every output. */
+  @Override
+  public String toString() {
+    return module + ":" + symbol + (offset != 0 ? "+0x" + Long.toHexString(offset) : "")
+        + (atReturn ? "%return" : "");
+  }
+}
