@@ -5,12 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
-import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -32,33 +30,15 @@ class ProbeKillTest {
   /** tracefs's uprobe_events before the trials (empty when tracefs is not mounted). */
   private static final String UPROBE_EVENTS = uprobeEvents();
 
-  /** One trial: when polystack was killed, and what, if anything, was wrong afterwards. */
-  private record Trial(KillTrials.KillMoment moment, boolean attachedAtKill,
-      boolean breakpointSeen, String problem) {}
-
   /** The kernel objects a polystack holds: its uprobe_multi links and their programs. */
   private record Owned(List<String> links, List<String> programs) {}
 
   @Test
   void sigkillAtRandomMomentsLeavesNoProbeAndTheTargetsCodeAsItWas() throws Exception {
-    long seed = KillTrials.seed();
-    List<KillTrials.KillMoment> moments = KillTrials.moments(seed, TRIALS, 2500, 1000);
-    long started = System.nanoTime();
-    List<Trial> results = KillTrials.run(TRIALS, 1, n -> trial(moments.get(n)));
-    List<String> problems = results.stream().map(Trial::problem)
-        .filter(java.util.Objects::nonNull).toList();
-    long attached = results.stream().filter(Trial::attachedAtKill).count();
-    long seen = results.stream().filter(Trial::breakpointSeen).count();
-    Reliability.report("kill-probe-KILL", String.format("trials=%d harmed=%d attached_at_kill=%d"
-        + " breakpoints_seen_while_attached=%d seconds=%.0f seed=%d moments=%s%s", TRIALS,
-        problems.size(), attached, seen, (System.nanoTime() - started) / 1e9, seed, moments,
-        problems.isEmpty() ? "" : " problems=" + problems));
-    assertEquals(List.of(), problems, "replay: -Dreliability.seed=" + seed);
-    assertTrue(seen > 0 && seen == attached, "the breakpoint was seen in " + seen + " of the "
-        + attached + " trials killed while attached: the code check is blind");
+    ProbedCode.runTrials("kill-probe-KILL", TRIALS, this::trial);
   }
 
-  private Trial trial(KillTrials.KillMoment moment) throws Exception {
+  private ProbedCode.Trial trial(KillTrials.KillMoment moment) throws Exception {
     Path binary = Workloads.binary("probe_target");
     Process target = new ProcessBuilder(binary.toString(), "loop")
         .redirectError(ProcessBuilder.Redirect.INHERIT).start();
@@ -67,7 +47,9 @@ class ProbeKillTest {
     try {
       assertEquals("ready", out.readLine());
       int pid = (int) target.pid();
-      Site site = site(pid, binary);
+      ProbedCode.Site site = ProbedCode.sites(pid, binary, binary.toRealPath().toString(),
+          List.of(SYMBOL), false).get(SYMBOL);
+      assertTrue(site != null, SYMBOL + " not found in process " + pid);
       boolean attached;
       boolean breakpoint = false;
       Owned owned = new Owned(List.of(), List.of());
@@ -77,7 +59,7 @@ class ProbeKillTest {
             () -> !owned(polystack.pid()).links().isEmpty(), 20);
         if (attached) {
           owned = owned(polystack.pid());
-          breakpoint = site.live(pid)[0] == (byte) 0xcc;
+          breakpoint = site.breakpointIn(pid);
         }
         polystack.signal("KILL");
         assertTrue(polystack.process().waitFor(30, TimeUnit.SECONDS), "polystack lived on");
@@ -86,7 +68,7 @@ class ProbeKillTest {
       if (problem == null) {
         problem = afterKill(moment, pid, site, owned, target, out);
       }
-      return new Trial(moment, attached, breakpoint, problem);
+      return new ProbedCode.Trial(moment, attached, breakpoint, problem);
     } finally {
       target.destroyForcibly();
       target.waitFor(10, TimeUnit.SECONDS);
@@ -94,7 +76,8 @@ class ProbeKillTest {
   }
 
   /** What is wrong once polystack is gone: a link or program left, changed code, harm. */
-  private static String afterKill(KillTrials.KillMoment moment, int pid, Site site, Owned owned,
+  private static String afterKill(KillTrials.KillMoment moment, int pid, ProbedCode.Site site,
+      Owned owned,
       Process target, BufferedReader out) throws Exception {
     long deadline = System.nanoTime() + 10_000_000_000L;
     List<String> left = present(owned);
@@ -110,24 +93,8 @@ class ProbeKillTest {
     if (!events.equals(UPROBE_EVENTS)) {
       return moment + ": uprobe_events changed: \"" + UPROBE_EVENTS + "\" -> \"" + events + "\"";
     }
-    byte[] live = site.live(pid);
-    if (!Arrays.equals(live, site.file())) {
-      return moment + ": " + SYMBOL + "'s code differs from the file: " + hex(live)
-          + " against " + hex(site.file());
-    }
-    List<Reliability.TaskState> stopped = KillTrials.stoppedAfterRelease(pid);
-    if (!stopped.isEmpty()) {
-      return moment + ": target threads stopped: " + stopped;
-    }
-    target.getOutputStream().close(); // end of input: the threads stop and the target exits
-    String done = out.readLine();
-    if (!target.waitFor(30, TimeUnit.SECONDS)) {
-      return moment + ": the target did not exit after its stdin closed";
-    }
-    if (target.exitValue() != 0 || done == null || !done.startsWith("done ")) {
-      return moment + ": target exited " + target.exitValue() + " after \"" + done + "\"";
-    }
-    return null;
+    return ProbedCode.untouchedAndFinishes(moment, pid, java.util.Map.of(SYMBOL, site), target,
+        out);
   }
 
   private static String uprobeEvents() {
@@ -182,71 +149,5 @@ class ProbeKillTest {
       // polystack is gone
     }
     return new Owned(links, programs);
-  }
-
-  /** The probed function: its address in the target and the file's bytes there. */
-  private record Site(long address, byte[] file) {
-    byte[] live(int pid) {
-      byte[] b = new byte[BYTES];
-      try (RandomAccessFile mem = new RandomAccessFile("/proc/" + pid + "/mem", "r")) {
-        mem.seek(address);
-        mem.readFully(b);
-      } catch (java.io.IOException e) {
-        throw new AssertionError("cannot read process " + pid + " at 0x"
-            + Long.toHexString(address), e);
-      }
-      return b;
-    }
-  }
-
-  /**
-   * {@link #SYMBOL} of {@code binary} mapped by process {@code pid}, found with binutils and
-   * /proc/PID/maps, independently of polystack's ELF reader.
-   */
-  private static Site site(int pid, Path binary) throws Exception {
-    Matcher sym = Pattern.compile("(?m)^(\\p{XDigit}+) T " + SYMBOL + "$").matcher(
-        Tools.run(30, null, List.of("nm", binary.toString())).stdout());
-    assertTrue(sym.find(), "no " + SYMBOL + " in " + binary);
-    long value = Long.parseLong(sym.group(1), 16);
-    long offset = -1;
-    Matcher load = Pattern.compile("(?m)^\\s*LOAD\\s+0x(\\p{XDigit}+) 0x(\\p{XDigit}+)"
-        + " 0x\\p{XDigit}+ 0x(\\p{XDigit}+)").matcher(
-            Tools.run(30, null, List.of("readelf", "-lW", binary.toString())).stdout());
-    while (load.find()) {
-      long off = Long.parseLong(load.group(1), 16);
-      long vaddr = Long.parseLong(load.group(2), 16);
-      if (value >= vaddr && value < vaddr + Long.parseLong(load.group(3), 16)) {
-        offset = value - vaddr + off;
-      }
-    }
-    long address = -1;
-    String real = binary.toRealPath().toString();
-    for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/maps"))) {
-      String[] f = line.trim().split("\\s+");
-      if (f.length >= 6 && f[5].equals(real) && f[1].contains("x")) {
-        String[] range = f[0].split("-");
-        long start = Long.parseUnsignedLong(range[0], 16);
-        long end = Long.parseUnsignedLong(range[1], 16);
-        long fileOffset = Long.parseUnsignedLong(f[2], 16);
-        if (offset >= fileOffset && offset < fileOffset + (end - start)) {
-          address = start + offset - fileOffset;
-        }
-      }
-    }
-    assertTrue(offset >= 0 && address >= 0, SYMBOL + " not found in process " + pid);
-    byte[] bytes = new byte[BYTES];
-    try (RandomAccessFile elf = new RandomAccessFile(binary.toFile(), "r")) {
-      elf.seek(offset);
-      elf.readFully(bytes);
-    }
-    return new Site(address, bytes);
-  }
-
-  private static String hex(byte[] b) {
-    StringBuilder sb = new StringBuilder();
-    for (byte x : b) {
-      sb.append(String.format("%02x", x & 0xff));
-    }
-    return sb.toString();
   }
 }

@@ -230,15 +230,7 @@ final class CallFormat implements TraceSession.Sink {
         .append(",\"p95_ns_le\":").append(st.quantileUpperBound(0.95))
         .append(",\"p99_ns_le\":").append(st.quantileUpperBound(0.99))
         .append(",\"buckets\":{");
-    long[] b = st.buckets();
-    boolean first = true;
-    for (int i = 0; i < b.length; i++) {
-      if (b[i] != 0) {
-        sb.append(first ? "" : ",").append('"').append(i).append("\":").append(b[i]);
-        first = false;
-      }
-    }
-    sb.append('}');
+    CallFormat.appendBuckets(sb, st.buckets());
   }
 
   static String table(CallStatistics s) {
@@ -308,5 +300,17 @@ final class CallFormat implements TraceSession.Sink {
         st.quantileUpperBound(0.5), st.quantileUpperBound(0.95), st.quantileUpperBound(0.99),
         st.maxNanos()));
     return sb.toString();
+  }
+
+  /** The non-empty log2 buckets as a JSON object's members, {@code "i":count}, then its close. */
+  static void appendBuckets(StringBuilder sb, long[] buckets) {
+    boolean first = true;
+    for (int i = 0; i < buckets.length; i++) {
+      if (buckets[i] != 0) {
+        sb.append(first ? "" : ",").append('"').append(i).append("\":").append(buckets[i]);
+        first = false;
+      }
+    }
+    sb.append('}');
   }
 }

@@ -187,15 +187,7 @@ final class ProbeFormat implements ProbeSession.Sink {
         .append(",\"p90_ns_le\":").append(st.quantileUpperBound(0.90))
         .append(",\"p99_ns_le\":").append(st.quantileUpperBound(0.99))
         .append(",\"buckets\":{");
-    long[] b = st.buckets();
-    boolean first = true;
-    for (int i = 0; i < b.length; i++) {
-      if (b[i] != 0) {
-        sb.append(first ? "" : ",").append('"').append(i).append("\":").append(b[i]);
-        first = false;
-      }
-    }
-    sb.append('}');
+    CallFormat.appendBuckets(sb, st.buckets());
   }
 
   private String head() {

@@ -21,6 +21,17 @@ final class ExportTally {
   private final AtomicLong failedItems = new AtomicLong();
   private final AtomicReference<String> lastFailure = new AtomicReference<>("");
 
+  /**
+   * How a metrics export ended, for its close: empty if every export succeeded and one did
+   * within {@code timeout}, else why not.
+   */
+  String metricsOutcome(java.time.Duration timeout) {
+    if (failures() > 0) {
+      return failures() + " metrics export(s) failed: " + lastFailure();
+    }
+    return batches() == 0 ? "no metrics export completed within " + timeout : "";
+  }
+
   long batches() {
     return batches.get();
   }

@@ -178,10 +178,7 @@ public final class ProbeMetrics implements AutoCloseable {
       closed = true;
     }
     exporter.shutdown().join(timeout.toMillis(), TimeUnit.MILLISECONDS);
-    if (tally.failures() > 0) {
-      return tally.failures() + " metrics export(s) failed: " + tally.lastFailure();
-    }
-    return tally.batches() == 0 ? "no metrics export completed within " + timeout : "";
+    return tally.metricsOutcome(timeout);
   }
 
   @Override

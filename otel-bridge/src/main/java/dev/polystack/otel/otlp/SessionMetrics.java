@@ -115,10 +115,7 @@ public final class SessionMetrics implements AutoCloseable {
   public String close(Duration timeout) {
     provider.forceFlush().join(timeout.toMillis(), TimeUnit.MILLISECONDS);
     provider.shutdown().join(timeout.toMillis(), TimeUnit.MILLISECONDS);
-    if (tally.failures() > 0) {
-      return tally.failures() + " metrics export(s) failed: " + tally.lastFailure();
-    }
-    return tally.batches() == 0 ? "no metrics export completed within " + timeout : "";
+    return tally.metricsOutcome(timeout);
   }
 
   @Override
