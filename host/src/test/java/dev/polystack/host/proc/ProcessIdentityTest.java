@@ -82,11 +82,17 @@ class ProcessIdentityTest {
     assertThrows(IllegalArgumentException.class, () -> new ProcessIdentity(1, -1, 1));
   }
 
-  /** Clock ticks since boot now, as /proc/self/stat's starttime of a new process would show. */
+  /**
+   * Clock ticks since boot now, as /proc/self/stat's starttime of a new process would show. The
+   * process must outlive the read: the JVM reaps an exited child at once.
+   */
   private long currentTicks() throws Exception {
-    Process p = new ProcessBuilder("true").start();
-    long t = proc.forPid((int) p.pid()).stat().startTime();
-    p.waitFor();
-    return t;
+    Process p = new ProcessBuilder("sleep", "600").start();
+    try {
+      return proc.forPid((int) p.pid()).stat().startTime();
+    } finally {
+      p.destroyForcibly();
+      p.waitFor();
+    }
   }
 }
