@@ -6,6 +6,7 @@ import dev.polystack.host.output.Outputs;
 import dev.polystack.host.pipeline.CaptureEngine;
 import dev.polystack.host.pipeline.CgroupV2;
 import dev.polystack.host.pipeline.HostPipeline;
+import dev.polystack.host.pipeline.PipelineStats;
 import dev.polystack.host.pipeline.PipelineOptions;
 import dev.polystack.host.pipeline.ProcessSelection;
 import dev.polystack.host.plugins.PluginGuard;
@@ -163,7 +164,7 @@ final class AgentCommand implements Runnable {
       }
       String metricsFailure = export.finish(FINISH_TIMEOUT);
       double seconds = (System.nanoTime() - start) / 1e9;
-      HostPipeline.Stats stats = export.stats();
+      PipelineStats stats = export.stats();
       ProfileExporter.Stats sent = export.exportStats();
       if (statsFile != null) {
         writeStats(statsFile, stats, sent, seconds, AgentExport.cpuSeconds() - cpuAtStart);
@@ -235,7 +236,7 @@ final class AgentCommand implements Runnable {
     };
   }
 
-  private static String summary(HostPipeline.Stats stats, ProfileExporter.Stats sent,
+  private static String summary(PipelineStats stats, ProfileExporter.Stats sent,
       double seconds) {
     long lost = LossGroups.samplesLost(stats.losses()).values().stream()
         .mapToLong(Long::longValue).sum();
@@ -248,7 +249,7 @@ final class AgentCommand implements Runnable {
         sent.samplesDropped());
   }
 
-  private static void writeStats(OutputFile file, HostPipeline.Stats s, ProfileExporter.Stats e,
+  private static void writeStats(OutputFile file, PipelineStats s, ProfileExporter.Stats e,
       double seconds, double cpuSeconds) throws OutputException {
     StringBuilder b = new StringBuilder("{");
     b.append("\"seconds\":").append(String.format(Locale.ROOT, "%.3f", seconds));

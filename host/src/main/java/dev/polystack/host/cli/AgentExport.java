@@ -1,6 +1,8 @@
 package dev.polystack.host.cli;
 
 import dev.polystack.host.pipeline.HostPipeline;
+import dev.polystack.host.pipeline.PipelineStats;
+import dev.polystack.host.pipeline.ProcessProfile;
 import dev.polystack.otel.model.TargetInfo;
 import dev.polystack.otel.otlp.AgentMetrics;
 import dev.polystack.otel.otlp.OtlpConfig;
@@ -26,8 +28,8 @@ import java.util.Map;
 final class AgentExport implements HostPipeline.Sink {
   private final ProfileExporter profiles;
   private final AgentMetrics metrics;
-  private volatile HostPipeline.Stats stats =
-      new HostPipeline.Stats(0, 0, 0, Map.of(), Map.of(), Map.of(), Map.of());
+  private volatile PipelineStats stats =
+      new PipelineStats(0, 0, 0, Map.of(), Map.of(), Map.of(), Map.of());
 
   AgentExport(OtlpConfig config, Duration interval) {
     this.profiles = new ProfileExporter(ProfilesSender.create(config),
@@ -36,17 +38,17 @@ final class AgentExport implements HostPipeline.Sink {
   }
 
   @Override
-  public void interval(List<HostPipeline.ProcessProfile> batch, HostPipeline.Stats s,
+  public void interval(List<ProcessProfile> batch, PipelineStats s,
       boolean last) {
     stats = s;
     List<ProfileBatch.Part> parts = new ArrayList<>(batch.size());
-    for (HostPipeline.ProcessProfile p : batch) {
+    for (ProcessProfile p : batch) {
       parts.add(new ProfileBatch.Part(p.recording(), new OtlpResource(p.resource())));
     }
     profiles.offer(new ProfileBatch(parts));
   }
 
-  HostPipeline.Stats stats() {
+  PipelineStats stats() {
     return stats;
   }
 
@@ -62,7 +64,7 @@ final class AgentExport implements HostPipeline.Sink {
   }
 
   private AgentMetrics.Snapshot snapshot() {
-    HostPipeline.Stats s = stats;
+    PipelineStats s = stats;
     return new AgentMetrics.Snapshot(s.samples(), s.losses(), s.errors(), s.processesTracked(),
         s.processesSeen(), profiles.stats(), cpuSeconds(), rssBytes());
   }

@@ -2,6 +2,8 @@ package dev.polystack.host.embed;
 
 import dev.polystack.host.pipeline.CaptureEngine;
 import dev.polystack.host.pipeline.HostPipeline;
+import dev.polystack.host.pipeline.PipelineStats;
+import dev.polystack.host.pipeline.ProcessProfile;
 import dev.polystack.host.plugins.PluginGuard;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,8 +26,8 @@ public final class ProfilingSession implements AutoCloseable {
   /** How long {@link #stop()} waits for the last interval to reach the listener. */
   public static final Duration DEFAULT_STOP_TIMEOUT = Duration.ofSeconds(30);
 
-  private static final HostPipeline.Stats NONE =
-      new HostPipeline.Stats(0, 0, 0, Map.of(), Map.of(), Map.of(), Map.of());
+  private static final PipelineStats NONE =
+      new PipelineStats(0, 0, 0, Map.of(), Map.of(), Map.of(), Map.of());
 
   private final PluginGuard guard;
   private final Delivery delivery;
@@ -33,7 +35,7 @@ public final class ProfilingSession implements AutoCloseable {
   private volatile boolean stopRequested;
   /** Until when the last interval may wait for room in the listener's queue. */
   private volatile long lastOfferDeadline;
-  private volatile HostPipeline.Stats latest = NONE;
+  private volatile PipelineStats latest = NONE;
   private volatile String failure;
   private long sequence;
   private ProfilerStats finalStats;
@@ -91,11 +93,11 @@ public final class ProfilingSession implements AutoCloseable {
   }
 
   /** The pipeline's sink, on the pipeline thread: never blocks, except for the last interval. */
-  private void cut(List<HostPipeline.ProcessProfile> profiles, HostPipeline.Stats stats,
+  private void cut(List<ProcessProfile> profiles, PipelineStats stats,
       boolean last) {
     latest = stats;
     List<ProcessRecording> processes = new ArrayList<>(profiles.size());
-    for (HostPipeline.ProcessProfile p : profiles) {
+    for (ProcessProfile p : profiles) {
       processes.add(new ProcessRecording(p.recording(), p.resource()));
     }
     ProfileInterval interval = new ProfileInterval(sequence++, processes, stats(), last);
@@ -117,7 +119,7 @@ public final class ProfilingSession implements AutoCloseable {
 
   /** The figures as of the last interval's cut, with the listener's counts as of now. */
   public ProfilerStats stats() {
-    HostPipeline.Stats s = latest;
+    PipelineStats s = latest;
     return new ProfilerStats(s.samples(), s.processesTracked(), s.processesSeen(), s.losses(),
         s.errors(), s.figures(), guard.failureCounts(), delivery.delivered(), delivery.dropped(),
         delivery.samplesDropped(), delivery.failures());

@@ -63,35 +63,6 @@ public final class HostPipeline {
   /** Parsed files kept beyond those described processes hold. */
   static final int CACHED_FILES = 64;
 
-  /**
-   * @param serial which description of the process this is: the same over intervals, a new one
-   *     after an exec (same pid, another program)
-   */
-  public record ProcessProfile(Recording recording, Map<String, Object> resource,
-      ProcessFigures figures, long serial) {
-    public ProcessProfile {
-      resource = Map.copyOf(resource);
-    }
-
-    public ProcessProfile(Recording recording, Map<String, Object> resource,
-        ProcessFigures figures) {
-      this(recording, resource, figures, 0);
-    }
-  }
-
-  /**
-   * One process's figures since it was described.
-   *
-   * @param exited its exit (or exec into another program) was seen
-   */
-  public record ProcessFigures(long samples, long periods, int threads,
-      Map<String, Long> errors, Map<String, Long> losses, boolean exited) {
-    public ProcessFigures {
-      errors = Map.copyOf(errors);
-      losses = Map.copyOf(losses);
-    }
-  }
-
   /** What to do once the engine runs, before the first poll (e.g. launch a command). */
   public interface Start {
     /** @param select selects one more process (with the pipeline's follow rule) */
@@ -99,29 +70,9 @@ public final class HostPipeline {
         throws dev.polystack.host.sampling.SamplingException;
   }
 
-  /**
-   * The pipeline's figures so far, cumulative.
-   *
-   * @param losses samples lost by reason (the kernel's, the walk's, the pipeline's bounds)
-   * @param errors stacks ending in an error frame, by reason
-   * @param figures what the capture did besides (kernel ticks and records, events, plans)
-   * @param runLosses the part of {@code losses} that is the run's, not one process's: the
-   *     kernel's and the pipeline's own
-   */
-  public record Stats(long samples, int processesTracked, long processesSeen,
-      Map<String, Long> losses, Map<String, Long> errors, Map<String, Long> figures,
-      Map<String, Long> runLosses) {
-    public Stats {
-      losses = Map.copyOf(losses);
-      errors = Map.copyOf(errors);
-      figures = Map.copyOf(figures);
-      runLosses = Map.copyOf(runLosses);
-    }
-  }
-
   /** Takes each interval's profiles; runs on the pipeline's thread and must not block. */
   public interface Sink {
-    void interval(List<ProcessProfile> profiles, Stats stats, boolean last);
+    void interval(List<ProcessProfile> profiles, PipelineStats stats, boolean last);
   }
 
   private final ProcFs proc;
@@ -594,7 +545,7 @@ public final class HostPipeline {
     }
     intervalSamples = 0;
     readKernel();
-    Stats stats = stats();
+    PipelineStats stats = stats();
     for (TrackedProcess p : retired) {
       release(p);
     }
@@ -667,7 +618,7 @@ public final class HostPipeline {
   }
 
   /** The figures so far; on the pipeline's thread only (a stop condition, a sink). */
-  public Stats stats() {
+  public PipelineStats stats() {
     long samples = releasedSamples;
     Map<String, Long> l = new TreeMap<>(releasedLosses);
     Map<String, Long> err = new TreeMap<>(releasedErrors);
@@ -697,7 +648,7 @@ public final class HostPipeline {
         }
       }
     });
-    return new Stats(samples, table.size(), processesSeen, l, err, figures, run);
+    return new PipelineStats(samples, table.size(), processesSeen, l, err, figures, run);
   }
 
   private void lost(Counter reason, long n) {

@@ -4,6 +4,9 @@ import dev.polystack.host.launch.ChildProcess;
 import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.pipeline.CaptureEngine;
 import dev.polystack.host.pipeline.HostPipeline;
+import dev.polystack.host.pipeline.PipelineStats;
+import dev.polystack.host.pipeline.ProcessFigures;
+import dev.polystack.host.pipeline.ProcessProfile;
 import dev.polystack.host.pipeline.PipelineOptions;
 import dev.polystack.host.pipeline.ProcessSelection;
 import dev.polystack.host.plugins.PluginGuard;
@@ -136,7 +139,7 @@ final class PipelineRecord {
       long now = System.nanoTime();
       if (now - lastStatus[0] >= 1_000_000_000L) {
         lastStatus[0] = now;
-        HostPipeline.Stats s = pipeline.stats();
+        PipelineStats s = pipeline.stats();
         progress.update(s.samples(), s.errors().values().stream().mapToLong(v -> v).sum(),
             s.losses().values().stream().mapToLong(v -> v).sum(), (now - startNanos) / 1e9);
       }
@@ -187,9 +190,9 @@ final class PipelineRecord {
   }
 
   /** One interval: streamed, and kept for the end (its samples only if a local file wants them). */
-  private void take(List<HostPipeline.ProcessProfile> batch, HostPipeline.Stats stats,
+  private void take(List<ProcessProfile> batch, PipelineStats stats,
       boolean last, boolean single, Map<Long, Part> parts) {
-    for (HostPipeline.ProcessProfile p : batch) {
+    for (ProcessProfile p : batch) {
       parts.computeIfAbsent(p.serial(), k -> new Part()).add(p, stream == null
           || stream.retain());
     }
@@ -205,7 +208,7 @@ final class PipelineRecord {
           * 1_000_000L), any.periodNanos(), any.mode(), List.of(), List.of(), Map.of());
     } else {
       List<RecordSession.Result> now = new ArrayList<>();
-      for (HostPipeline.ProcessProfile p : batch) {
+      for (ProcessProfile p : batch) {
         now.add(new RecordSession.Result(p.recording(), null, null, false, false));
       }
       interval = RecordingMerger.merge(now, !single);
@@ -250,7 +253,7 @@ final class PipelineRecord {
    * One recording of every process's samples: a single process's as it is, several each under
    * its own root (RecordingMerger).
    */
-  private RecordSession.Result join(List<Part> parts, HostPipeline.Stats stats,
+  private RecordSession.Result join(List<Part> parts, PipelineStats stats,
       SamplingOptions options, boolean byUser, boolean single) throws SamplingException {
     if (parts.isEmpty()) {
       throw new SamplingException(single ? "no sample of the process: it exited at once or"
@@ -274,9 +277,9 @@ final class PipelineRecord {
     private long endEpochNanos;
     private final Map<String, ModuleInfo> modules = new LinkedHashMap<>();
     private final List<Sample> samples = new ArrayList<>();
-    private HostPipeline.ProcessFigures figures;
+    private ProcessFigures figures;
 
-    void add(HostPipeline.ProcessProfile p, boolean keepSamples) {
+    void add(ProcessProfile p, boolean keepSamples) {
       Recording r = p.recording();
       if (first == null) {
         first = r;
@@ -292,7 +295,7 @@ final class PipelineRecord {
     }
 
     RecordSession.Result result(boolean byUser) {
-      HostPipeline.ProcessFigures f = figures;
+      ProcessFigures f = figures;
       long start = first.startEpochNanos();
       double seconds = Math.max(1e-9, (endEpochNanos - start) / 1e9);
       RecordSession.Summary summary = new RecordSession.Summary(f.samples(), f.periods(),
