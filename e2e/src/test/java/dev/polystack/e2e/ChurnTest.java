@@ -36,9 +36,9 @@ class ChurnTest {
   /** CPU time each tracked thread of churn.c uses (its TRACKED_MS). */
   private static final double TRACKED_CPU_SECONDS = 0.3;
   /**
-   * What a new thread's start may go unsampled: perf mode finds new threads by re-listing
-   * /proc/PID/task every 0.1 s (PerfSampler.RESCAN_NANOS); ptrace and bpf modes follow them
-   * from their clone, but the same allowance is taken for them.
+   * What a new thread's start may go unsampled: every mode follows threads from their clone
+   * (ptrace: clone events; bpf and perf: per-CPU events that see every thread of the process),
+   * but an allowance is taken for the first ticks.
    */
   private static final double FOLLOW_DELAY_SECONDS = 0.1;
   /** Chance of failing the tracked-thread bound by chance, per mode (docs/testing.md). */
@@ -54,7 +54,7 @@ class ChurnTest {
 
   /**
    * ~1000 threads per second created and ended for the whole record: polystack follows them
-   * (ptrace: clone events; perf: a perf_event per new thread; bpf: the tgid), keeps sampling
+   * (ptrace: clone events; perf: per-CPU events filtered by process; bpf: the tgid), keeps sampling
    * the busy thread,
    * does not leak file descriptors, and the target completes every thread.
    *
