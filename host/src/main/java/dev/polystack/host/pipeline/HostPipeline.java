@@ -272,6 +272,9 @@ public final class HostPipeline {
     for (TrackedProcess p : batch) {
       p.tickedInBatch = false;
       if (!p.retired()) { // exited within the batch: retiring walked its ticks
+        // A walk asked for the map (a library or JIT code it could not place): read it now,
+        // not at the next housekeeping, so a runtime's plan follows its first walks at once.
+        refreshIfWanted(p);
         p.ticks().afterBatch(true);
       }
     }
@@ -519,17 +522,21 @@ public final class HostPipeline {
       if (now - p.lastTickNanos > 2_000_000_000L) {
         continue; // plans and maps only matter to processes that run
       }
-      if (p.refreshWanted) {
-        p.refreshWanted = false;
-        try {
-          p.target.refresh();
-        } catch (ProcReadException | RuntimeException e) {
-          // going away: its exit event follows
-        }
-      }
+      refreshIfWanted(p);
       p.ticks().housekeeping();
       if (p.cpu != null) {
         p.cpu.read(false);
+      }
+    }
+  }
+
+  private static void refreshIfWanted(TrackedProcess p) {
+    if (p.refreshWanted) {
+      p.refreshWanted = false;
+      try {
+        p.target.refresh();
+      } catch (ProcReadException | RuntimeException e) {
+        // going away: its exit event follows
       }
     }
   }
