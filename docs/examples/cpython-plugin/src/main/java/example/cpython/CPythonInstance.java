@@ -165,18 +165,17 @@ final class CPythonInstance implements RuntimeInstance {
         if (memory.read(frame, f, 0, f.length) < f.length) {
           throw new WalkException("unreadable_frame");
         }
-        long previous = Bytes.getLong(f, layout.framePrevious());
         if (layout.frameIsEntry() < 0 && f[layout.frameOwner()] == Layout.OWNED_BY_CSTACK) {
           runs.add(current); // 3.12: the C call's own entry frame ends its run
           current = new ArrayList<>();
         } else {
-          current.add(frame(memory.stable(), f));
+          current.add(frameOrReread(memory, f, frame, n));
           if (layout.frameIsEntry() >= 0 && f[layout.frameIsEntry()] != 0) {
             runs.add(current); // 3.11: the first frame a C call ran ends its run
             current = new ArrayList<>();
           }
         }
-        frame = previous;
+        frame = Bytes.getLong(f, layout.framePrevious());
       }
     } catch (WalkException e) {
       s.error = e.reason();
@@ -187,6 +186,31 @@ final class CPythonInstance implements RuntimeInstance {
       runs.add(current);
     }
     s.runs = runs;
+  }
+
+  /**
+   * The frame's name and line. A caller's frame header (code, previous, last instruction) stays
+   * as it is while its callee runs, so when the captured header fails validation it is read
+   * once more from the process and the difference counted (README.md, "Limits", has the case).
+   */
+  private Frame frameOrReread(RemoteMemory memory, byte[] f, long frame, int n)
+      throws WalkException, MemoryReadException {
+    try {
+      return frame(memory.stable(), f);
+    } catch (WalkException e) {
+      if (n == 0) {
+        throw e;
+      }
+      byte[] live = new byte[f.length];
+      if (process.memory().read(frame, live, 0, live.length) < live.length
+          || java.util.Arrays.equals(live, f)) {
+        throw e;
+      }
+      Frame named = frame(memory.stable(), live);
+      count("caller_frame_reread", 1);
+      System.arraycopy(live, 0, f, 0, f.length); // its previous link too
+      return named;
+    }
   }
 
   private Frame frame(RemoteMemory stable, byte[] f) throws WalkException {
