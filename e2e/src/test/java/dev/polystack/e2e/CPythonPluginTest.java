@@ -247,7 +247,7 @@ class CPythonPluginTest {
       hashing += s.count();
     }
     long spinning = stacks.count(s -> s.has(f -> f.startsWith("spin (" + file + ":")));
-    assertTrue(hashing >= 40 && spinning >= 40, "hashing " + hashing + ", spinning " + spinning
+    assertTrue(hashing >= 10 && spinning >= 10, "hashing " + hashing + ", spinning " + spinning
         + " samples; expected both threads on CPU\n" + result.stderr());
   }
 

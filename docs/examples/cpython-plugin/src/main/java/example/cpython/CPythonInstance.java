@@ -131,11 +131,6 @@ final class CPythonInstance implements RuntimeInstance {
   }
 
   @Override
-  public synchronized void mappingsChanged(ProcessContext process) {
-    threadStates.clear();
-  }
-
-  @Override
   public synchronized void detach() {
     threadStates.clear();
   }
@@ -254,8 +249,13 @@ final class CPythonInstance implements RuntimeInstance {
     }
   }
 
+  /**
+   * Reads every interpreter's thread list from the process. The last good answer is kept when
+   * this one fails: records are walked after the tick, the last ones after the process exited,
+   * and a remembered state is checked against the sample's own copy before it is used.
+   */
   private void scanThreads() throws WalkException {
-    threadStates.clear();
+    Map<Integer, Long> found = new HashMap<>();
     RemoteMemory live = process.memory();
     try {
       long interp = live.readLong(runtime + layout.runtimeInterpreters());
@@ -271,12 +271,17 @@ final class CPythonInstance implements RuntimeInstance {
           }
           long tid = live.readLong(ts + layout.tstateNativeThreadId());
           if (tid > 0 && tid <= Integer.MAX_VALUE) {
-            threadStates.put((int) tid, ts);
+            found.put((int) tid, ts);
           }
           ts = live.readLong(ts + layout.tstateNext());
         }
         interp = live.readLong(interp); // PyInterpreterState.next
       }
+      if (found.size() > MAX_THREADS) {
+        throw new WalkException("bad_thread_list");
+      }
+      threadStates.clear();
+      threadStates.putAll(found);
     } catch (MemoryReadException e) {
       throw new WalkException("unreadable_thread_list");
     }
