@@ -215,6 +215,7 @@ class CPythonPluginTest {
         + String.format("%.3f", share) + ", the program's own " + String.format("%.3f", ownShare)
         + ", " + errors + " of " + stacks.samples() + " stacks with a plug-in error\n"
         + result.stderr();
+    System.out.println("CPythonPluginTest shares: " + context.lines().findFirst().orElse(""));
     assertTrue(heavy + light >= 200, "too few samples in heavy and light: " + context);
     assertTrue(Math.abs(share - ownShare) <= SHARE_TOLERANCE, context);
     assertTrue(errors * 50 <= stacks.samples(), "more than 2% plug-in errors: " + context);
@@ -247,6 +248,8 @@ class CPythonPluginTest {
       hashing += s.count();
     }
     long spinning = stacks.count(s -> s.has(f -> f.startsWith("spin (" + file + ":")));
+    System.out.println("CPythonPluginTest threads: " + python + ": hashing without the GIL "
+        + hashing + ", spinning " + spinning + " samples");
     assertTrue(hashing >= 10 && spinning >= 10, "hashing " + hashing + ", spinning " + spinning
         + " samples; expected both threads on CPU\n" + result.stderr());
   }
