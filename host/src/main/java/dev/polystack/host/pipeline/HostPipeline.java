@@ -291,6 +291,12 @@ public final class HostPipeline {
     int pid = e.tgid();
     switch (e.kind()) {
       case EXEC -> {
+        TrackedProcess known = table.get(pid);
+        if (known != null && e.monotonicNanos() < known.describedNanos) {
+          // Described after this exec (a launched command, selected at its exec; perf mode's
+          // events are host-wide): the description is the new program's already.
+          return;
+        }
         retire(table.remove(pid));
         unreadable.remove(pid);
         ProcessSelection s = options.selection();
@@ -420,6 +426,7 @@ public final class HostPipeline {
     if (table.size() >= options.maxProcesses()) {
       evictLeastRecent();
     }
+    long startedAt = System.nanoTime(); // an exec after this is news to the description
     ProcessIdentity identity = ProcessIdentity.read(proc, pid).orElse(null);
     if (identity == null) {
       refuse(pid);
@@ -449,7 +456,7 @@ public final class HostPipeline {
         Runtime.getRuntime().availableProcessors());
     processesSeen++;
     self[0] = new TrackedProcess(identity, info, resources.of(info), target, samples, ticks,
-        cpu, System.nanoTime(), processesSeen, hashes);
+        cpu, startedAt, processesSeen, hashes);
     table.put(pid, self[0]);
     return self[0];
   }

@@ -39,6 +39,8 @@ final class TrackedProcess implements AutoCloseable {
   private final ModuleHashes hashes;
   /** Which description this is, counted over the run (an exec makes a new one). */
   final long serial;
+  /** When it was described (System.nanoTime, the clock of the events' times). */
+  final long describedNanos;
   long lastTickNanos;
   boolean refreshWanted;
   boolean tickedInBatch;
@@ -55,6 +57,7 @@ final class TrackedProcess implements AutoCloseable {
     this.ticks = ticks;
     this.cpu = cpu;
     this.lastTickNanos = nowNanos;
+    this.describedNanos = nowNanos;
     this.serial = serial;
     this.hashes = hashes;
   }
