@@ -49,8 +49,24 @@ import java.util.function.Consumer;
  * interval; what does not fit is counted.
  */
 public final class HostPipeline {
-  /** Longest wait on an empty ring: bounds how late a stop or a cut is noticed. */
+  /**
+   * Longest wait on the ring while nothing is settling: bounds how late a stop or a cut is
+   * noticed. The kernel wakes the reader early only when the ring is a quarter full (each
+   * wake-up costs the host a context switch, on a VM a timer exit: docs/benchmarks-host-cost.md).
+   */
   static final int POLL_MILLIS = 250;
+  /** A record's: its stop and the status line are noticed within this. */
+  static final int RECORD_POLL_MILLIS = 100;
+  /**
+   * While a process settles (a chosen one for its first second; any whose runtime waits for its
+   * first plan): records are read soon after their tick, so the walks that find the runtime's
+   * state are not of stale memory and its plan follows them at once.
+   */
+  static final int SETTLE_POLL_MILLIS = 10;
+  static final long SETTLE_NANOS = 1_000_000_000L;
+  /** After this many empty polls in a row the reader waits {@link #IDLE_POLL_MILLIS}. */
+  static final int IDLE_POLLS = 5;
+  static final int IDLE_POLL_MILLIS = 500;
   /** How often plans and map refreshes are looked after, for processes that ticked. */
   static final long HOUSEKEEPING_NANOS = 100_000_000L;
   /** A process not ticked for this many intervals has its identity checked at the cut. */
@@ -103,6 +119,9 @@ public final class HostPipeline {
   /** Processes let go to stay within the bound (described again if they run). */
   private long evicted;
   private long intervalSamples;
+  /** Polls short until then (see {@link #SETTLE_POLL_MILLIS}). */
+  private long settleUntil;
+  private int emptyPolls;
   private Map<String, Long> kernel = Map.of();
   private CaptureEngine engine;
   /** The engine selects processes itself (host-wide, or a cgroup at each tick). */
@@ -194,8 +213,9 @@ public final class HostPipeline {
           break;
         }
         long until = Math.min(end, nextCut);
-        engine.poll((int) Math.max(0, Math.min(POLL_MILLIS, (until - now + 999_999) / 1_000_000)),
-            listener);
+        engine.poll((int) Math.max(0, Math.min(pollMillis(now),
+            (until - now + 999_999) / 1_000_000)), listener);
+        emptyPolls = batch.isEmpty() ? Math.min(emptyPolls + 1, IDLE_POLLS) : 0;
         afterBatch(batch);
         now = System.nanoTime();
         if (placement != null) {
@@ -276,9 +296,23 @@ public final class HostPipeline {
         // not at the next housekeeping, so a runtime's plan follows its first walks at once.
         refreshIfWanted(p);
         p.ticks().afterBatch(true);
+        if (p.ticks().awaitingPlan()) {
+          settleUntil = Math.max(settleUntil, p.describedNanos + SETTLE_NANOS);
+        }
       }
     }
     batch.clear();
+  }
+
+  /** How long the next poll may wait for records. */
+  private int pollMillis(long now) {
+    if (now < settleUntil) {
+      return SETTLE_POLL_MILLIS;
+    }
+    if (emptyPolls >= IDLE_POLLS) {
+      return IDLE_POLL_MILLIS;
+    }
+    return options.record() ? RECORD_POLL_MILLIS : POLL_MILLIS;
   }
 
   /**
@@ -414,6 +448,7 @@ public final class HostPipeline {
     TrackedProcess p = table.containsKey(pid) ? table.get(pid) : track(pid);
     if (p != null) {
       p.ticks().housekeeping();
+      settleUntil = Math.max(settleUntil, p.describedNanos + SETTLE_NANOS);
     }
   }
 

@@ -169,6 +169,14 @@ public final class ProcessTicks {
     updatePlans();
   }
 
+  /**
+   * A runtime that captures at the tick has no plan yet: its records are walked on live memory
+   * until one is installed, so they are best read soon after their tick.
+   */
+  public boolean awaitingPlan() {
+    return plans.isEmpty() && learning();
+  }
+
   /** Settles what is held, at the end of the process's sampling. */
   public void finish() {
     walkDeferred(true);
