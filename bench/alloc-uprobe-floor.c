@@ -12,6 +12,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "uprobe_link.h"
+
 int main(int argc, char **argv) {
   if (argc < 5) {
     fprintf(stderr, "usage: %s OBJECT PID LIBC OFFSET...\n", argv[0]);
@@ -33,23 +35,9 @@ int main(int argc, char **argv) {
   for (int i = 0; i < n; i++) {
     offsets[i] = strtoull(argv[4 + i], NULL, 0);
   }
-  unsigned char attr[64];
-  memset(attr, 0, sizeof attr);
-  *(uint32_t *)(attr + 0) = bpf_program__fd(p);
-  *(uint32_t *)(attr + 8) = 57;
-  *(uint64_t *)(attr + 16) = (uint64_t)(uintptr_t)argv[3];
-  *(uint64_t *)(attr + 24) = (uint64_t)(uintptr_t)offsets;
-  *(uint64_t *)(attr + 40) = (uint64_t)(uintptr_t)cookies;
-  *(uint32_t *)(attr + 48) = n;
-  *(uint32_t *)(attr + 56) = atoi(argv[2]);
-  if (syscall(SYS_bpf, 28 /* BPF_LINK_CREATE */, attr, sizeof attr) < 0) {
-    perror("BPF_LINK_CREATE");
+  if (uprobe_link(bpf_program__fd(p), 57, argv[3], offsets, cookies, n, atoi(argv[2]))) {
     return 1;
   }
-  printf("attached\n");
-  fflush(stdout);
-  char buf[64];
-  while (read(0, buf, sizeof buf) > 0) {
-  }
+  hold_until_eof();
   return 0;
 }

@@ -15,6 +15,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "uprobe_link.h"
+
 int main(int argc, char **argv) {
   if (argc != 6) {
     fprintf(stderr, "usage: %s OBJECT TYPE PID FILE OFFSET\n", argv[0]);
@@ -33,24 +35,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   uint64_t offset = strtoull(argv[5], NULL, 0), cookie = 0;
-  unsigned char attr[64];
-  memset(attr, 0, sizeof attr);
-  *(uint32_t *)(attr + 0) = bpf_program__fd(p);
-  *(uint32_t *)(attr + 8) = type;
-  *(uint64_t *)(attr + 16) = (uint64_t)(uintptr_t)argv[4];
-  *(uint64_t *)(attr + 24) = (uint64_t)(uintptr_t)&offset;
-  *(uint64_t *)(attr + 40) = (uint64_t)(uintptr_t)&cookie;
-  *(uint32_t *)(attr + 48) = 1;
-  *(uint32_t *)(attr + 56) = atoi(argv[3]);
-  if (syscall(SYS_bpf, 28 /* BPF_LINK_CREATE */, attr, sizeof attr) < 0) {
-    perror("BPF_LINK_CREATE");
+  if (uprobe_link(bpf_program__fd(p), type, argv[4], &offset, &cookie, 1, atoi(argv[3]))) {
     return 1;
   }
-  printf("attached\n");
-  fflush(stdout);
-  char buf[64];
-  while (read(0, buf, sizeof buf) > 0) {
-  }
+  hold_until_eof();
   int cpus = libbpf_num_possible_cpus();
   uint64_t *values = calloc(cpus, 8), total = 0;
   uint32_t zero = 0;
