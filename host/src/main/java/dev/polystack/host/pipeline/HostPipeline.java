@@ -44,9 +44,9 @@ import java.util.function.Consumer;
  * interval's profiles, one per process. Processes are described when first seen (a tick, or an
  * exec or fork event: the kernel says so, nothing rescans /proc) and released when they exit.
  *
- * <p>Everything it holds is bounded: {@link PipelineOptions#maxProcesses} described processes (the one
- * ticked least recently is let go first), {@link PipelineOptions#maxIntervalSamples} samples per
- * interval; what does not fit is counted.
+ * <p>Everything it holds is bounded: {@link PipelineOptions#maxProcesses} described processes
+ * (the one ticked least recently is let go first), {@link PipelineOptions#maxIntervalSamples}
+ * samples per interval; what does not fit is counted.
  */
 public final class HostPipeline {
   /**

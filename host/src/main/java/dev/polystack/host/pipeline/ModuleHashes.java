@@ -10,11 +10,11 @@ import java.util.Map;
 
 /**
  * The htlhash of each mapped file, for the OTLP mapping table, computed once per file (by path
- * and build id) for the whole host and read through /proc/PID/root, so a process in another
+ * and build id) for a run (the pipeline's whole host, or a ptrace record) and read through /proc/PID/root, so a process in another
  * mount namespace (a container) is hashed by its own file. Bounded: the least recently used
  * go first.
  */
-final class ModuleHashes {
+public final class ModuleHashes {
   static final int MAX_FILES = 4096;
 
   private final Map<String, String> byFile = new LinkedHashMap<>(64, 0.75f, true) {
@@ -25,12 +25,16 @@ final class ModuleHashes {
   };
 
   /** The module's file's htlhash; empty for pseudo files or a file that cannot be read. */
-  String of(int pid, LoadedModule m) {
-    String path = m.path();
+  public String of(int pid, LoadedModule m) {
+    return of(pid, m.path(), m.buildId());
+  }
+
+  /** The htlhash of the file at {@code path} as process {@code pid} sees it. */
+  public String of(int pid, String path, String buildId) {
     if (!path.startsWith("/")) {
       return "";
     }
-    String key = path + '\0' + m.buildId();
+    String key = path + '\0' + buildId;
     String known = byFile.get(key);
     if (known != null) {
       return known;

@@ -207,11 +207,8 @@ final class PipelineRecord {
       interval = new Recording(any.target(), end, Math.max(end, System.currentTimeMillis()
           * 1_000_000L), any.periodNanos(), any.mode(), List.of(), List.of(), Map.of());
     } else {
-      List<RecordSession.Result> now = new ArrayList<>();
-      for (ProcessProfile p : batch) {
-        now.add(new RecordSession.Result(p.recording(), null, null, false, false));
-      }
-      interval = RecordingMerger.merge(now, !single);
+      interval = RecordingMerger.merge(batch.stream().map(ProcessProfile::recording).toList(),
+          !single);
     }
     // The figures the final summary will have (join): each process's, then the run's own.
     Map<String, Long> losses = new LinkedHashMap<>();

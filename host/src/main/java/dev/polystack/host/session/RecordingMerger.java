@@ -55,7 +55,8 @@ final class RecordingMerger {
       processes.add(new RecordSession.ProcessPart(r.target().pid(), r.target().executableName(),
           p.summary().samples(), p.summary().losses(), p.targetGone()));
     }
-    Recording merged = merge(parts, labelProcesses);
+    Recording merged = merge(parts.stream().map(RecordSession.Result::recording).toList(),
+        labelProcesses);
     Map<String, Long> losses = new java.util.LinkedHashMap<>(merged.losses());
     runLosses.forEach((k, v) -> losses.merge(k, v, Long::sum));
     merged = new Recording(merged.target(), merged.startEpochNanos(), merged.endEpochNanos(),
@@ -67,16 +68,16 @@ final class RecordingMerger {
   }
 
   /** The joined recording; the first part's target stands for the run. */
-  static Recording merge(List<RecordSession.Result> parts) {
+  static Recording merge(List<Recording> parts) {
     return merge(parts, true);
   }
 
   /** {@link #merge(List)}, the samples naming their process only if {@code labelProcesses}. */
-  static Recording merge(List<RecordSession.Result> parts, boolean labelProcesses) {
+  static Recording merge(List<Recording> parts, boolean labelProcesses) {
     if (parts.isEmpty()) {
       throw new IllegalArgumentException("no recording to merge");
     }
-    Recording first = parts.get(0).recording();
+    Recording first = parts.get(0);
     if (parts.size() == 1 && !labelProcesses) {
       return first;
     }
@@ -85,8 +86,7 @@ final class RecordingMerger {
     Map<String, Long> losses = new LinkedHashMap<>();
     long start = Long.MAX_VALUE;
     long end = Long.MIN_VALUE;
-    for (RecordSession.Result part : parts) {
-      Recording r = part.recording();
+    for (Recording r : parts) {
       start = Math.min(start, r.startEpochNanos());
       end = Math.max(end, r.endEpochNanos());
       List<ModuleInfo> own = new ArrayList<>();

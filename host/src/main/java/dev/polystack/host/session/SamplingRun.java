@@ -1,6 +1,7 @@
 package dev.polystack.host.session;
 
 import dev.polystack.host.memory.ProcessMemory;
+import dev.polystack.host.pipeline.ModuleHashes;
 import dev.polystack.host.modules.ModuleOpener;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginRegistry;
@@ -14,16 +15,12 @@ import dev.polystack.host.sampling.SamplingOptions;
 import dev.polystack.host.sampling.TargetDescriber;
 import dev.polystack.host.sys.SyscallException;
 import dev.polystack.otel.counters.HostCounters;
-import dev.polystack.otel.model.HtlHash;
 import dev.polystack.otel.model.ModuleInfo;
 import dev.polystack.otel.model.Recording;
 import dev.polystack.otel.model.Sample;
 import dev.polystack.otel.model.TargetInfo;
-import java.io.IOException;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -60,7 +57,7 @@ final class SamplingRun {
   private final PluginRegistry plugins;
   private final PluginGuard guard;
   private final Consumer<String> warn;
-  private final Map<String, String> htlHashes = new HashMap<>();
+  private final ModuleHashes hashes = new ModuleHashes();
   private final List<String> unhashed = new ArrayList<>();
   private volatile IntervalListener listener;
   private volatile long intervalNanos;
@@ -229,34 +226,13 @@ final class SamplingRun {
     for (String key : unhashed) {
       ModuleInfo m = modules.get(key);
       modules.put(key, new ModuleInfo(m.start(), m.end(), m.fileOffset(), m.path(), m.buildId(),
-          htlHash(pid, m.path())));
+          hashes.of(pid, m.path(), m.buildId())));
     }
     unhashed.clear();
   }
 
   private synchronized List<ModuleInfo> snapshot(Map<String, ModuleInfo> modules) {
     return new ArrayList<>(modules.values());
-  }
-
-  /**
-   * The file's htlhash for OTLP mappings, read through /proc/PID/root so a target in another
-   * mount namespace (a container) is hashed by its own file; empty for pseudo files or when
-   * the file cannot be read. Cached per path for the run: each library has several mappings.
-   */
-  private String htlHash(int pid, String path) {
-    if (!path.startsWith("/")) {
-      return "";
-    }
-    return htlHashes.computeIfAbsent(path, p -> {
-      for (Path candidate : List.of(Path.of("/proc/" + pid + "/root" + p), Path.of(p))) {
-        try {
-          return HtlHash.of(candidate);
-        } catch (IOException | RuntimeException e) {
-          // try the next, else leave it empty: the GNU build id may still identify it
-        }
-      }
-      return "";
-    });
   }
 
   /** Cuts the samples processed since the previous cut into one interval for the listener. */

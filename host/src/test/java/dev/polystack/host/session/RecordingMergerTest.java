@@ -33,8 +33,8 @@ class RecordingMergerTest {
     ModuleInfo a = new ModuleInfo(0x400000, 0x401000, 0, "/bin/a", "");
     ModuleInfo b = new ModuleInfo(0x400000, 0x402000, 0x1000, "/bin/b", "");
     Recording merged = RecordingMerger.merge(List.of(
-        part(10, "/bin/a", a, 0x400010, 200, Map.of("late_tick", 1L), 0, 0),
-        part(20, "/bin/b", b, 0x400020, 100, Map.of("late_tick", 2L), 0, 0)));
+        part(10, "/bin/a", a, 0x400010, 200, Map.of("late_tick", 1L), 0, 0).recording(),
+        part(20, "/bin/b", b, 0x400020, 100, Map.of("late_tick", 2L), 0, 0).recording()));
 
     assertEquals(List.of(a), merged.modules());
     assertEquals(Map.of("late_tick", 3L), merged.losses());
