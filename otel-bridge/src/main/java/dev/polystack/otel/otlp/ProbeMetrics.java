@@ -4,9 +4,11 @@ import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.sdk.common.InstrumentationScopeInfo;
 import io.opentelemetry.sdk.metrics.data.AggregationTemporality;
+import io.opentelemetry.sdk.metrics.data.HistogramData;
 import io.opentelemetry.sdk.metrics.data.HistogramPointData;
 import io.opentelemetry.sdk.metrics.data.LongPointData;
 import io.opentelemetry.sdk.metrics.data.MetricData;
+import io.opentelemetry.sdk.metrics.data.SumData;
 import io.opentelemetry.sdk.metrics.export.MetricExporter;
 import io.opentelemetry.sdk.resources.Resource;
 import java.time.Duration;
@@ -111,7 +113,7 @@ public final class ProbeMetrics implements AutoCloseable {
     List<HistogramPointData> durations = new ArrayList<>();
     for (Site site : s.sites()) {
       Attributes a = Attributes.of(SITE, site.name());
-      calls.add(new MetricRecords.LongPoint(start, now, a, site.calls()));
+      calls.add(LongPointData.create(start, now, a, site.calls()));
       if (site.buckets() != null) {
         List<Long> counts = new ArrayList<>(BUCKETS);
         long n = 0;
@@ -119,25 +121,25 @@ public final class ProbeMetrics implements AutoCloseable {
           counts.add(c);
           n += c;
         }
-        durations.add(new MetricRecords.HistogramPoint(start, now, a, site.sumNanos() / 1e9,
+        durations.add(HistogramPointData.create(start, now, a, site.sumNanos() / 1e9,
             false, 0, n > 0, site.maxNanos() / 1e9, BOUNDS, counts));
       }
     }
     List<LongPointData> lost = new ArrayList<>();
-    s.lost().forEach((reason, n) -> lost.add(new MetricRecords.LongPoint(start, now,
+    s.lost().forEach((reason, n) -> lost.add(LongPointData.create(start, now,
         Attributes.of(SessionMetrics.REASON, reason), n)));
     List<MetricData> out = new ArrayList<>();
-    out.add(MetricRecords.Metric.longSum(resource, scope, "polystack.probe.calls",
+    out.add(ProbeMetricData.longSum(resource, scope, "polystack.probe.calls",
         "Calls of probed sites, counted in the kernel", "{call}",
-        new MetricRecords.LongSum(true, AggregationTemporality.CUMULATIVE, calls)));
+        SumData.createLongSumData(true, AggregationTemporality.CUMULATIVE, calls)));
     if (!durations.isEmpty()) {
-      out.add(MetricRecords.Metric.histogram(resource, scope,
+      out.add(ProbeMetricData.histogram(resource, scope,
           "polystack.probe.duration", "Entry-to-return time of probed calls", "s",
-          new MetricRecords.Histogram(AggregationTemporality.CUMULATIVE, durations)));
+          HistogramData.create(AggregationTemporality.CUMULATIVE, durations)));
     }
-    out.add(MetricRecords.Metric.longSum(resource, scope, "polystack.probe.records.lost",
+    out.add(ProbeMetricData.longSum(resource, scope, "polystack.probe.records.lost",
         "Hits not counted or records not delivered, by reason", "{record}",
-        new MetricRecords.LongSum(true, AggregationTemporality.CUMULATIVE, lost)));
+        SumData.createLongSumData(true, AggregationTemporality.CUMULATIVE, lost)));
     return out;
   }
 

@@ -100,9 +100,9 @@ class ProbeMetricsTest {
 
   @Test
   void aHistogramPointNeedsOneCountMoreThanItsIncreasingBounds() {
-    assertThrows(IllegalArgumentException.class, () -> new MetricRecords.HistogramPoint(0, 1,
+    assertThrows(IllegalArgumentException.class, () -> io.opentelemetry.sdk.metrics.data.HistogramPointData.create(0, 1,
         Attributes.empty(), 0, false, 0, false, 0, List.of(1.0, 2.0), List.of(0L, 0L)));
-    assertThrows(IllegalArgumentException.class, () -> new MetricRecords.HistogramPoint(0, 1,
+    assertThrows(IllegalArgumentException.class, () -> io.opentelemetry.sdk.metrics.data.HistogramPointData.create(0, 1,
         Attributes.empty(), 0, false, 0, false, 0, List.of(2.0, 1.0), List.of(0L, 0L, 0L)));
   }
 }
