@@ -4,11 +4,13 @@
 # alone (none), under bench/probe-count-minimal (a minimal libbpf program bumping one per-CPU
 # counter, on a uprobe_multi link: min-multi, or a uprobe session link returning 1, as
 # polystack's: min-session), under `polystack probe --monitor count` and `--monitor latency`,
-# and under bpftrace's one-liner `uprobe:BIN:probe_counted { @ = count(); }` when bpftrace
+# `--monitor args` on probe_counted%return (args), the same exporting each call as a span to a
+# real Collector on loopback (spans; e2e/collector, built by ./run-tests; left out when not
+# built), and under bpftrace's one-liner `uprobe:BIN:probe_counted { @ = count(); }` when bpftrace
 # installs and runs (Debian's package is installed here if missing; never in CI), in ROUNDS
 # interleaved rounds of one run. Every probed run's own count is checked against the calls the
-# program made. Prints each run, the medians, the ns per hit over `none`, the ratios to
-# min-session, and the load average.
+# program made. Prints each run (spans: also the spans made and dropped), the medians, the ns
+# per hit over `none`, the ratios to min-session, and the load average.
 #
 # Usage: bench/run-probe-cost.sh [ROUNDS] [SECONDS]   (default 3 rounds of 2 s; root)
 set -euo pipefail
@@ -32,7 +34,23 @@ while read -r type off addr phys filesz rest; do
 done < <(readelf -lW "$bin")
 [ -n "$offset" ] || { echo "run-probe-cost: no file offset for probe_counted" >&2; exit 1; }
 "$root/polystack" --version >/dev/null 2>&1 # builds the distribution once, outside the runs
-configs=(none min-multi min-session polystack polystack-latency)
+configs=(none min-multi min-session polystack polystack-latency polystack-args)
+collector=$(ls "$root"/e2e/target/collector/*/polystack-otelcol 2>/dev/null | head -1)
+if [ -x "$collector" ]; then
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  printf 'receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:%s\n' "$port" >"$work/col.yaml"
+  printf 'exporters:\n  debug:\n    verbosity: basic\n' >>"$work/col.yaml"
+  printf 'service:\n  telemetry:\n    metrics:\n      level: none\n  pipelines:\n' >>"$work/col.yaml"
+  printf '    %s:\n      receivers: [otlp]\n      exporters: [debug]\n' traces metrics >>"$work/col.yaml"
+  "$collector" --config "$work/col.yaml" >"$work/col.log" 2>&1 &
+  collector_pid=$!
+  trap 'kill "$collector_pid" 2>/dev/null; wait "$collector_pid" 2>/dev/null; rm -rf "$work"' EXIT
+  for i in $(seq 300); do grep -q "Everything is ready" "$work/col.log" && break; sleep 0.1; done
+  grep -q "Everything is ready" "$work/col.log" || { echo "run-probe-cost: the Collector did not start: $(cat "$work/col.log")" >&2; exit 1; }
+  configs+=(polystack-spans)
+else
+  echo "run-probe-cost: no test Collector built (./run-tests builds it); spans left out" >&2
+fi
 if ! command -v bpftrace >/dev/null; then
   apt-get install -y -qq bpftrace >/dev/null 2>&1 || echo "run-probe-cost: bpftrace does not install here; left out" >&2
 fi
@@ -51,7 +69,7 @@ wait_for() { # file pattern
 
 # One run: prints "calls_per_s hits_counted calls_made". $1: a config.
 one() {
-  local fifo="$work/in" out="$work/out" ps="" hits=""
+  local fifo="$work/in" out="$work/out" ps="" hits="" spans=""
   rm -f "$fifo" "$work/p.out" "$work/p.err"; mkfifo -m 600 "$fifo"
   "$bin" "$seconds" <"$fifo" >"$out" &
   local pid=$!
@@ -65,10 +83,13 @@ one() {
       ps=$!
       exec 8>"$work/hold"
       wait_for "$work/p.out" attached ;;
-    polystack|polystack-latency)
-      local monitor=count; [ "$1" = polystack-latency ] && monitor=latency
-      "$root/polystack" probe --pid "$pid" probe-calls:probe_counted --monitor "$monitor" \
-        --format json -o "$work/p.out" 2>"$work/p.err" &
+    polystack|polystack-latency|polystack-args|polystack-spans)
+      local monitor=count site=probe-calls:probe_counted extra=()
+      [ "$1" = polystack-latency ] && monitor=latency
+      case "$1" in polystack-args|polystack-spans) monitor=args site=$site%return ;; esac
+      [ "$1" = polystack-spans ] && extra=(--otlp-endpoint "http://127.0.0.1:$port")
+      "$root/polystack" probe --pid "$pid" "$site" --monitor "$monitor" \
+        --format json -o "$work/p.out" ${extra[@]+"${extra[@]}"} 2>"$work/p.err" &
       ps=$!
       wait_for "$work/p.out" '"type":"site"' ;;
     bpftrace)
@@ -82,18 +103,19 @@ one() {
   wait "$pid"
   case "$1" in
     min-*) exec 8>&-; wait "$ps"; hits=$(awk '/^hits/ {print $2}' "$work/p.out") ;;
-    polystack*) wait "$ps"; hits=$(grep -o '"calls":[0-9]*' "$work/p.out" | head -1 | cut -d: -f2) ;;
+    polystack*) wait "$ps"; hits=$(grep -o '"calls":[0-9]*' "$work/p.out" | head -1 | cut -d: -f2)
+      spans=$(grep -o '"spans":[0-9]*,"spans_dropped":[0-9]*' "$work/p.out" | tr -d '"' | tr ',' ' ' || true) ;;
     bpftrace) kill -INT "$ps"; wait "$ps" || true; hits=$(awk '/^@:/ {print $2}' "$work/p.out") ;;
   esac
-  echo "$(awk '/calls_per_s/ {print $2}' "$out") ${hits:--} $(awk '/calls_per_s/ {print $4}' "$out")"
+  echo "$(awk '/calls_per_s/ {print $2}' "$out") ${hits:--} $(awk '/calls_per_s/ {print $4}' "$out") $spans"
 }
 
 declare -A runs
 for r in $(seq "$rounds"); do
   for c in "${configs[@]}"; do
-    read -r v hits calls < <(one "$c")
+    read -r v hits calls spans < <(one "$c")
     runs[$c]="${runs[$c]:-} $v"
-    echo "round $r $c calls_per_s $v hits $hits calls $calls"
+    echo "round $r $c calls_per_s $v hits $hits calls $calls${spans:+ $spans}"
     if [ "$c" != none ] && [ "$hits" != "$calls" ]; then
       echo "run-probe-cost: $c counted $hits hits of $calls calls" >&2
     fi

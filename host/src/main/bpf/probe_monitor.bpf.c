@@ -7,7 +7,9 @@
  *   latency - the entry keeps bpf_ktime_get_ns() in the session cookie and returns 0; the
  *             return adds the duration to hist[site] (log2 buckets, LatencyStats.bucket).
  *   args    - one ring record per hit: rdi..r9 at entry, rax at a %return site's return;
- *             hits[site] counts them too, so a full ring loses records, not counts.
+ *             hits[site] counts them too, so a full ring loses records, not counts. A
+ *             %return site keeps the entry's registers in entry_args until its return, whose
+ *             record then carries them (REC_ARGS) with the return's time and the duration.
  * --per-thread adds a (site, tid) entry in a bounded hash; a full table is counted, as is every
  * record the ring cannot take. Layouts and costs: docs/probes.md. Rebuild with build.sh.
  *
@@ -25,14 +27,16 @@ extern _Bool bpf_session_is_return(void) __ksym;
 /* Per site in hist: the 64 buckets, then the sum of durations and the largest one. */
 #define HIST_SLOTS (BUCKETS + 2)
 #define THREADS 4096
+/* Calls of %return args sites in flight whose entry registers are kept. */
+#define IN_FLIGHT 8192
 
 enum { MON_COUNT = 1, MON_LATENCY = 2, MON_ARGS = 3 };
 enum { CFG_PER_THREAD = 1 };
 enum { SITE_RETURN = 1 };
-enum { REC_RETURN = 1 };
+enum { REC_RETURN = 1, REC_ARGS = 2 };
 
 enum { C_ENTRIES, C_RETURNS, C_RECORDS, C_RING_FULL, C_THREAD_TABLE_FULL, C_RETURN_UNMATCHED,
-       C_NO_SITE, C_COUNT = 8 };
+       C_NO_SITE, C_RETURN_ARGS_LOST, C_COUNT = 8 };
 
 struct config {
 	__u32 monitor;
@@ -59,12 +63,24 @@ struct thread_stats {
 /* args monitor: one hit. */
 struct arg_record {
 	__u32 tgid, tid;
-	__u64 time_ns;
+	__u64 time_ns;		/* bpf_ktime_get_ns() at the hit: the entry, or the return */
 	__u32 site;
-	__u32 flags;		/* REC_RETURN: at the return, rax valid, duration_ns set */
+	__u32 flags;		/* REC_RETURN: at the return, rax valid, duration_ns set;
+				 * REC_ARGS: args are the entry's registers */
 	__u64 args[6];		/* rdi, rsi, rdx, rcx, r8, r9 at entry */
 	__u64 rax;
 	__u64 duration_ns;
+};
+
+/* A %return args call in flight: its thread and entry time (the session cookie). */
+struct call_key {
+	__u32 tid;
+	__u32 pad;
+	__u64 entry_ns;
+};
+
+struct entry_regs {
+	__u64 args[6];
 };
 
 _Static_assert(sizeof(struct arg_record) == 88, "arg_record is read by ProbeMonitor");
@@ -104,6 +120,15 @@ struct {
 	__type(key, struct thread_key);
 	__type(value, struct thread_stats);
 } threads SEC(".maps");
+
+/* LRU: entries of calls that never return (longjmp, thread exit) are evicted, not leaked; a
+ * return whose entry was evicted is counted as C_RETURN_ARGS_LOST. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, IN_FLIGHT);
+	__type(key, struct call_key);
+	__type(value, struct entry_regs);
+} entry_args SEC(".maps");
 
 /* Never written: the zeroes a new threads entry starts from (too large for the BPF stack). */
 struct {
@@ -209,18 +234,28 @@ static __always_inline void timed(__u32 site, __u32 tid, __u64 d, struct config 
 }
 
 static __always_inline void record(struct pt_regs *ctx, __u32 site, __u32 tgid, __u32 tid,
-				   __u32 flags, __u64 duration)
+				   __u32 flags, __u64 time, __u64 duration,
+				   const struct entry_regs *regs)
 {
 	struct arg_record r = {
 		.tgid = tgid,
 		.tid = tid,
-		.time_ns = bpf_ktime_get_ns(),
+		.time_ns = time,
 		.site = site,
 		.flags = flags,
-		.args = { ctx->rdi, ctx->rsi, ctx->rdx, ctx->rcx, ctx->r8, ctx->r9 },
 		.rax = ctx->rax,
 		.duration_ns = duration,
 	};
+
+	if (regs) {
+		r.args[0] = regs->args[0];
+		r.args[1] = regs->args[1];
+		r.args[2] = regs->args[2];
+		r.args[3] = regs->args[3];
+		r.args[4] = regs->args[4];
+		r.args[5] = regs->args[5];
+		r.flags |= REC_ARGS;
+	}
 	__u64 wake = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >=
 			     bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4
 		     ? BPF_RB_FORCE_WAKEUP
@@ -253,13 +288,22 @@ int probe_monitor(struct pt_regs *ctx)
 		count(C_ENTRIES);
 		if (cfg->monitor == MON_LATENCY || at_return) {
 			__u64 *cookie = bpf_session_cookie();
+			__u64 now = bpf_ktime_get_ns();
 			if (cookie)
-				*cookie = bpf_ktime_get_ns();
+				*cookie = now;
+			if (cookie && cfg->monitor == MON_ARGS) {
+				struct call_key k = { .tid = tid, .entry_ns = now };
+				struct entry_regs regs = { .args = { ctx->rdi, ctx->rsi, ctx->rdx,
+								     ctx->rcx, ctx->r8, ctx->r9 } };
+				bpf_map_update_elem(&entry_args, &k, &regs, BPF_ANY);
+			}
 			return 0; /* arms this call's return probe */
 		}
-		if (cfg->monitor == MON_ARGS)
-			record(ctx, site, tgid, tid, 0, 0);
-		else
+		if (cfg->monitor == MON_ARGS) {
+			struct entry_regs regs = { .args = { ctx->rdi, ctx->rsi, ctx->rdx, ctx->rcx,
+							     ctx->r8, ctx->r9 } };
+			record(ctx, site, tgid, tid, 0, bpf_ktime_get_ns(), 0, &regs);
+		} else
 			hit(site, tid, cfg);
 		return 1; /* no return probe for this call */
 	}
@@ -270,13 +314,26 @@ int probe_monitor(struct pt_regs *ctx)
 		count(C_RETURN_UNMATCHED);
 		return 0;
 	}
-	__u64 d = bpf_ktime_get_ns() - *cookie;
-	if (cfg->monitor == MON_LATENCY)
+	__u64 now = bpf_ktime_get_ns();
+	__u64 d = now - *cookie;
+	if (cfg->monitor == MON_LATENCY) {
 		timed(site, tid, d, cfg);
-	else if (cfg->monitor == MON_ARGS)
-		record(ctx, site, tgid, tid, REC_RETURN, d);
-	else
+	} else if (cfg->monitor == MON_ARGS) {
+		struct call_key k = { .tid = tid, .entry_ns = *cookie };
+		struct entry_regs *regs = bpf_map_lookup_elem(&entry_args, &k);
+		struct entry_regs copy;
+
+		if (regs) {
+			copy = *regs;
+			bpf_map_delete_elem(&entry_args, &k);
+			record(ctx, site, tgid, tid, REC_RETURN, now, d, &copy);
+		} else {
+			count(C_RETURN_ARGS_LOST);
+			record(ctx, site, tgid, tid, REC_RETURN, now, d, 0);
+		}
+	} else {
 		hit(site, tid, cfg);
+	}
 	return 0;
 }
 

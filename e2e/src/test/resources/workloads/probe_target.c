@@ -1,9 +1,11 @@
-/* Target of the probe tests (ProbeCommandTest, ProbeKillTest): functions with known call
- * counts and durations. Modes:
+/* Target of the probe tests (ProbeCommandTest, ProbeKillTest, ProbeSpansOtlpTest): functions with
+ * known call counts and durations. Modes:
  *   count N        ready; on "go": 4 threads call probe_counted N times each; "done"; exits at EOF
  *   once N         as count, without waiting: for a launched command
  *   sleep N US     ready; on "go": N calls of probe_sleeper(US), each timed here; prints
  *                  "done" and, per log2 bucket of its own timings, "bI=COUNT"; exits at EOF
+ *   spans N US     no waiting (a launched command): N times probe_counted(i) then
+ *                  probe_sleeper(US), on one thread; "done"
  *   loop           4 threads call probe_counted until stdin ends; "done TOTAL"; exit 0
  *   dlclose LIB    ready; on "go": 1000 calls of LIB's lib_probed, dlclose, "closed"; then
  *                  calls probe_counted until stdin ends; "done"; exit 0 */
@@ -110,6 +112,15 @@ int main(int argc, char **argv) {
     say("");
     await_eof();
     return 0;
+  }
+  if (!strcmp(mode, "spans")) {
+    long n = atol(argv[2]), us = atol(argv[3]), s = 0;
+    for (long i = 0; i < n; i++) {
+      s += probe_counted(i);
+      probe_sleeper(us);
+    }
+    say("done");
+    return s > 0 ? 0 : 5;
   }
   if (!strcmp(mode, "loop")) {
     say("ready");

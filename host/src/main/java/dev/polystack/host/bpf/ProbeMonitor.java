@@ -26,6 +26,8 @@ public final class ProbeMonitor implements AutoCloseable {
   public static final int RECORD_BYTES = 88;
   /** An args record taken at the return (rax and the duration are set). */
   public static final int RECORD_RETURN = 1;
+  /** An args record whose args are the call's registers at its entry. */
+  public static final int RECORD_ARGS = 2;
 
   static final String OBJECT_PROPERTY = "polystack.bpf.probe.object";
   static final String RESOURCE = "/dev/polystack/host/bpf/probe_monitor.bpf.o";
@@ -33,7 +35,7 @@ public final class ProbeMonitor implements AutoCloseable {
   private static final int HIST_SLOTS = BUCKETS + 2;
   private static final int THREAD_STATS_BYTES = 24 + 8 * BUCKETS;
   private static final List<String> COUNTERS = List.of("entries", "returns", "records",
-      "ring_full", "thread_table_full", "return_unmatched", "no_site");
+      "ring_full", "thread_table_full", "return_unmatched", "no_site", "return_args_lost");
 
   /** What runs at a hit (probe_monitor.bpf.c MON_*). */
   public enum Kind {

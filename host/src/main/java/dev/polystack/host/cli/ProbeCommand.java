@@ -11,6 +11,7 @@ import dev.polystack.host.output.OutputFile;
 import dev.polystack.host.output.Outputs;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.otel.otlp.OtlpConfig;
+import dev.polystack.otel.otlp.ProbeSpans;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.OutputStreamWriter;
@@ -53,7 +54,8 @@ final class ProbeCommand implements Runnable {
   @Option(names = "--monitor", paramLabel = "MONITOR", defaultValue = "count",
       description = "count (calls, in the kernel; no return probe), latency (log2 histogram of"
           + " entry-to-return time, in the kernel) or args (one record per hit: rdi..r9 at"
-          + " entry, rax at a %%return site). Default: ${DEFAULT-VALUE}.")
+          + " entry, rax at a %%return site; with --otlp-endpoint a %%return site's calls are"
+          + " also exported as spans). Default: ${DEFAULT-VALUE}.")
   String monitor;
 
   @Option(names = "--per-thread", description = "Also keep the figures per thread (up to "
@@ -184,15 +186,17 @@ final class ProbeCommand implements Runnable {
       } catch (ProbeSession.Failure e) {
         failure = new CommandFailedException(e.getMessage());
       }
+      ProbeSpans.Result spans = export == null ? null
+          : export.finishSpans(RecordCommand.FINISH_TIMEOUT);
       if (result != null) {
-        local.summary(result, extra(result));
+        local.summary(result, extra(result, spans));
       }
       if (export != null) {
         String problem = export.finish(result, RecordCommand.FINISH_TIMEOUT);
         if (problem != null && !problem.isEmpty() && failure == null) {
           failure = new CommandFailedException("OTLP export to " + otlpConfig.baseUri()
               + " failed: " + problem + OtlpOptions.advice(problem, "; check that the receiver"
-                  + " runs, is reachable and accepts metrics"));
+                  + " runs, is reachable and accepts metrics and traces"));
         }
       }
     } catch (IOException e) {
@@ -204,7 +208,7 @@ final class ProbeCommand implements Runnable {
     }
   }
 
-  private Map<String, Object> extra(ProbeSession.Result r) {
+  private Map<String, Object> extra(ProbeSession.Result r, ProbeSpans.Result spans) {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("end", r.end().name().toLowerCase(Locale.ROOT));
     if (r.killedAtEnd()) {
@@ -216,6 +220,10 @@ final class ProbeCommand implements Runnable {
     }
     if (r.hitsUndelivered() > 0) {
       m.put("records_unreadable", r.hitsUndelivered());
+    }
+    if (spans != null) {
+      m.put("spans", spans.spans());
+      m.put(ProbeOtlp.SPANS_DROPPED, spans.dropped());
     }
     return m;
   }

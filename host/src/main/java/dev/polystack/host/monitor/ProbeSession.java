@@ -57,7 +57,13 @@ public final class ProbeSession {
     }
   }
 
-  /** One args record: registers at the hit. */
+  /**
+   * One args record: registers at the hit.
+   *
+   * @param monotonicNanos CLOCK_MONOTONIC at the hit: the entry, or the return
+   * @param args rdi..r9 at the call's entry, or null for a return whose entry's registers were
+   *     not kept (counted as return_args_lost)
+   */
   public record Hit(ProbeSite site, int pid, int tid, long monotonicNanos, long[] args,
       boolean atReturn, long rax, long durationNanos) {}
 
@@ -344,11 +350,17 @@ public final class ProbeSession {
     if (site < 0 || site >= sites.size()) {
       return null;
     }
-    long[] args = new long[6];
-    for (int i = 0; i < 6; i++) {
-      args[i] = b.getLong(base + 24 + 8 * i);
+    long[] args = null;
+    if ((flags & ProbeMonitor.RECORD_ARGS) != 0) {
+      args = new long[6];
+      for (int i = 0; i < 6; i++) {
+        args[i] = b.getLong(base + 24 + 8 * i);
+      }
     }
     boolean ret = (flags & ProbeMonitor.RECORD_RETURN) != 0;
+    if (!ret && args == null) {
+      return null; // an entry record always carries its registers
+    }
     return new Hit(sites.get(site), pid, tid, time, args, ret, b.getLong(base + 72),
         ret ? b.getLong(base + 80) : 0);
   }

@@ -4,14 +4,12 @@ import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.sdk.common.InstrumentationScopeInfo;
 import io.opentelemetry.sdk.metrics.data.AggregationTemporality;
+import io.opentelemetry.sdk.metrics.data.HistogramData;
+import io.opentelemetry.sdk.metrics.data.HistogramPointData;
 import io.opentelemetry.sdk.metrics.data.LongPointData;
 import io.opentelemetry.sdk.metrics.data.MetricData;
+import io.opentelemetry.sdk.metrics.data.SumData;
 import io.opentelemetry.sdk.metrics.export.MetricExporter;
-import io.opentelemetry.sdk.metrics.internal.data.ImmutableHistogramData;
-import io.opentelemetry.sdk.metrics.internal.data.ImmutableHistogramPointData;
-import io.opentelemetry.sdk.metrics.internal.data.ImmutableLongPointData;
-import io.opentelemetry.sdk.metrics.internal.data.ImmutableMetricData;
-import io.opentelemetry.sdk.metrics.internal.data.ImmutableSumData;
 import io.opentelemetry.sdk.resources.Resource;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -112,10 +110,10 @@ public final class ProbeMetrics implements AutoCloseable {
   /** The metric data of {@code s}: cumulative points from {@code start} to {@code now}. */
   List<MetricData> metrics(Snapshot s, long start, long now) {
     List<LongPointData> calls = new ArrayList<>();
-    List<io.opentelemetry.sdk.metrics.data.HistogramPointData> durations = new ArrayList<>();
+    List<HistogramPointData> durations = new ArrayList<>();
     for (Site site : s.sites()) {
       Attributes a = Attributes.of(SITE, site.name());
-      calls.add(ImmutableLongPointData.create(start, now, a, site.calls()));
+      calls.add(LongPointData.create(start, now, a, site.calls()));
       if (site.buckets() != null) {
         List<Long> counts = new ArrayList<>(BUCKETS);
         long n = 0;
@@ -123,25 +121,25 @@ public final class ProbeMetrics implements AutoCloseable {
           counts.add(c);
           n += c;
         }
-        durations.add(ImmutableHistogramPointData.create(start, now, a, site.sumNanos() / 1e9,
+        durations.add(HistogramPointData.create(start, now, a, site.sumNanos() / 1e9,
             false, 0, n > 0, site.maxNanos() / 1e9, BOUNDS, counts));
       }
     }
     List<LongPointData> lost = new ArrayList<>();
-    s.lost().forEach((reason, n) -> lost.add(ImmutableLongPointData.create(start, now,
+    s.lost().forEach((reason, n) -> lost.add(LongPointData.create(start, now,
         Attributes.of(SessionMetrics.REASON, reason), n)));
     List<MetricData> out = new ArrayList<>();
-    out.add(ImmutableMetricData.createLongSum(resource, scope, "polystack.probe.calls",
+    out.add(ProbeMetricData.longSum(resource, scope, "polystack.probe.calls",
         "Calls of probed sites, counted in the kernel", "{call}",
-        ImmutableSumData.create(true, AggregationTemporality.CUMULATIVE, calls)));
+        SumData.createLongSumData(true, AggregationTemporality.CUMULATIVE, calls)));
     if (!durations.isEmpty()) {
-      out.add(ImmutableMetricData.createDoubleHistogram(resource, scope,
+      out.add(ProbeMetricData.histogram(resource, scope,
           "polystack.probe.duration", "Entry-to-return time of probed calls", "s",
-          ImmutableHistogramData.create(AggregationTemporality.CUMULATIVE, durations)));
+          HistogramData.create(AggregationTemporality.CUMULATIVE, durations)));
     }
-    out.add(ImmutableMetricData.createLongSum(resource, scope, "polystack.probe.records.lost",
+    out.add(ProbeMetricData.longSum(resource, scope, "polystack.probe.records.lost",
         "Hits not counted or records not delivered, by reason", "{record}",
-        ImmutableSumData.create(true, AggregationTemporality.CUMULATIVE, lost)));
+        SumData.createLongSumData(true, AggregationTemporality.CUMULATIVE, lost)));
     return out;
   }
 
