@@ -259,6 +259,50 @@ final class ByteView {
     }
   }
 
+  /** The input this view reads. */
+  ElfSource source() {
+    return source;
+  }
+
+  /**
+   * {@link SymbolNames#hash} of the NUL-terminated string at {@code off}, checked as {@link
+   * #cstring} checks it (it must end before {@code limit}, within {@link #MAX_NAME} bytes),
+   * without decoding it; -1 for an empty string.
+   */
+  int cstringHash(long off, long limit, String what) throws ElfParseException {
+    long end = Math.min(limit, hi);
+    if (off < lo || off >= end) {
+      throw error(what + ": string offset 0x" + Long.toHexString(off)
+          + " outside table ending at 0x" + Long.toHexString(end));
+    }
+    long max = Math.min(end, off + MAX_NAME + 1);
+    int h = SymbolNames.HASH_SEED;
+    for (long p = off; p < max; ) {
+      byte[] arr;
+      int at;
+      int n;
+      if (whole != null) {
+        arr = whole;
+        at = (int) (p - base);
+        n = (int) (max - p);
+      } else {
+        arr = page(p >>> PAGE_SHIFT);
+        at = (int) (p & (PAGE - 1));
+        n = (int) Math.min(max - p, arr.length - at);
+      }
+      for (int k = 0; k < n; k++) {
+        byte b = arr[at + k];
+        if (b == 0) {
+          return p + k == off ? -1 : h;
+        }
+        h = SymbolNames.step(h, b);
+      }
+      p += n;
+    }
+    throw error(what + ": unterminated or over-long (> " + MAX_NAME + " bytes) string at 0x"
+        + Long.toHexString(off));
+  }
+
   /** NUL-terminated string starting at {@code off}, which must end before {@code limit}. */
   String cstring(long off, long limit, String what) throws ElfParseException {
     long end = Math.min(limit, hi);

@@ -5,19 +5,21 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 
 /**
  * An immutable, indexable symbol table (.dynsym or .symtab), held as columns: a parsed symbol
- * costs its fields and a shared name rather than an object of its own (symbol tables were most
- * of the agent's heap; docs/benchmarks.md, "Where the agent's memory and CPU go").
- * {@link #symbols()} makes {@link ElfSymbol} views on access.
+ * costs its fields, and its name is read from the file's string table when asked ({@link
+ * SymbolNames}); names were most of the agent's heap (docs/benchmarks.md, "Where the agent's
+ * memory and CPU go"). {@link #symbols()} makes {@link ElfSymbol} views on access.
  */
 public final class SymbolTable {
-  private final String[] names;
+  /** Offsets of the names in the string table; 0 for no name. */
+  private final int[] nameOffsets;
+  /** {@link SymbolNames#hash} of each name, for lookups by name without reading every name. */
+  private final int[] nameHashes;
+  private final SymbolNames names;
   private final long[] values;
   private final long[] sizes;
   /** st_info, st_other and st_shndx: {@code info | other << 8 | shndx << 16}. */
@@ -36,18 +38,20 @@ public final class SymbolTable {
 
     @Override
     public int size() {
-      return names.length;
+      return values.length;
     }
   };
   /**
-   * Built on the first lookup by name: most tables (a .symtab read to name addresses) are never
-   * looked up by name, and the index costs about 100 bytes per symbol.
+   * Positions of the named symbols sorted by name hash, built on the first lookup by name: most
+   * tables (a .symtab read to name addresses) are never looked up by name.
    */
-  private volatile Map<String, int[]> byName;
+  private volatile int[] byHash;
 
   private SymbolTable(Builder b) {
     int n = b.count;
-    this.names = Arrays.copyOf(b.names, n);
+    this.names = b.names;
+    this.nameOffsets = Arrays.copyOf(b.nameOffsets, n);
+    this.nameHashes = Arrays.copyOf(b.nameHashes, n);
     this.values = Arrays.copyOf(b.values, n);
     this.sizes = Arrays.copyOf(b.sizes, n);
     this.attributes = Arrays.copyOf(b.attributes, n);
@@ -61,16 +65,28 @@ public final class SymbolTable {
     this.dynamic = b.dynamic;
   }
 
-  /** A table of the given symbols, in that order. */
+  /** A table of the given symbols, in that order, their names held in memory. */
   SymbolTable(List<ElfSymbol> symbols) {
-    this(builder(symbols.size(), !symbols.isEmpty() && symbols.get(0).dynamic(), symbols));
+    this(builder(!symbols.isEmpty() && symbols.get(0).dynamic(), symbols));
   }
 
-  private static Builder builder(int capacity, boolean dynamic, List<ElfSymbol> symbols) {
-    Builder b = new Builder(capacity, dynamic);
-    for (ElfSymbol s : symbols) {
-      b.add(s.index(), s.name(), s.value(), s.size(), s.info(), s.other(), s.sectionIndex(),
-          s.version(), s.hiddenVersion());
+  private static Builder builder(boolean dynamic, List<ElfSymbol> symbols) {
+    java.io.ByteArrayOutputStream table = new java.io.ByteArrayOutputStream();
+    table.write(0);
+    int[] offsets = new int[symbols.size()];
+    for (int i = 0; i < offsets.length; i++) {
+      byte[] name = symbols.get(i).name().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      if (name.length > 0) {
+        offsets[i] = table.size();
+        table.write(name, 0, name.length);
+        table.write(0);
+      }
+    }
+    Builder b = new Builder(symbols.size(), dynamic, SymbolNames.inMemory(table.toByteArray()));
+    for (int i = 0; i < offsets.length; i++) {
+      ElfSymbol s = symbols.get(i);
+      b.add(s.index(), offsets[i], SymbolNames.hash(s.name()), s.value(), s.size(), s.info(),
+          s.other(), s.sectionIndex(), s.version(), s.hiddenVersion());
     }
     return b;
   }
@@ -82,7 +98,9 @@ public final class SymbolTable {
   /** Collects a table's symbols in order. */
   static final class Builder {
     private final boolean dynamic;
-    private String[] names;
+    private final SymbolNames names;
+    private int[] nameOffsets;
+    private int[] nameHashes;
     private long[] values;
     private long[] sizes;
     private int[] attributes;
@@ -92,10 +110,12 @@ public final class SymbolTable {
     private boolean anyVersion;
     private int count;
 
-    Builder(int capacity, boolean dynamic) {
+    Builder(int capacity, boolean dynamic, SymbolNames names) {
       int c = Math.max(1, capacity);
       this.dynamic = dynamic;
-      this.names = new String[c];
+      this.names = java.util.Objects.requireNonNull(names, "names");
+      this.nameOffsets = new int[c];
+      this.nameHashes = new int[c];
       this.values = new long[c];
       this.sizes = new long[c];
       this.attributes = new int[c];
@@ -103,21 +123,24 @@ public final class SymbolTable {
       this.indexes = new int[c];
     }
 
-    void add(int index, String name, long value, long size, int info, int other, int shndx,
-        String version, boolean hiddenVersion) {
-      if (index < 0) {
-        throw new IllegalArgumentException("index < 0");
+    /** {@code nameOffset} 0: no name; {@code nameHash} as {@link SymbolNames#hash}. */
+    void add(int index, int nameOffset, int nameHash, long value, long size, int info, int other,
+        int shndx, String version, boolean hiddenVersion) {
+      if (index < 0 || nameOffset < 0) {
+        throw new IllegalArgumentException("index " + index + ", name offset " + nameOffset);
       }
-      if (count == names.length) {
+      if (count == values.length) {
         int c = count * 2;
-        names = Arrays.copyOf(names, c);
+        nameOffsets = Arrays.copyOf(nameOffsets, c);
+        nameHashes = Arrays.copyOf(nameHashes, c);
         values = Arrays.copyOf(values, c);
         sizes = Arrays.copyOf(sizes, c);
         attributes = Arrays.copyOf(attributes, c);
         versions = Arrays.copyOf(versions, c);
         indexes = Arrays.copyOf(indexes, c);
       }
-      names[count] = java.util.Objects.requireNonNull(name, "name");
+      nameOffsets[count] = nameOffset;
+      nameHashes[count] = nameHash;
       values[count] = value;
       sizes[count] = size;
       attributes[count] = (info & 0xff) | (other & 0xff) << 8 | (shndx & 0xffff) << 16;
@@ -137,14 +160,29 @@ public final class SymbolTable {
 
   /** Symbol {@code i} as an object (made on each call). */
   public ElfSymbol symbol(int i) {
+    return symbol(i, name(i));
+  }
+
+  private ElfSymbol symbol(int i, String name) {
     int a = attributes[i];
-    return new ElfSymbol(indexes == null ? i : indexes[i], names[i], values[i], sizes[i],
+    return new ElfSymbol(indexes == null ? i : indexes[i], name, values[i], sizes[i],
         a & 0xff, (a >>> 8) & 0xff, a >>> 16, versions == null ? null : versions[i],
         hiddenVersions.get(i), dynamic);
   }
 
+  /** Symbol {@code i}'s name, read from the string table (a string made on each call). */
   public String name(int i) {
-    return names[i];
+    return nameOffsets[i] == 0 ? "" : names.at(nameOffsets[i]);
+  }
+
+  /** Whether symbol {@code i} has a name, without reading it. */
+  public boolean named(int i) {
+    return nameOffsets[i] != 0;
+  }
+
+  /** {@link SymbolNames#hash} of symbol {@code i}'s name: equal names hash equally. */
+  int nameHash(int i) {
+    return nameHashes[i];
   }
 
   public long value(int i) {
@@ -163,43 +201,92 @@ public final class SymbolTable {
     return attributes[i] >>> 16;
   }
 
-  /** The symbols in order, as a view whose elements are made on access. */
+  /** The symbols in order, as a view whose elements (and names) are made on access. */
   public List<ElfSymbol> symbols() {
     return view;
   }
 
+  /**
+   * The named symbols in order, made at once from one read of the string table: for a caller
+   * that wants every name, where {@link #symbols()} would read the file once per symbol.
+   */
+  public List<ElfSymbol> namedSymbols() {
+    byte[] table = names.all();
+    List<ElfSymbol> out = new ArrayList<>();
+    for (int i = 0; i < values.length; i++) {
+      if (nameOffsets[i] != 0) {
+        String name = SymbolNames.at(table, nameOffsets[i]);
+        if (!name.isEmpty()) {
+          out.add(symbol(i, name));
+        }
+      }
+    }
+    return out;
+  }
+
   public int size() {
-    return names.length;
+    return values.length;
   }
 
   public boolean isEmpty() {
-    return names.length == 0;
+    return values.length == 0;
   }
 
-  private Map<String, int[]> byName() {
-    Map<String, int[]> m = byName;
+  private int[] byHash() {
+    int[] m = byHash;
     if (m == null) {
       synchronized (this) {
-        m = byName;
+        m = byHash;
         if (m == null) {
-          m = new HashMap<>();
-          for (int i = 0; i < names.length; i++) {
-            if (!names[i].isEmpty()) {
-              int[] at = m.get(names[i]);
-              if (at == null) {
-                m.put(names[i], new int[] {i});
-              } else {
-                int[] more = Arrays.copyOf(at, at.length + 1);
-                more[at.length] = i;
-                m.put(names[i], more);
-              }
+          int n = 0;
+          long[] keyed = new long[values.length];
+          for (int i = 0; i < values.length; i++) {
+            if (nameOffsets[i] != 0) {
+              keyed[n++] = (long) nameHashes[i] << 32 | i;
             }
           }
-          byName = m;
+          Arrays.sort(keyed, 0, n);
+          m = new int[n];
+          for (int k = 0; k < n; k++) {
+            m[k] = (int) keyed[k];
+          }
+          byHash = m;
         }
       }
     }
     return m;
+  }
+
+  /** Positions of the symbols named exactly {@code name}, in table order; null when none. */
+  private int[] positions(String name) {
+    int h = SymbolNames.hash(name);
+    if (h == -1) {
+      return null;
+    }
+    int[] m = byHash();
+    int lo = 0;
+    int hi = m.length;
+    while (lo < hi) { // first position whose hash is >= h
+      int mid = (lo + hi) >>> 1;
+      if (nameHashes[m[mid]] < h) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    int[] found = null;
+    for (int k = lo; k < m.length && nameHashes[m[k]] == h; k++) {
+      if (name(m[k]).equals(name)) {
+        found = found == null ? new int[] {m[k]} : append(found, m[k]);
+      }
+    }
+    return found;
+  }
+
+  private static int[] append(int[] a, int v) {
+    int[] more = Arrays.copyOf(a, a.length + 1);
+    more[a.length] = v;
+    return more;
   }
 
   private List<ElfSymbol> at(int[] positions) {
@@ -215,17 +302,17 @@ public final class SymbolTable {
 
   /** All entries named exactly {@code name} (every version). */
   public List<ElfSymbol> named(String name) {
-    return Collections.unmodifiableList(at(byName().get(name)));
+    return Collections.unmodifiableList(at(positions(name)));
   }
 
   /** Lookup by {@code name}, {@code name@VERSION} or {@code name@@VERSION}. */
   public Optional<ElfSymbol> find(String spec) {
-    int[] exact = byName().get(spec);
+    int[] exact = spec.indexOf('@') > 0 ? positions(spec) : null;
     if (exact != null && spec.indexOf('@') > 0) {
       return Optional.of(symbol(exact[0])); // a literal name that contains '@' (seen in .symtab)
     }
     SymbolSpec parsed = SymbolSpec.parse(spec);
-    return best(parsed, at(byName().get(parsed.name())));
+    return best(parsed, at(positions(parsed.name())));
   }
 
   static Optional<ElfSymbol> best(SymbolSpec spec, List<ElfSymbol> candidates) {

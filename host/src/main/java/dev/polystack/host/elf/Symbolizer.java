@@ -76,8 +76,12 @@ public final class Symbolizer {
     };
   }
 
-  /** A name and address; the name is shared with the symbol, never copied. */
-  private record Seen(String name, long value) {}
+  /**
+   * A symbol by its name's hash, address and size: .dynsym repeats .symtab entries, and names
+   * are not held to compare (two different names alike in all three would lose one alias of
+   * the same code).
+   */
+  private record Seen(int nameHash, long value, long size) {}
 
   private int addAll(int t, Integer[] out, int n, Set<Seen> seen) {
     SymbolTable table = tables[t];
@@ -86,13 +90,12 @@ public final class Symbolizer {
       boolean wanted = type == ElfSymbol.STT_FUNC || type == ElfSymbol.STT_GNU_IFUNC
           || type == ElfSymbol.STT_OBJECT;
       int section = table.sectionIndex(i);
-      String name = table.name(i);
       if (!wanted || section == ElfSymbol.SHN_UNDEF
-          || section == ElfSymbol.SHN_ABS && table.value(i) == 0 || name.isEmpty()) {
+          || section == ElfSymbol.SHN_ABS && table.value(i) == 0 || !table.named(i)) {
         continue;
       }
       // .dynsym repeats .symtab entries; keep the first (static) one.
-      if (seen.add(new Seen(name, table.value(i)))) {
+      if (seen.add(new Seen(table.nameHash(i), table.value(i), table.size(i)))) {
         out[n++] = t << POSITION_BITS | i;
       }
     }

@@ -76,8 +76,7 @@ public final class ElfModuleImage implements ModuleImage {
     List<ModuleSymbol> out = dynamicSymbols;
     if (out == null) {
       try {
-        out = elf.dynamicSymbols().symbols().stream()
-            .filter(s -> !s.name().isEmpty())
+        out = elf.dynamicSymbols().namedSymbols().stream()
             .map(ElfModuleImage::toModuleSymbol)
             .toList();
       } catch (ElfParseException e) {
