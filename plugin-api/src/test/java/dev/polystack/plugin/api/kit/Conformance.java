@@ -287,17 +287,14 @@ public final class Conformance {
     return new CaseReport(c.name(), base.walks().size(), runtimeFrames, maxReads, injected);
   }
 
-  /**
-   * Fails unless the plug-in's capture plan covers what its walks read, on every segment of
-   * every thread of the case ({@link PlanCoverage}; docs/plugin-authoring.md, "Plan coverage").
-   */
+  /** Fails at the first read of the case's walks its plan misses: {@link PlanCoverage}. */
   public PlanCoverage.Report checkPlanCoverage(SnapshotCase c) {
     PlanCoverage.Report report = planCoverage(c);
     check(report.gaps().isEmpty(), report.gaps().isEmpty() ? "" : report.gaps().get(0).message());
     return report;
   }
 
-  /** The same replay, with every gap in the report instead of a failure at the first. */
+  /** The same, with every gap in the report instead of a failure at the first. */
   public PlanCoverage.Report planCoverage(SnapshotCase c) {
     check(factory.get() instanceof RuntimePlugin, "planCoverage needs a RuntimePlugin");
     return new PlanCoverage(this, factory.get().descriptor()).check(c);

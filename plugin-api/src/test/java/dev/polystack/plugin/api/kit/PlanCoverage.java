@@ -105,14 +105,14 @@ public final class PlanCoverage {
         segments += frames.size();
         ReplayedMemory full = new ReplayedMemory(t.memory(), null, Long.MAX_VALUE,
             Long.MAX_VALUE);
-        List<Driven> base = drive(c, t, frames, full, null);
+        List<Driven> base = drive(c, t, bound, frames, full, null);
         List<CapturePlan> plans = plans(c, bound);
         TickCopies tick = TickCopies.of(plans, t.registers(), t.memory(), c.processMemory(),
             c.mappings());
-        copies += tick.regions().size() - (tick.regions().isEmpty() ? 0 : 1);
+        copies += (int) tick.regions().stream().filter(r -> r.plan() >= 0).count();
         tick.stops().forEach(s -> stops.add("thread " + t.tid() + ": " + s));
         CoverageMemory memory = new CoverageMemory(t.memory(), tick);
-        List<Driven> replay = drive(c, t, frames, memory, memory);
+        List<Driven> replay = drive(c, t, bound, frames, memory, memory);
         List<String> live = LiveStacks.thread(c.liveStacks(), t.tid());
         Map<Conformance.Bound, Integer> segment = new IdentityHashMap<>();
         for (int i = 0; i < frames.size(); i++) {
@@ -240,12 +240,16 @@ public final class PlanCoverage {
     return null;
   }
 
-  /** One sample: beginSample, every frame's unwindCaller, then every frame's walk. */
+  /**
+   * One sample as the host runs it: beginSample on every instance of the process, every frame's
+   * unwindCaller, then every frame's walk.
+   */
   private static List<Driven> drive(SnapshotCase c, SnapshotCase.ThreadRecord t,
-      List<NativeFrame> frames, RemoteMemory memory, CoverageMemory coverage) {
+      List<Conformance.Bound> bound, List<NativeFrame> frames, RemoteMemory memory,
+      CoverageMemory coverage) {
     ThreadContext thread = new Conformance.KitThread(c.pid(), t.tid(), t.registers(), memory);
     String where = "thread " + t.tid() + " (plan coverage)";
-    for (Conformance.Bound b : distinctOwners(frames)) {
+    for (Conformance.Bound b : bound) {
       Conformance.guard(c, where, "beginSample", () -> {
         b.instance().beginSample(thread);
         return null;
@@ -281,16 +285,6 @@ public final class PlanCoverage {
       CoverageMemory.Miss miss = unwindMisses.get(i) != null ? unwindMisses.get(i)
           : coverage == null ? null : coverage.firstMiss();
       out.add(new Driven(r == null ? WalkResult.notMine() : r, miss));
-    }
-    return out;
-  }
-
-  private static List<Conformance.Bound> distinctOwners(List<NativeFrame> frames) {
-    List<Conformance.Bound> out = new ArrayList<>();
-    for (NativeFrame f : frames) {
-      if (out.stream().noneMatch(b -> b == f.owner())) {
-        out.add(f.owner());
-      }
     }
     return out;
   }
