@@ -107,8 +107,8 @@ public final class PlanCoverage {
             Long.MAX_VALUE);
         List<Driven> base = drive(c, t, bound, frames, full, null);
         List<CapturePlan> plans = plans(c, bound);
-        TickCopies tick = TickCopies.of(plans, t.registers(), t.memory(), c.processMemory(),
-            c.mappings());
+        TickCopies tick = TickCopies.of(plans, t.registers(), t.threadPointer(), t.memory(),
+            c.processMemory(), c.mappings());
         copies += (int) tick.regions().stream().filter(r -> r.plan() >= 0).count();
         tick.stops().forEach(s -> stops.add("thread " + t.tid() + ": " + s));
         CoverageMemory memory = new CoverageMemory(t.memory(), tick);

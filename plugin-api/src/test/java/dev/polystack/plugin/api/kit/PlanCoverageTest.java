@@ -48,8 +48,15 @@ class PlanCoverageTest {
         List.of(corpus.resolve("modules"))).withoutLiveStacks();
   }
 
-  /** Which segment reads under BASE, and whether the plan copies it. */
-  record Shape(int baseReadingSegment, boolean copiesBase) {}
+  /**
+   * Which segment reads under BASE, whether the plan copies it, and whether it reaches it from
+   * the thread pointer (as a plan for thread-local state does) instead of from rdx.
+   */
+  record Shape(int baseReadingSegment, boolean copiesBase, boolean fromThreadPointer) {
+    Shape(int baseReadingSegment, boolean copiesBase) {
+      this(baseReadingSegment, copiesBase, false);
+    }
+  }
 
   static final class PlanToy implements RuntimePlugin {
     private final Shape shape;
@@ -122,7 +129,11 @@ class PlanCoverageTest {
 
     @Override
     public CapturePlan capturePlan() {
-      CapturePlan.Builder plan = CapturePlan.builder().register("base", Register.RDX);
+      CapturePlan.Builder plan = CapturePlan.builder();
+      if (shape.fromThreadPointer()) {
+        return plan.threadPointer("tp").copy("tp", 0, 16, "thread_local").build();
+      }
+      plan.register("base", Register.RDX);
       if (shape.copiesBase()) {
         plan.copy("base", -16, 16, "lua_base");
       }
@@ -161,6 +172,27 @@ class PlanCoverageTest {
     assertTrue(e.getMessage().contains("at 0x" + Long.toHexString(BASE - 16)), e.getMessage());
     // With the copy the same walk passes.
     Conformance.of(() -> new PlanToy(new Shape(2, true))).checkPlanCoverage(luajit);
+  }
+
+  /**
+   * Snapshot format 1 records no thread pointer: a plan that starts from it stops in the kit and
+   * its gaps are undecidable, until the test supplies the pointer the live thread had.
+   */
+  @Test
+  void aPlanFromTheThreadPointerIsDecidedOnceTheCaseHasThePointer() {
+    Conformance kit = Conformance.of(() -> new PlanToy(new Shape(0, true, true)));
+    PlanCoverage.Report without = kit.planCoverage(luajit);
+    assertEquals(1, without.gaps().size(), without.toString());
+    assertTrue(!without.gaps().get(0).decidable(), without.toString());
+    assertTrue(without.gaps().get(0).message().contains("cannot decide whether the plan covers"
+        + " it: [plan 0 stopped at step 0: ThreadPointer: the snapshot records no thread"
+        + " pointer"), without.gaps().get(0).message());
+    // Here the "thread pointer" is where the walk reads, as a runtime's thread-local state is.
+    int tid = luajit.threads().get(0).tid();
+    PlanCoverage.Report with = kit.checkPlanCoverage(
+        luajit.withThreadPointers(Map.of(tid, BASE - 16)));
+    assertEquals(1, with.copies(), with.toString());
+    assertEquals(List.of(), with.gaps());
   }
 
   @Test

@@ -95,8 +95,9 @@ final class TickCopies {
     return best;
   }
 
-  static TickCopies of(List<CapturePlan> plans, Registers regs, MemoryBlob thread,
-      MemoryBlob process, List<Mapping> mappings) {
+  /** @param threadPointer the thread's FS base, null when the case does not hold it */
+  static TickCopies of(List<CapturePlan> plans, Registers regs, Long threadPointer,
+      MemoryBlob thread, MemoryBlob process, List<Mapping> mappings) {
     List<Region> regions = new ArrayList<>();
     List<Stop> stops = new ArrayList<>();
     long stackStart = regs.sp() - RED_ZONE;
@@ -106,7 +107,8 @@ final class TickCopies {
     }
     long[] offset = {align8(HEADER + stack)};
     for (int p = 0; p < plans.size(); p++) {
-      Stop stop = run(p, plans.get(p), regs, thread, process, mappings, regions, offset);
+      Stop stop = run(p, plans.get(p), regs, threadPointer, thread, process, mappings, regions,
+          offset);
       if (stop != null) {
         stops.add(stop);
       }
@@ -114,8 +116,9 @@ final class TickCopies {
     return new TickCopies(regions, stops);
   }
 
-  private static Stop run(int p, CapturePlan plan, Registers regs, MemoryBlob thread,
-      MemoryBlob process, List<Mapping> mappings, List<Region> regions, long[] offset) {
+  private static Stop run(int p, CapturePlan plan, Registers regs, Long threadPointer,
+      MemoryBlob thread, MemoryBlob process, List<Mapping> mappings, List<Region> regions,
+      long[] offset) {
     long[] s = new long[CapturePlan.SLOTS];
     List<CaptureStep> steps = plan.steps();
     for (int i = 0; i < steps.size(); i++) {
@@ -124,9 +127,13 @@ final class TickCopies {
         s[r.into()] = regs.get(r.register());
       } else if (step instanceof CaptureStep.Constant c) {
         s[c.into()] = c.value();
-      } else if (step instanceof CaptureStep.ThreadPointer) {
-        return new Stop(p, i, "ThreadPointer: the snapshot records no thread pointer (format"
-            + " version 1), so the kit cannot run what follows", true);
+      } else if (step instanceof CaptureStep.ThreadPointer tp) {
+        if (threadPointer == null) {
+          return new Stop(p, i, "ThreadPointer: the snapshot records no thread pointer (format"
+              + " version 1; SnapshotCase.withThreadPointers supplies it), so the kit cannot run"
+              + " what follows", true);
+        }
+        s[tp.into()] = threadPointer;
       } else if (step instanceof CaptureStep.Add a) {
         s[a.into()] = s[a.from()] + a.addend();
       } else if (step instanceof CaptureStep.Subtract a) {
