@@ -1,6 +1,7 @@
 package example.toy;
 
 import dev.polystack.plugin.api.Bytes;
+import dev.polystack.plugin.api.CapturePlan;
 import dev.polystack.plugin.api.Frame;
 import dev.polystack.plugin.api.MemoryReadException;
 import dev.polystack.plugin.api.RemoteMemory;
@@ -19,6 +20,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * concurrent walks cannot disturb each other. Every value read is untrusted: the magic is
  * checked, the depth bounded, names read with a length bound; a bad value is a failed walk with
  * a reason (the host adds an error frame), never an exception.
+ *
+ * <p>What changes as the script runs is {@code toy_state} (its depth and frame table): the
+ * capture plan copies it at the tick, so in bpf mode a walk sees the frames of that instant.
+ * The names it points at are string literals, which never change: they are read through
+ * {@link RemoteMemory#stable()} and need no copy.
  */
 final class ToyInstance implements RuntimeInstance {
   static final byte[] MAGIC = "TOYVM01\0".getBytes(StandardCharsets.US_ASCII);
@@ -28,11 +34,24 @@ final class ToyInstance implements RuntimeInstance {
 
   private final long stateAddress;
   private final String script;
+  private final CapturePlan plan;
   private final AtomicLong failures = new AtomicLong();
 
   ToyInstance(long stateAddress) {
     this.stateAddress = stateAddress;
     this.script = "toy-script";
+    // toy_state lies at a fixed address (a global): copy all of it, the magic included, which
+    // the walk checks before it trusts the copy.
+    this.plan = CapturePlan.builder()
+        .constant("state", stateAddress)
+        .copy("state", 0, ToyBinary.STATE_SIZE, "toy_state")
+        .build();
+  }
+
+  /** The same plan for the life of the process: the host compiles it once. */
+  @Override
+  public CapturePlan capturePlan() {
+    return plan;
   }
 
   @Override
@@ -43,6 +62,7 @@ final class ToyInstance implements RuntimeInstance {
       return WalkResult.notMine();
     }
     RemoteMemory memory = request.thread().memory();
+    RemoteMemory literals = memory.stable();
     List<Frame> frames = new ArrayList<>();
     try {
       byte[] head = memory.readFully(stateAddress, 16);
@@ -61,7 +81,7 @@ final class ToyInstance implements RuntimeInstance {
         if (name == 0 || line < 0 || line > MAX_LINE) {
           return failed("bad_frame", frames);
         }
-        String function = memory.readCString(name, MAX_NAME);
+        String function = literals.readCString(name, MAX_NAME);
         frames.add(new Frame("toy", 0, function, script, line, 0, "", Map.of()));
       }
       return new WalkResult.Frames(frames);

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * dropped into --plugin-path, and run on the toy interpreter it knows (compiled from the same
  * folder with gcc). Its script frames must replace the interpreter loop's native frame, between
  * the native builtin it called and the native main that called it; and it must pass the author
- * kit on a snapshot of the real process.
+ * kit on a snapshot of the real process, its capture plan's coverage included.
  */
 class ExamplePluginTest {
   @TempDir static Path dir;
@@ -143,6 +143,12 @@ class ExamplePluginTest {
       assertEquals(1, report.walks(), report.toString());
       assertEquals(3, report.runtimeFrames(), report.toString());
       assertTrue(report.faultsInjected() >= 2 * report.maxReads(), report.toString());
+      // Its capture plan copies toy_state, all the walk reads besides the names' literals,
+      // which it reads through stable(): the kit's plan coverage check holds it to that.
+      var coverage = kit.checkPlanCoverage(SnapshotCase.read(snapshot, List.of()));
+      assertEquals(1, coverage.copies(), coverage.toString());
+      assertTrue(coverage.checkedSegments() >= 1 && coverage.coveredReads() >= 2
+          && coverage.stableReads() >= 3, coverage.toString());
     }
   }
 

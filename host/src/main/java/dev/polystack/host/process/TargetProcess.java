@@ -111,6 +111,11 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
     return pid;
   }
 
+  /** Hands one warning line about this process to the session's reporter. */
+  public void warn(String line) {
+    warn.accept(line);
+  }
+
   @Override
   public List<Mapping> mappings() {
     return mappings;

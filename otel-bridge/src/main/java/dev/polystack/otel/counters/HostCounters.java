@@ -63,8 +63,9 @@ public final class HostCounters {
   public static final Counter MALFORMED_RECORD = loss("malformed_record", STACK_UNREADABLE,
       "record", "A ring record that failed validation and was dropped.");
   public static final Counter CAPTURE_PLAN_REFUSED = loss("capture_plan_refused",
-      STACK_UNREADABLE, "plan install", "The kernel refused a runtime's capture plan; its"
-          + " samples are read live, as in perf mode.");
+      STACK_UNREADABLE, "plan install", "A runtime's capture plan not run at the tick: the"
+          + " kernel refused it, or it was beyond the 3 plug-in plans a process runs (each such"
+          + " plan counted once); its samples are read live, as in perf mode.");
   public static final Counter RACED_EVENT = loss("raced_event", STACK_UNREADABLE, "sample",
       "Another stop (a signal, a clone) came before the sampling interrupt (ptrace mode).");
   public static final Counter STOP_TIMEOUT = loss("stop_timeout", STACK_UNREADABLE, "sample",

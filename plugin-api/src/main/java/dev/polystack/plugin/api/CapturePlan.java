@@ -16,7 +16,9 @@ import java.util.Map;
  * so a plan only has to cover what changes between ticks.
  *
  * <p>Since API 1.1. Bounds: {@link #MAX_STEPS} steps, {@link #SLOTS} slots,
- * {@link #MAX_COPIES} copies of at most {@link #MAX_COPY_BYTES} each.
+ * {@link #MAX_COPIES} copies of at most {@link #MAX_COPY_BYTES} each. A process runs at most 3
+ * distinct plug-in plans, kept by plug-in id; one beyond is not run, and is counted and warned
+ * about (docs/capture-plans.md, "Bounds").
  *
  * @since 1.1
  */

@@ -49,8 +49,6 @@ import java.util.function.BooleanSupplier;
 public final class AllocSampler implements NoStopSampler {
   static final long HOUSEKEEPING_NANOS = 100_000_000L;
   static final long KERNEL_COUNTERS_NANOS = 1_000_000_000L;
-  /** Most plans a process runs (the capture program's bound, as {@link ProcessTicks}). */
-  static final int MAX_PLANS = ProcessTicks.MAX_PLANS;
 
   private final TargetProcess target;
   private final SamplingOptions options;
@@ -64,6 +62,7 @@ public final class AllocSampler implements NoStopSampler {
   private final List<long[]> runtimeRanges = new ArrayList<>();
   private final List<RuntimeAllocator> runtimeAllocators = new ArrayList<>();
   private List<CapturePlan> plans = List.of();
+  private final RuntimePlans runtimePlans;
   private final AllocationTable<RawStack> table;
   private final PollLoop.SyncRefresh syncRefresh;
   private final Map<String, Long> kernelSeen = new HashMap<>();
@@ -83,6 +82,7 @@ public final class AllocSampler implements NoStopSampler {
   public AllocSampler(TargetProcess target, SamplingOptions options, StackWalker walker,
       SampleSink sink, TickCapture capture, AllocatorSites sites, long mean, PluginGuard guard) {
     this.target = target;
+    this.runtimePlans = new RuntimePlans(target.pid(), target::warn);
     this.options = options;
     this.walker = walker;
     this.sink = sink;
@@ -184,7 +184,7 @@ public final class AllocSampler implements NoStopSampler {
    */
   private void updatePlans() {
     plans = RuntimePlans.install(ProcessTicks.PlanSlots.of(capture), target.pid(),
-        RuntimePlans.wanted(target, guard, MAX_PLANS), plans, sink);
+        runtimePlans.select(RuntimePlans.candidates(target, guard), sink), plans, sink);
   }
 
   @Override

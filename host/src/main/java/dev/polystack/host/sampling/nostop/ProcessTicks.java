@@ -78,6 +78,7 @@ public final class ProcessTicks {
   /** Records whose walk met a PC in no known module, waiting for the next map refresh. */
   private final List<CaptureRecord> deferred = new ArrayList<>();
   private List<CapturePlan> plans = List.of();
+  private final RuntimePlans runtimePlans;
   /** Pages walks read beyond the plans; copied at the tick too (the last plan slot). */
   private final LearnedPages learned = new LearnedPages();
   /** For records walked after the process exited (see {@link LastLivePages}). */
@@ -111,6 +112,7 @@ public final class ProcessTicks {
     this.cpus = Math.max(1, cpus);
     this.carried = new CarriedPeriods(options.periodNanos());
     this.syncRefresh = new PollLoop.SyncRefresh(target);
+    this.runtimePlans = new RuntimePlans(target.pid(), target::warn);
   }
 
   public TargetProcess target() {
@@ -267,7 +269,8 @@ public final class ProcessTicks {
     if (slots == PlanSlots.NONE) {
       return;
     }
-    List<CapturePlan> wanted = RuntimePlans.wanted(target, guard, MAX_PLANS - 1);
+    List<CapturePlan> wanted = new ArrayList<>(
+        runtimePlans.select(RuntimePlans.candidates(target, guard), sink));
     if (!target.table().bindings().isEmpty()) {
       // Only for runtimes: a native walk's reads beyond the stack copy are stable code.
       CapturePlan pages = learned.plan();

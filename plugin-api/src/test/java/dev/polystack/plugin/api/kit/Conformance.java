@@ -287,6 +287,19 @@ public final class Conformance {
     return new CaseReport(c.name(), base.walks().size(), runtimeFrames, maxReads, injected);
   }
 
+  /** Fails at the first read of the case's walks its plan misses: {@link PlanCoverage}. */
+  public PlanCoverage.Report checkPlanCoverage(SnapshotCase c) {
+    PlanCoverage.Report report = planCoverage(c);
+    check(report.gaps().isEmpty(), report.gaps().isEmpty() ? "" : report.gaps().get(0).message());
+    return report;
+  }
+
+  /** The same, with every gap in the report instead of a failure at the first. */
+  public PlanCoverage.Report planCoverage(SnapshotCase c) {
+    check(factory.get() instanceof RuntimePlugin, "planCoverage needs a RuntimePlugin");
+    return new PlanCoverage(this, factory.get().descriptor()).check(c);
+  }
+
   private String descriptorId() {
     return factory.get().descriptor().id();
   }
@@ -329,7 +342,7 @@ public final class Conformance {
 
   private record ThreadFault(int tid, ReadFault fault) {}
 
-  private record Bound(RuntimeBinary binary, RuntimeInstance instance, long bias) {
+  record Bound(RuntimeBinary binary, RuntimeInstance instance, long bias) {
     boolean owns(long pc) {
       for (CodeRange r : binary.codeRanges()) {
         if (r.contains(pc - bias)) {
@@ -392,7 +405,7 @@ public final class Conformance {
    * The instance that owns a thread's leaf, as the host decides it: the PC lies in its code
    * ranges, or (JIT code in no file mapping) its {@code unwindCaller} claims the frame.
    */
-  private static Bound owner(SnapshotCase c, List<Bound> bound, SnapshotCase.ThreadRecord t) {
+  static Bound owner(SnapshotCase c, List<Bound> bound, SnapshotCase.ThreadRecord t) {
     long pc = t.registers().pc();
     for (Bound b : bound) {
       if (b.owns(pc)) {
@@ -421,14 +434,14 @@ public final class Conformance {
     return null;
   }
 
-  private record Supported(RuntimeBinary binary, long bias) {}
+  record Supported(RuntimeBinary binary, long bias) {}
 
   /**
    * Inspects every module file found for the case with a fresh plug-in. A binary is immutable
    * and shared by every process that maps it, so replays attach to these, as the host's cache
    * does.
    */
-  private List<Supported> inspect(SnapshotCase c) {
+  List<Supported> inspect(SnapshotCase c) {
     RuntimePlugin plugin = (RuntimePlugin) factory.get();
     List<Supported> out = new ArrayList<>();
     for (SnapshotCase.Module m : c.modules()) {
@@ -456,7 +469,7 @@ public final class Conformance {
   }
 
   /** Attaches to the replayed process for every supported binary. */
-  private List<Bound> bind(SnapshotCase c, List<Supported> binaries, ReplayedMemory memory,
+  List<Bound> bind(SnapshotCase c, List<Supported> binaries, ReplayedMemory memory,
       String label) {
     ProcessContext process = new ProcessContext() {
       @Override
@@ -555,7 +568,7 @@ public final class Conformance {
     }
   }
 
-  private static <T> T guard(SnapshotCase c, String where, String call, Supplier<T> body) {
+  static <T> T guard(SnapshotCase c, String where, String call, Supplier<T> body) {
     try {
       return body.get();
     } catch (RuntimeException | StackOverflowError e) {
@@ -578,7 +591,7 @@ public final class Conformance {
     throw new AssertionError(message);
   }
 
-  private record KitThread(int pid, int tid, Registers registers, RemoteMemory memory)
+  record KitThread(int pid, int tid, Registers registers, RemoteMemory memory)
       implements ThreadContext {
     @Override
     public long stackStart() {

@@ -30,7 +30,8 @@ import java.util.zip.ZipInputStream;
 public final class SnapshotCase {
   private static final long MAX_ENTRY = 256L << 20;
 
-  record ThreadRecord(int tid, Registers registers, MemoryBlob memory) {}
+  /** {@code threadPointer} null when unknown: snapshot format 1 does not record it. */
+  record ThreadRecord(int tid, Registers registers, MemoryBlob memory, Long threadPointer) {}
 
   /** A module of the case; {@code bytes} is null when no copy with the recorded digest exists. */
   record Module(String path, String sha256, byte[] bytes) {}
@@ -99,7 +100,7 @@ public final class SnapshotCase {
         values[r.ordinal()] = hex(regs.get(r.name().toLowerCase(Locale.ROOT)));
       }
       threads.add(new ThreadRecord(((Long) t.get("tid")).intValue(), Registers.of(values),
-          blob(entries, (String) t.get("memory"))));
+          blob(entries, (String) t.get("memory")), null));
     }
     List<Mapping> mappings = new ArrayList<>();
     for (Object o : (List<Object>) h.get("mappings")) {
@@ -221,6 +222,21 @@ public final class SnapshotCase {
   /** The same case without the live text, for plug-ins whose frame names it cannot show. */
   public SnapshotCase withoutLiveStacks() {
     return new SnapshotCase(name, pid, threads, processMemory, mappings, modules, "");
+  }
+
+  /**
+   * The same case with the threads' thread pointers (x86-64: FS base, by tid), which snapshot
+   * format 1 does not record: for plans that start from {@code threadPointer}, taken from the
+   * live threads when the case was recorded (gdb: {@code info registers fs_base}). Threads not
+   * named keep what they had.
+   */
+  public SnapshotCase withThreadPointers(Map<Integer, Long> byTid) {
+    List<ThreadRecord> out = new ArrayList<>();
+    for (ThreadRecord t : threads) {
+      Long tp = byTid.get(t.tid());
+      out.add(tp == null ? t : new ThreadRecord(t.tid(), t.registers(), t.memory(), tp));
+    }
+    return new SnapshotCase(name, pid, out, processMemory, mappings, modules, liveStacks);
   }
 
   @Override

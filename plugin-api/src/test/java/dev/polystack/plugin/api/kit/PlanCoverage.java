@@ -1,0 +1,297 @@
+package dev.polystack.plugin.api.kit;
+
+import dev.polystack.plugin.api.Capability;
+import dev.polystack.plugin.api.CapturePlan;
+import dev.polystack.plugin.api.Frame;
+import dev.polystack.plugin.api.PluginDescriptor;
+import dev.polystack.plugin.api.Register;
+import dev.polystack.plugin.api.Registers;
+import dev.polystack.plugin.api.RemoteMemory;
+import dev.polystack.plugin.api.ThreadContext;
+import dev.polystack.plugin.api.WalkRequest;
+import dev.polystack.plugin.api.WalkResult;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Whether a plug-in's capture plan covers what its walks read ({@link
+ * Conformance#checkPlanCoverage}, {@link Conformance#planCoverage}; docs/plugin-authoring.md,
+ * "Plan coverage"). For each thread of a case it
+ * <ol>
+ *   <li>finds the native frames the host would hand the plug-in: the leaf when its PC is the
+ *       plug-in's (or its {@code unwindCaller} claims it, and then that caller), and every
+ *       return address in the thread's recorded stack window that lies in the plug-in's code,
+ *       each with the stack pointer just above it and the leaf's other registers (the kit has no
+ *       CFI unwinder; the plug-ins here read only RIP and RSP at callers);
+ *   <li>walks them all, leaf first, on the full recorded memory, as the host does (every
+ *       {@code unwindCaller}, then every {@code walk} with its segment);
+ *   <li>asks every instance for its {@code capturePlan()}, runs the plans on the recorded memory
+ *       ({@link TickCopies}) and walks the same frames again where reads are served only from
+ *       the stack window, the plans' copies and {@code stable()};
+ *   <li>reports, for every segment that produced runtime frames (named in the live stack, when
+ *       the case has it), the first read of recorded memory the tick did not copy: a {@link Gap}
+ *       naming the address, the segment and native frame, the copies and where the plans
+ *       stopped. A plan that stops for want of what the snapshot lacks (a field the live walk
+ *       never read, the thread pointer) makes its gaps undecidable, and the message says so.
+ * </ol>
+ */
+public final class PlanCoverage {
+  /** The most plug-in plans the host runs per process (docs/capture-plans.md, "Bounds"). */
+  static final int PLANS_PER_PROCESS = 3;
+
+  /**
+   * A read of a segment's walk that the tick did not copy: the first one of that segment.
+   *
+   * @param frame the segment, its native frame and the call that read ({@code walk} or
+   *     {@code unwindCaller})
+   * @param recorded the bytes the live walk got there (at most 8), so a test can tell what
+   *     was read
+   * @param decidable false when a plan stopped for want of what the snapshot does not hold
+   *     (its copies may have covered the read on the live process)
+   * @param message one line for a failure: what, where, what the tick copied
+   */
+  public record Gap(int tid, String frame, long address, int length, byte[] recorded,
+      boolean decidable, String message) {}
+
+  /**
+   * What one case exercised.
+   *
+   * @param segments native frames walked, over all threads
+   * @param checkedSegments of those, frames whose walk gave runtime frames: held to the plan
+   * @param deepestChecked highest segment index checked (0: the leaf only)
+   * @param copies regions the plans copied, over all threads
+   * @param coveredReads reads served from the tick's copies
+   * @param stableReads reads through {@code stable()}
+   * @param planStops where plans stopped, per thread
+   * @param gaps the first uncovered read of each checked segment that made one
+   */
+  public record Report(String name, int segments, int checkedSegments, int deepestChecked,
+      int copies, long coveredReads, long stableReads, List<String> planStops, List<Gap> gaps) {}
+
+  private record NativeFrame(Conformance.Bound owner, Registers registers, boolean leaf) {}
+
+  private record Driven(WalkResult result, CoverageMemory.Miss miss) {}
+
+  private final Conformance kit;
+  private final PluginDescriptor descriptor;
+
+  PlanCoverage(Conformance kit, PluginDescriptor descriptor) {
+    this.kit = kit;
+    this.descriptor = descriptor;
+  }
+
+  Report check(SnapshotCase c) {
+    check(descriptor.has(Capability.CAPTURE_AT_TICK), descriptor.id() + " does not declare"
+        + " CAPTURE_AT_TICK: the host never asks it for a plan, so there is none to check");
+    ReplayedMemory process = new ReplayedMemory(c.processMemory(), null, Long.MAX_VALUE,
+        Long.MAX_VALUE);
+    List<Conformance.Bound> bound = kit.bind(c, kit.inspect(c), process, "plan coverage");
+    int segments = 0;
+    int checked = 0;
+    int deepest = -1;
+    int copies = 0;
+    long covered = 0;
+    long stable = 0;
+    List<String> stops = new ArrayList<>();
+    List<Gap> gaps = new ArrayList<>();
+    try {
+      for (SnapshotCase.ThreadRecord t : c.threads()) {
+        List<NativeFrame> frames = nativeFrames(c, bound, t);
+        if (frames.isEmpty()) {
+          continue;
+        }
+        segments += frames.size();
+        ReplayedMemory full = new ReplayedMemory(t.memory(), null, Long.MAX_VALUE,
+            Long.MAX_VALUE);
+        List<Driven> base = drive(c, t, bound, frames, full, null);
+        List<CapturePlan> plans = plans(c, bound);
+        TickCopies tick = TickCopies.of(plans, t.registers(), t.threadPointer(), t.memory(),
+            c.processMemory(), c.mappings());
+        copies += (int) tick.regions().stream().filter(r -> r.plan() >= 0).count();
+        tick.stops().forEach(s -> stops.add("thread " + t.tid() + ": " + s));
+        CoverageMemory memory = new CoverageMemory(t.memory(), tick);
+        List<Driven> replay = drive(c, t, bound, frames, memory, memory);
+        List<String> live = LiveStacks.thread(c.liveStacks(), t.tid());
+        Map<Conformance.Bound, Integer> segment = new IdentityHashMap<>();
+        for (int i = 0; i < frames.size(); i++) {
+          NativeFrame f = frames.get(i);
+          int k = segment.merge(f.owner(), 1, Integer::sum) - 1;
+          if (!producedFrames(base.get(i).result(), c, live)) {
+            continue;
+          }
+          checked++;
+          deepest = Math.max(deepest, k);
+          CoverageMemory.Miss miss = replay.get(i).miss();
+          if (miss != null) {
+            gaps.add(gap(c, t, miss, tick));
+          }
+        }
+        covered += memory.coveredReads();
+        stable += memory.stableReads();
+      }
+    } finally {
+      bound.forEach(b -> b.instance().detach());
+    }
+    check(checked > 0, c + ": no native frame of " + descriptor.id() + " gave runtime frames"
+        + " (native frames walked: " + segments + "); record the case while the runtime runs");
+    return new Report(c.name(), segments, checked, deepest, copies, covered, stable,
+        List.copyOf(stops), List.copyOf(gaps));
+  }
+
+  private static Gap gap(SnapshotCase c, SnapshotCase.ThreadRecord t, CoverageMemory.Miss miss,
+      TickCopies tick) {
+    byte[] recorded = new byte[Math.min(8, miss.length())];
+    t.memory().copy(miss.address(), recorded, 0, recorded.length);
+    String where = c + " thread " + t.tid() + ", " + miss.frame() + ": the walk read "
+        + miss.length() + (miss.length() == 1 ? " byte" : " bytes") + " at 0x"
+        + Long.toHexString(miss.address()) + ", which the tick did not copy and which it did"
+        + " not read through RemoteMemory.stable(); in bpf mode that read goes to the live"
+        + " process, after the tick. ";
+    String verdict = tick.decidable() ? "The capture plan does not cover it."
+        : "This case cannot decide whether the plan covers it: " + tick.stops() + ".";
+    return new Gap(t.tid(), miss.frame(), miss.address(), miss.length(), recorded,
+        tick.decidable(), where + verdict + " Copied at the tick: " + tick.regions());
+  }
+
+  /** The distinct non-empty plans of the process's instances, as the host collects them. */
+  private static List<CapturePlan> plans(SnapshotCase c, List<Conformance.Bound> bound) {
+    List<CapturePlan> plans = new ArrayList<>();
+    for (Conformance.Bound b : bound) {
+      CapturePlan p = Conformance.guard(c, "plan coverage", "capturePlan",
+          () -> b.instance().capturePlan());
+      check(p != null, c + ": capturePlan() returned null; return CapturePlan.NONE");
+      if (!p.isEmpty() && !plans.contains(p)) {
+        plans.add(p);
+      }
+    }
+    check(!plans.isEmpty(), c + ": capturePlan() gave no plan after walks of the case; a plan"
+        + " may wait for what walks learn, but not past them");
+    check(plans.size() <= PLANS_PER_PROCESS, c + ": " + plans.size() + " distinct plans; the"
+        + " host runs " + PLANS_PER_PROCESS + " per process and refuses the rest");
+    return plans;
+  }
+
+  /** Whether a walk gave runtime frames that the live walk (when recorded) printed too. */
+  private static boolean producedFrames(WalkResult r, SnapshotCase c, List<String> live) {
+    List<Frame> frames = r instanceof WalkResult.Frames f ? f.frames()
+        : r instanceof WalkResult.Failed f ? f.partial() : List.of();
+    if (frames.isEmpty()) {
+      return false;
+    }
+    if (c.liveStacks().isEmpty()) {
+      return true;
+    }
+    for (Frame f : frames) {
+      if (!f.function().isEmpty() && LiveStacks.find(live, 0, f) < 0) {
+        return false; // a stale return address the scan took for a frame
+      }
+    }
+    return true;
+  }
+
+  /** The native frames the host would hand the bound instances, leaf first. */
+  private static List<NativeFrame> nativeFrames(SnapshotCase c, List<Conformance.Bound> bound,
+      SnapshotCase.ThreadRecord t) {
+    List<NativeFrame> frames = new ArrayList<>();
+    Registers regs = t.registers();
+    long scanFrom = regs.sp();
+    Conformance.Bound leaf = Conformance.owner(c, bound, t);
+    if (leaf != null) {
+      frames.add(new NativeFrame(leaf, regs, true));
+      ThreadContext probe = new Conformance.KitThread(c.pid(), t.tid(), regs,
+          new ReplayedMemory(t.memory(), null, Long.MAX_VALUE, Long.MAX_VALUE));
+      Registers caller = Conformance.guard(c, "thread " + t.tid(), "unwindCaller", () -> {
+        leaf.instance().beginSample(probe);
+        return leaf.instance().unwindCaller(probe, regs);
+      });
+      Conformance.Bound next = caller == null ? null : ownerOf(bound, caller.pc());
+      if (next != null) {
+        frames.add(new NativeFrame(next, caller, false));
+        scanFrom = Math.max(scanFrom, caller.sp());
+      }
+    }
+    long end = regs.sp() - TickCopies.RED_ZONE + TickCopies.STACK_BYTES;
+    byte[] word = new byte[8];
+    for (long slot = (scanFrom + 7) & ~7L; slot + 8 <= end; slot += 8) {
+      if (t.memory().copy(slot, word, 0, 8) != 8) {
+        continue;
+      }
+      long v = 0;
+      for (int k = 7; k >= 0; k--) {
+        v = v << 8 | (word[k] & 0xff);
+      }
+      Conformance.Bound owner = ownerOf(bound, v);
+      if (owner != null) {
+        frames.add(new NativeFrame(owner, regs.with(Register.RIP, v).with(Register.RSP,
+            slot + 8), false));
+      }
+    }
+    return frames;
+  }
+
+  private static Conformance.Bound ownerOf(List<Conformance.Bound> bound, long pc) {
+    for (Conformance.Bound b : bound) {
+      if (b.owns(pc)) {
+        return b;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * One sample as the host runs it: beginSample on every instance of the process, every frame's
+   * unwindCaller, then every frame's walk.
+   */
+  private static List<Driven> drive(SnapshotCase c, SnapshotCase.ThreadRecord t,
+      List<Conformance.Bound> bound, List<NativeFrame> frames, RemoteMemory memory,
+      CoverageMemory coverage) {
+    ThreadContext thread = new Conformance.KitThread(c.pid(), t.tid(), t.registers(), memory);
+    String where = "thread " + t.tid() + " (plan coverage)";
+    for (Conformance.Bound b : bound) {
+      Conformance.guard(c, where, "beginSample", () -> {
+        b.instance().beginSample(thread);
+        return null;
+      });
+    }
+    List<CoverageMemory.Miss> unwindMisses = new ArrayList<>();
+    Map<Conformance.Bound, Integer> segment = new IdentityHashMap<>();
+    List<String> labels = new ArrayList<>();
+    for (NativeFrame f : frames) {
+      int k = segment.merge(f.owner(), 1, Integer::sum) - 1;
+      String label = "segment " + k + " of " + f.owner().binary().runtime() + " (native frame"
+          + " " + labels.size() + ", " + (f.leaf() ? "the leaf" : "a caller") + ", pc 0x"
+          + Long.toHexString(f.registers().pc()) + ", sp 0x"
+          + Long.toHexString(f.registers().sp()) + ")";
+      labels.add(label);
+      if (coverage != null) {
+        coverage.frame(label + " in unwindCaller");
+      }
+      Conformance.guard(c, where, "unwindCaller",
+          () -> f.owner().instance().unwindCaller(thread, f.registers()));
+      unwindMisses.add(coverage == null ? null : coverage.firstMiss());
+    }
+    segment.clear();
+    List<Driven> out = new ArrayList<>();
+    for (int i = 0; i < frames.size(); i++) {
+      NativeFrame f = frames.get(i);
+      int k = segment.merge(f.owner(), 1, Integer::sum) - 1;
+      if (coverage != null) {
+        coverage.frame(labels.get(i) + " in walk");
+      }
+      WalkResult r = Conformance.guard(c, where, "walk", () -> f.owner().instance().walk(
+          new WalkRequest(thread, f.registers(), f.leaf(), k)));
+      CoverageMemory.Miss miss = unwindMisses.get(i) != null ? unwindMisses.get(i)
+          : coverage == null ? null : coverage.firstMiss();
+      out.add(new Driven(r == null ? WalkResult.notMine() : r, miss));
+    }
+    return out;
+  }
+
+  private static void check(boolean ok, String message) {
+    if (!ok) {
+      throw new AssertionError(message);
+    }
+  }
+}

@@ -1,0 +1,204 @@
+package dev.polystack.plugin.api.kit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.polystack.plugin.api.ApiVersion;
+import dev.polystack.plugin.api.Capability;
+import dev.polystack.plugin.api.CapturePlan;
+import dev.polystack.plugin.api.CodeRange;
+import dev.polystack.plugin.api.Frame;
+import dev.polystack.plugin.api.ImageReadException;
+import dev.polystack.plugin.api.Inspection;
+import dev.polystack.plugin.api.MemoryReadException;
+import dev.polystack.plugin.api.ModuleImage;
+import dev.polystack.plugin.api.PluginDescriptor;
+import dev.polystack.plugin.api.ProcessContext;
+import dev.polystack.plugin.api.Register;
+import dev.polystack.plugin.api.RuntimeBinary;
+import dev.polystack.plugin.api.RuntimeInstance;
+import dev.polystack.plugin.api.RuntimePlugin;
+import dev.polystack.plugin.api.WalkRequest;
+import dev.polystack.plugin.api.WalkResult;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The plan coverage check catches what it promises on a real LuaJIT snapshot (the host's
+ * corpus): a toy plug-in reads the 16 bytes under the interpreter's BASE register (rdx, the Lua
+ * stack: heap memory the live walk read) and, at every deeper native frame of luajit, the return
+ * address that frame was found by. Its plan copies those 16 bytes; without that copy step the
+ * check names the first byte the walk read outside the tick's copies, and the segment.
+ */
+class PlanCoverageTest {
+  private static SnapshotCase luajit;
+
+  @BeforeAll
+  static void load() throws IOException {
+    Path corpus = Path.of(System.getProperty("basedir", "."), "..", "host", "src", "test",
+        "resources", "snapshots").normalize();
+    // The toy's frames are not LuaJIT's: the live text cannot confirm them.
+    luajit = SnapshotCase.read(corpus.resolve("luajit-interpreter.psnap"),
+        List.of(corpus.resolve("modules"))).withoutLiveStacks();
+  }
+
+  /**
+   * Which segment reads under BASE, whether the plan copies it, and whether it reaches it from
+   * the thread pointer (as a plan for thread-local state does) instead of from rdx.
+   */
+  record Shape(int baseReadingSegment, boolean copiesBase, boolean fromThreadPointer) {
+    Shape(int baseReadingSegment, boolean copiesBase) {
+      this(baseReadingSegment, copiesBase, false);
+    }
+  }
+
+  static final class PlanToy implements RuntimePlugin {
+    private final Shape shape;
+
+    PlanToy(Shape shape) {
+      this.shape = shape;
+    }
+
+    @Override
+    public PluginDescriptor descriptor() {
+      return new PluginDescriptor("plan-toy", "1.0", ApiVersion.CURRENT, "plan-toy",
+          Set.of(Capability.DETECT, Capability.WALK_FRAMES, Capability.CAPTURE_AT_TICK),
+          "kit self-test");
+    }
+
+    @Override
+    public Inspection inspect(ModuleImage image) {
+      try {
+        if (image.symbol("lua_pcall").isEmpty()) {
+          return Inspection.notMine();
+        }
+        List<CodeRange> code = image.executableRanges();
+        return new Inspection.Supported(new RuntimeBinary() {
+          @Override
+          public String runtime() {
+            return "plan-toy";
+          }
+
+          @Override
+          public List<String> evidence() {
+            return List.of("lua_pcall");
+          }
+
+          @Override
+          public List<CodeRange> codeRanges() {
+            return code;
+          }
+
+          @Override
+          public RuntimeInstance attach(ProcessContext process, long bias) {
+            return new PlanToyInstance(shape);
+          }
+        });
+      } catch (ImageReadException e) {
+        return Inspection.notMine();
+      }
+    }
+  }
+
+  static final class PlanToyInstance implements RuntimeInstance {
+    private final Shape shape;
+
+    PlanToyInstance(Shape shape) {
+      this.shape = shape;
+    }
+
+    @Override
+    public WalkResult walk(WalkRequest request) {
+      try {
+        long at = request.segment() == shape.baseReadingSegment()
+            ? request.thread().registers().get(Register.RDX) - 16
+            : request.frameRegisters().sp() - (request.leaf() ? 0 : 8);
+        long value = request.thread().memory().readLong(at);
+        return new WalkResult.Frames(List.of(new Frame("plan-toy", value,
+            "segment" + request.segment(), "", 0, 0, "", Map.of())));
+      } catch (MemoryReadException e) {
+        return new WalkResult.Failed("unreadable", List.of());
+      }
+    }
+
+    @Override
+    public CapturePlan capturePlan() {
+      CapturePlan.Builder plan = CapturePlan.builder();
+      if (shape.fromThreadPointer()) {
+        return plan.threadPointer("tp").copy("tp", 0, 16, "thread_local").build();
+      }
+      plan.register("base", Register.RDX);
+      if (shape.copiesBase()) {
+        plan.copy("base", -16, 16, "lua_base");
+      }
+      return plan.build();
+    }
+  }
+
+  private static final long BASE = 0x7fa1ddfe3cb0L; // rdx of the case's one thread
+
+  @Test
+  void aPlanThatCopiesWhatTheWalkReadsPassesOnEverySegment() {
+    PlanCoverage.Report r = Conformance.of(() -> new PlanToy(new Shape(0, true)))
+        .checkPlanCoverage(luajit);
+    assertEquals(1, r.copies(), r.toString());
+    assertTrue(r.checkedSegments() >= 3 && r.deepestChecked() >= 2, r.toString());
+    assertEquals(r.checkedSegments(), r.coveredReads(), r.toString());
+    assertEquals(List.of(), r.planStops());
+  }
+
+  @Test
+  void aPlanWithoutItsCopyStepFailsNamingTheUncoveredReadAndItsSegment() {
+    AssertionError e = assertThrows(AssertionError.class,
+        () -> Conformance.of(() -> new PlanToy(new Shape(0, false))).checkPlanCoverage(luajit));
+    assertTrue(e.getMessage().contains("segment 0 of plan-toy (native frame 0, the leaf, pc 0x"),
+        e.getMessage());
+    assertTrue(e.getMessage().contains("in walk: the walk read 8 bytes at 0x"
+        + Long.toHexString(BASE - 16) + ", which the tick did not copy"), e.getMessage());
+  }
+
+  @Test
+  void aGapInADeeperSegmentIsFoundThere() {
+    Conformance kit = Conformance.of(() -> new PlanToy(new Shape(2, false)));
+    AssertionError e = assertThrows(AssertionError.class, () -> kit.checkPlanCoverage(luajit));
+    assertTrue(e.getMessage().contains("segment 2 of plan-toy (native frame 2, a caller"),
+        e.getMessage());
+    assertTrue(e.getMessage().contains("at 0x" + Long.toHexString(BASE - 16)), e.getMessage());
+    // With the copy the same walk passes.
+    Conformance.of(() -> new PlanToy(new Shape(2, true))).checkPlanCoverage(luajit);
+  }
+
+  /**
+   * Snapshot format 1 records no thread pointer: a plan that starts from it stops in the kit and
+   * its gaps are undecidable, until the test supplies the pointer the live thread had.
+   */
+  @Test
+  void aPlanFromTheThreadPointerIsDecidedOnceTheCaseHasThePointer() {
+    Conformance kit = Conformance.of(() -> new PlanToy(new Shape(0, true, true)));
+    PlanCoverage.Report without = kit.planCoverage(luajit);
+    assertEquals(1, without.gaps().size(), without.toString());
+    assertTrue(!without.gaps().get(0).decidable(), without.toString());
+    assertTrue(without.gaps().get(0).message().contains("cannot decide whether the plan covers"
+        + " it: [plan 0 stopped at step 0: ThreadPointer: the snapshot records no thread"
+        + " pointer"), without.gaps().get(0).message());
+    // Here the "thread pointer" is where the walk reads, as a runtime's thread-local state is.
+    int tid = luajit.threads().get(0).tid();
+    PlanCoverage.Report with = kit.checkPlanCoverage(
+        luajit.withThreadPointers(Map.of(tid, BASE - 16)));
+    assertEquals(1, with.copies(), with.toString());
+    assertEquals(List.of(), with.gaps());
+  }
+
+  @Test
+  void aPlugInWithoutCaptureAtTickIsRefused() {
+    AssertionError e = assertThrows(AssertionError.class,
+        () -> Conformance.of(ConformanceKitTest.Toy::new).checkPlanCoverage(luajit));
+    assertTrue(e.getMessage().contains("does not declare CAPTURE_AT_TICK"), e.getMessage());
+  }
+}

@@ -1,0 +1,219 @@
+package dev.polystack.plugin.api.kit;
+
+import dev.polystack.plugin.api.CapturePlan;
+import dev.polystack.plugin.api.CaptureStep;
+import dev.polystack.plugin.api.Mapping;
+import dev.polystack.plugin.api.Registers;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What the host's tick capture would copy of one thread, computed from a snapshot: the stack
+ * window and the regions of the plug-in's capture plans, with the plan steps run as
+ * docs/capture-plans.md states them (the kernel's interpreter, host/src/main/bpf/capture_plans.h,
+ * is the reference): slots start at zero for each plan, a load of an unreadable address or a
+ * failed check stops the plan and keeps what it copied, a copy goes page by page to the first
+ * page no readable mapping holds, and the record holds at most 64 KiB.
+ *
+ * <p>A load reads the snapshot's recorded bytes (the thread's reads, then the process's); a
+ * load of mapped memory the snapshot did not record stops the plan too, and says so, since the
+ * kit cannot know the value the kernel would have read.
+ */
+final class TickCopies {
+  /** The stack window: from the red zone under the stack pointer, {@code --stack-bytes}. */
+  static final int RED_ZONE = 128;
+  static final int STACK_BYTES = 16 << 10;
+  /** One record (docs/capture-plans.md): its header, the stack, then the regions. */
+  static final int RECORD_MAX = 64 << 10;
+  static final int HEADER = 200;
+  static final int REGION_HEADER = 16;
+  private static final long PAGE = 4096;
+
+  /** A copied range of target memory; {@code plan} -1 for the stack window. */
+  record Region(long address, long length, int plan, int step, String label) {
+    boolean contains(long a) {
+      return Long.compareUnsigned(a - address, length) < 0;
+    }
+
+    @Override
+    public String toString() {
+      return label + " [0x" + Long.toHexString(address) + ", 0x"
+          + Long.toHexString(address + length) + ")";
+    }
+  }
+
+  /**
+   * Where and why a plan stopped before its end; {@code undecidable} when it stopped for want of
+   * what the snapshot does not hold (the kernel would have read on).
+   */
+  record Stop(int plan, int step, String reason, boolean undecidable) {
+    @Override
+    public String toString() {
+      return "plan " + plan + " stopped at step " + step + ": " + reason;
+    }
+  }
+
+  private final List<Region> regions;
+  private final List<Stop> stops;
+
+  private TickCopies(List<Region> regions, List<Stop> stops) {
+    this.regions = List.copyOf(regions);
+    this.stops = List.copyOf(stops);
+  }
+
+  List<Region> regions() {
+    return regions;
+  }
+
+  List<Stop> stops() {
+    return stops;
+  }
+
+  /** Whether every plan ran as the kernel would have run it on this memory. */
+  boolean decidable() {
+    return stops.stream().noneMatch(Stop::undecidable);
+  }
+
+  /** The region holding {@code address}, or null. */
+  Region at(long address) {
+    for (Region r : regions) {
+      if (r.contains(address)) {
+        return r;
+      }
+    }
+    return null;
+  }
+
+  /** Bytes from {@code address} up to the end of the copied region holding it; 0 if none. */
+  long coveredFrom(long address) {
+    long best = 0;
+    for (Region r : regions) {
+      if (r.contains(address)) {
+        best = Math.max(best, r.address() + r.length() - address);
+      }
+    }
+    return best;
+  }
+
+  /** @param threadPointer the thread's FS base, null when the case does not hold it */
+  static TickCopies of(List<CapturePlan> plans, Registers regs, Long threadPointer,
+      MemoryBlob thread, MemoryBlob process, List<Mapping> mappings) {
+    List<Region> regions = new ArrayList<>();
+    List<Stop> stops = new ArrayList<>();
+    long stackStart = regs.sp() - RED_ZONE;
+    long stack = readable(stackStart, STACK_BYTES, mappings);
+    if (stack > 0) {
+      regions.add(new Region(stackStart, stack, -1, -1, "stack"));
+    }
+    long[] offset = {align8(HEADER + stack)};
+    for (int p = 0; p < plans.size(); p++) {
+      Stop stop = run(p, plans.get(p), regs, threadPointer, thread, process, mappings, regions,
+          offset);
+      if (stop != null) {
+        stops.add(stop);
+      }
+    }
+    return new TickCopies(regions, stops);
+  }
+
+  private static Stop run(int p, CapturePlan plan, Registers regs, Long threadPointer,
+      MemoryBlob thread, MemoryBlob process, List<Mapping> mappings, List<Region> regions,
+      long[] offset) {
+    long[] s = new long[CapturePlan.SLOTS];
+    List<CaptureStep> steps = plan.steps();
+    for (int i = 0; i < steps.size(); i++) {
+      CaptureStep step = steps.get(i);
+      if (step instanceof CaptureStep.ReadRegister r) {
+        s[r.into()] = regs.get(r.register());
+      } else if (step instanceof CaptureStep.Constant c) {
+        s[c.into()] = c.value();
+      } else if (step instanceof CaptureStep.ThreadPointer tp) {
+        if (threadPointer == null) {
+          return new Stop(p, i, "ThreadPointer: the snapshot records no thread pointer (format"
+              + " version 1; SnapshotCase.withThreadPointers supplies it), so the kit cannot run"
+              + " what follows", true);
+        }
+        s[tp.into()] = threadPointer;
+      } else if (step instanceof CaptureStep.Add a) {
+        s[a.into()] = s[a.from()] + a.addend();
+      } else if (step instanceof CaptureStep.Subtract a) {
+        s[a.into()] = s[a.from()] - s[a.minus()];
+      } else if (step instanceof CaptureStep.Max m) {
+        s[m.into()] = Long.compareUnsigned(s[m.a()], s[m.b()]) >= 0 ? s[m.a()] : s[m.b()];
+      } else if (step instanceof CaptureStep.Min m) {
+        s[m.into()] = Long.compareUnsigned(s[m.a()], s[m.b()]) <= 0 ? s[m.a()] : s[m.b()];
+      } else if (step instanceof CaptureStep.And a) {
+        s[a.into()] = s[a.from()] & a.mask();
+      } else if (step instanceof CaptureStep.Load l) {
+        long address = s[l.address()] + l.offset();
+        byte[] b = new byte[l.size()];
+        if (thread.copy(address, b, 0, l.size()) != l.size()
+            && process.copy(address, b, 0, l.size()) != l.size()) {
+          boolean mapped = readable(address, l.size(), mappings) == l.size();
+          return new Stop(p, i, mapped
+              ? "load of 0x" + Long.toHexString(address) + ", mapped but not in the snapshot"
+                  + " (the live walk never read it, so the kit cannot know its value)"
+              : "load of 0x" + Long.toHexString(address) + ", unreadable", mapped);
+        }
+        long v = 0;
+        for (int k = l.size() - 1; k >= 0; k--) {
+          v = v << 8 | (b[k] & 0xff);
+        }
+        s[l.into()] = v;
+      } else if (step instanceof CaptureStep.KeepIfInRange k) {
+        long v = s[k.value()];
+        if (Long.compareUnsigned(s[k.low()], v) <= 0 && Long.compareUnsigned(v, s[k.high()]) < 0) {
+          s[k.into()] = v;
+        }
+      } else if (step instanceof CaptureStep.Check c) {
+        if ((s[c.a()] == s[c.b()]) != c.equal()) {
+          return new Stop(p, i, "check " + (c.equal() ? "==" : "!=") + " failed (0x"
+              + Long.toHexString(s[c.a()]) + ", 0x" + Long.toHexString(s[c.b()]) + ")", false);
+        }
+      } else if (step instanceof CaptureStep.Copy c) {
+        long length = c.maxBytes();
+        if (c.length() != -1 && Long.compareUnsigned(s[c.length()], length) < 0) {
+          length = s[c.length()];
+        }
+        long address = s[c.address()] + c.offset();
+        long room = RECORD_MAX - offset[0] - REGION_HEADER;
+        length = Math.max(0, Math.min(length, room));
+        long got = readable(address, length, mappings);
+        if (offset[0] + REGION_HEADER <= RECORD_MAX) {
+          offset[0] = align8(offset[0] + REGION_HEADER + got);
+          if (got > 0) {
+            regions.add(new Region(address, got, p, i, c.label()));
+          }
+        }
+      }
+    }
+    return null;
+  }
+
+  /** Bytes of [address, address + length) before the first page no readable mapping holds. */
+  static long readable(long address, long length, List<Mapping> mappings) {
+    long done = 0;
+    while (done < length) {
+      long at = address + done;
+      if (!mapped(at, mappings)) {
+        break;
+      }
+      long n = Math.min(PAGE - (at & (PAGE - 1)), length - done);
+      done += n;
+    }
+    return done;
+  }
+
+  private static boolean mapped(long address, List<Mapping> mappings) {
+    for (Mapping m : mappings) {
+      if (m.readable() && m.contains(address)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static long align8(long v) {
+    return (v + 7) & ~7L;
+  }
+}
