@@ -13,10 +13,17 @@
  * --per-thread adds a (site, tid) entry in a bounded hash; a full table is counted, as is every
  * record the ring cannot take. Layouts and costs: docs/probes.md. Rebuild with build.sh.
  *
+ * Hardware-breakpoint sites (`probe --hw`) run probe_monitor_hw instead: the handler of execution
+ * breakpoints (perf events, PERF_EVENT_IOC_SET_BPF) at function entries, with the same count and
+ * args monitors over the same maps; the site is found by the breakpoint's address (hw_sites), as
+ * a perf event handler has no attach cookie. probe_sigtrap counts the SIGTRAPs the kernel raises
+ * in the target for a breakpoint (docs/vdso.md, "Stray SIGTRAPs").
+ *
  * No vmlinux.h, as tick_capture.bpf.c: only the uapi pt_regs layout is used.
  */
 #include <linux/bpf.h>
 #include <linux/ptrace.h>
+#include <linux/bpf_perf_event.h>
 #include <bpf/bpf_helpers.h>
 
 extern __u64 *bpf_session_cookie(void) __ksym;
@@ -36,7 +43,10 @@ enum { SITE_RETURN = 1 };
 enum { REC_RETURN = 1, REC_ARGS = 2 };
 
 enum { C_ENTRIES, C_RETURNS, C_RECORDS, C_RING_FULL, C_THREAD_TABLE_FULL, C_RETURN_UNMATCHED,
-       C_NO_SITE, C_RETURN_ARGS_LOST, C_COUNT = 8 };
+       C_NO_SITE, C_RETURN_ARGS_LOST, C_SIGTRAP_DELIVERED, C_COUNT = 16 };
+
+#define SIGTRAP 5
+#define TRAP_BRKPT 1
 
 struct config {
 	__u32 monitor;
@@ -144,6 +154,22 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } counters SEC(".maps");
+
+/* Hardware-breakpoint sites: the breakpoint's address -> site index. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_SITES);
+	__type(key, __u64);
+	__type(value, __u32);
+} hw_sites SEC(".maps");
+
+/* Processes with hardware-breakpoint sites (tgid -> 1), for probe_sigtrap. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, __u8);
+} hw_targets SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -334,6 +360,57 @@ int probe_monitor(struct pt_regs *ctx)
 	} else {
 		hit(site, tid, cfg);
 	}
+	return 0;
+}
+
+/*
+ * An execution breakpoint at a site's entry fired (the instruction has not run yet). Returns 0:
+ * nothing goes to a perf ring (the events have none), and no signal is sent (no sigtrap).
+ */
+SEC("perf_event")
+int probe_monitor_hw(struct bpf_perf_event_data *ctx)
+{
+	struct pt_regs *r = (struct pt_regs *)&ctx->regs;
+	__u32 zero = 0;
+	struct config *cfg = bpf_map_lookup_elem(&config, &zero);
+	__u64 ip = r->rip;
+	__u32 *index = bpf_map_lookup_elem(&hw_sites, &ip);
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (!cfg || !index || *index >= MAX_SITES) {
+		count(C_NO_SITE);
+		return 0;
+	}
+	__u32 site = *index;
+	count(C_ENTRIES);
+	if (cfg->monitor == MON_ARGS) {
+		struct entry_regs regs = { .args = { r->rdi, r->rsi, r->rdx, r->rcx, r->r8,
+						     r->r9 } };
+		record(r, site, id >> 32, (__u32)id, 0, bpf_ktime_get_ns(), 0, &regs);
+	} else
+		hit(site, (__u32)id, cfg);
+	return 0;
+}
+
+/*
+ * Counts the SIGTRAPs (TRAP_BRKPT) the kernel raises in a process with hardware-breakpoint sites:
+ * on some VMs a breakpoint's debug exception arrives with DR6 reading 0 and the kernel answers it
+ * with SIGTRAP (docs/vdso.md, "Stray SIGTRAPs"). Nothing but a ptrace tracer could stop it; this
+ * makes it visible. Raised in the task's own context, so current is the target.
+ */
+SEC("raw_tracepoint/signal_generate")
+int probe_sigtrap(struct bpf_raw_tracepoint_args *ctx)
+{
+	if ((int)ctx->args[0] != SIGTRAP)
+		return 0;
+	int code = 0;
+	/* struct kernel_siginfo: si_signo, si_errno, si_code */
+	if (bpf_probe_read_kernel(&code, sizeof(code), (void *)(ctx->args[1] + 8)) != 0
+	    || code != TRAP_BRKPT)
+		return 0;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	if (bpf_map_lookup_elem(&hw_targets, &tgid))
+		count(C_SIGTRAP_DELIVERED);
 	return 0;
 }
 

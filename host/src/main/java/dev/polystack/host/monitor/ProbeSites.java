@@ -39,6 +39,16 @@ public final class ProbeSites {
    */
   public static List<ProbeSite> resolve(Path root, int pid, List<MemoryMapping> mappings,
       List<SiteSpec> specs) throws SiteException {
+    return resolve(root, pid, mappings, specs, false);
+  }
+
+  /**
+   * As {@link #resolve(Path, int, List, List)}; with {@code hardware} the sites are for
+   * hardware breakpoints: at most {@value HardwareSites#SLOTS}, entries only, and the vDSO and
+   * bare addresses are allowed.
+   */
+  public static List<ProbeSite> resolve(Path root, int pid, List<MemoryMapping> mappings,
+      List<SiteSpec> specs, boolean hardware) throws SiteException {
     if (specs.isEmpty()) {
       throw new SiteException("no probe site given: name at least one, e.g. libc.so.6:write");
     }
@@ -46,10 +56,24 @@ public final class ProbeSites {
       throw new SiteException(specs.size() + " sites given: at most " + ProbeMonitor.MAX_SITES
           + " per run");
     }
+    if (hardware) {
+      HardwareSites.check(specs);
+    }
     List<ProbeSite> out = new ArrayList<>();
     Map<String, ElfFile> opened = new LinkedHashMap<>();
     try {
       for (SiteSpec spec : specs) {
+        if (spec.isAddress() || spec.isVdso()) {
+          if (!hardware) {
+            throw new SiteException(spec + ": " + (spec.isVdso() ? "vDSO code" : "code at a bare"
+                + " address") + " can only be probed with hardware breakpoints: add --hw");
+          }
+          ProbeSite site = spec.isVdso() ? HardwareSites.vdso(pid, mappings, spec)
+              : HardwareSites.address(pid, mappings, spec);
+          unique(out, site);
+          out.add(site);
+          continue;
+        }
         String module = module(pid, mappings, spec);
         Path file = root.resolve(Integer.toString(pid)).resolve("root" + module);
         ElfFile elf = opened.get(module);
@@ -63,19 +87,26 @@ public final class ProbeSites {
           opened.put(module, elf);
         }
         ProbeSite site = site(pid, mappings, spec, module, file, elf);
-        for (ProbeSite earlier : out) {
-          if (earlier.file().equals(site.file()) && earlier.fileOffset() == site.fileOffset()
-              && earlier.spec().atReturn() == spec.atReturn()) {
-            throw new SiteException("sites " + earlier.name() + " and " + spec + " are one"
-                + " place in " + module + ": give it once");
-          }
-        }
+        unique(out, site);
         out.add(site);
       }
     } finally {
       opened.values().forEach(ElfFile::close);
     }
     return List.copyOf(out);
+  }
+
+  /** Refuses {@code site} when an earlier one is the same place. */
+  private static void unique(List<ProbeSite> earlier, ProbeSite site) throws SiteException {
+    for (ProbeSite e : earlier) {
+      boolean samePlace = e.file() != null && site.file() != null
+          ? e.file().equals(site.file()) && e.fileOffset() == site.fileOffset()
+          : e.address() == site.address();
+      if (samePlace && e.spec().atReturn() == site.spec().atReturn()) {
+        throw new SiteException("sites " + e.name() + " and " + site.name() + " are one"
+            + " place in " + site.module() + ": give it once");
+      }
+    }
   }
 
   /** The one mapped executable file {@code spec} names. */
