@@ -36,7 +36,7 @@ done < <(readelf -lW "$bin")
 [ -n "$offset" ] || { echo "run-probe-cost: no file offset for probe_counted" >&2; exit 1; }
 "$root/polystack" --version >/dev/null 2>&1 # builds the distribution once, outside the runs
 configs=(none min-multi min-session polystack polystack-count-hw polystack-latency polystack-args)
-collector=$(ls "$root"/e2e/target/collector/*/polystack-otelcol 2>/dev/null | head -1)
+collector=$(ls "$root"/e2e/target/collector/*/polystack-otelcol 2>/dev/null | head -1 || true)
 if [ -x "$collector" ]; then
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   printf 'receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:%s\n' "$port" >"$work/col.yaml"
