@@ -237,6 +237,79 @@ class ProbeHardwareTest {
   }
 
   @Test
+  void returnBreakpointsCarryEachCallsReturnValue() throws Exception {
+    int n = 50;
+    Target target = Target.start("hw", Integer.toString(n));
+    String jit = "0x" + Long.toHexString(target.jit());
+    Path output = dir.resolve("return.jsonl");
+    // probe_counted is `lea 0x1(%rdi),%rax; ret`: an entry and one ret, 2 debug registers.
+    try (Distribution.Running polystack = probe(target, output,
+        "probe_target:probe_counted%return", jit, "--monitor", "args")) {
+      target.say("go");
+      assertEquals("done", target.out().readLine());
+      assertEquals(0, target.finish());
+      Distribution.Result r = polystack.await(60);
+      assertEquals(0, r.exitCode(), r.stderr());
+      String json = Files.readString(output);
+      Map<Long, Long> returns = new HashMap<>();
+      Matcher x = Pattern.compile("\"type\":\"hit\".*\"site\":\"probe_target:probe_counted"
+          + "%return\",.*\"rax\":\"0x(\\p{XDigit}+)\"").matcher(json);
+      while (x.find()) {
+        returns.merge(Long.parseLong(x.group(1), 16), 1L, Long::sum);
+      }
+      Map<Long, Long> expected = new HashMap<>();
+      for (long i = 0; i < n; i++) {
+        expected.put(i + 1, 4L);
+      }
+      assertEquals(expected, returns, json);
+      assertEquals(Map.of("probe_target:probe_counted%return", 4L * n, jit, 4L * n),
+          calls(json), json);
+      assertTrue(json.contains("\"return_unmatched\":0") && json.contains("\"records\":"
+          + 8 * n), json);
+    } finally {
+      target.process().destroyForcibly();
+    }
+  }
+
+  @Test
+  void latencyOfASleepLandsInTheBucketOfTheProgramsOwnClock() throws Exception {
+    int n = 20;
+    long us = 2500; // 2^21 ns <= 2.5 ms < 2^22 ns
+    Target target = Target.start("sleep", Integer.toString(n), Long.toString(us));
+    Path output = dir.resolve("latency.jsonl");
+    try (Distribution.Running polystack = probe(target, output, "probe_target:probe_sleeper",
+        "--monitor", "latency")) {
+      target.say("go");
+      String done = target.out().readLine();
+      assertTrue(done.startsWith("done "), done);
+      assertEquals(0, target.finish());
+      Distribution.Result r = polystack.await(60);
+      assertEquals(0, r.exitCode(), r.stderr());
+      String json = Files.readString(output);
+      assertEquals(Map.of("probe_target:probe_sleeper", (long) n), calls(json), json);
+      Matcher m = Pattern.compile("\"type\":\"site_summary\".*\"buckets\":\\{([^}]*)\\}")
+          .matcher(json);
+      assertTrue(m.find(), json);
+      Map<Integer, Long> probed = new HashMap<>();
+      Matcher e = Pattern.compile("\"(\\d+)\":(\\d+)").matcher(m.group(1));
+      while (e.find()) {
+        probed.put(Integer.parseInt(e.group(1)), Long.parseLong(e.group(2)));
+      }
+      long ownIn21 = 0;
+      Matcher b = Pattern.compile("b21=(\\d+)").matcher(done);
+      if (b.find()) {
+        ownIn21 = Long.parseLong(b.group(1));
+      }
+      // Between the sleep (bucket 21 at least) and the program's own timing around the call.
+      assertTrue(ownIn21 > 0, "the program timed no call in bucket 21: " + done);
+      assertTrue(probed.getOrDefault(21, 0L) >= ownIn21, probed + " against " + done);
+      assertTrue(probed.keySet().stream().allMatch(k -> k >= 21), probed.toString());
+    } finally {
+      target.process().destroyForcibly();
+    }
+  }
+
+  @Test
   void whatDoesNotFitEndsInOneLineAndExitTwo() throws Exception {
     Target target = Target.start("hw", "1");
     try {
@@ -250,9 +323,11 @@ class ProbeHardwareTest {
           List.of("[vdso]:clock_gettime"), "add --hw",
           List.of(jit), "add --hw",
           List.of("[vdso]:no_such_function", "--hw"), "no function no_such_function in the vDSO",
-          List.of("probe_target:probe_counted%return", "--hw"), "entries only",
-          List.of("probe_target:probe_counted", "--hw", "--monitor", "latency"),
-              "--hw takes --monitor count or args");
+          List.of(jit, "--hw", "--monitor", "latency"), "a bare address names no function",
+          List.of("probe_target:probe_counted", "probe_target:probe_counted%return", "--hw"),
+              "share the entry's breakpoint",
+          List.of("[vdso]:clock_gettime%return", "probe_target:probe_counted%return", "--hw"),
+              "need 5 breakpoints");
       for (Map.Entry<List<String>, String> c : cases.entrySet()) {
         List<String> args = new ArrayList<>(List.of("probe", "--pid", pid, "--duration", "1s"));
         args.addAll(c.getKey());

@@ -122,15 +122,9 @@ public final class ProbeMonitor implements AutoCloseable {
     return open(kind, perThread, ringBytes, Mechanism.UPROBE);
   }
 
-  /**
-   * As {@link #open(Kind, boolean, int)}, for sites placed by {@code mechanism}; hardware sites
-   * take the count and args monitors only (entries: no return breakpoint is placed).
-   */
+  /** As {@link #open(Kind, boolean, int)}, for sites placed by {@code mechanism}. */
   public static ProbeMonitor open(Kind kind, boolean perThread, int ringBytes,
       Mechanism mechanism) throws BpfLoadException {
-    if (mechanism == Mechanism.HARDWARE && kind == Kind.LATENCY) {
-      throw new IllegalArgumentException("hardware sites take the count and args monitors");
-    }
     if (ringBytes < 4096 || Integer.bitCount(ringBytes) != 1) {
       throw new IllegalArgumentException("ring size must be a power of two >= 4096: " + ringBytes);
     }
@@ -198,14 +192,34 @@ public final class ProbeMonitor implements AutoCloseable {
     links.add(UprobeLink.attach(programFd, file, offsets, sites, pid, "probes"));
   }
 
-  /** Declares hardware site {@code index} at {@code address} in the target (hardware mode). */
-  public synchronized void setHardwareSite(int index, long address) {
+  /** What a hardware breakpoint of a site is (probe_monitor.bpf.c HW_*). */
+  public enum Breakpoint {
+    /** The site's entry, where the monitor runs. */
+    ENTRY(0),
+    /** The entry of a site whose return is watched: the call's time and registers are kept. */
+    CALL(1),
+    /** One of the function's ret instructions: the call kept at its entry ends here. */
+    RET(2);
+
+    final int code;
+
+    Breakpoint(int code) {
+      this.code = code;
+    }
+  }
+
+  /**
+   * Declares a breakpoint of hardware site {@code index} at {@code address} in the target
+   * (hardware mode).
+   */
+  public synchronized void setHardwareSite(int index, long address, Breakpoint kind) {
     checkIndex(index);
     checkMechanism(Mechanism.HARDWARE);
     Pointer key = Bpf.allocate(8);
     key.putLong(0, address);
-    Pointer value = Bpf.allocate(4);
+    Pointer value = Bpf.allocate(8);
     value.putInt(0, index);
+    value.putInt(4, kind.code);
     update(hwSitesFd, key, value, "declaring hardware site " + index);
   }
 

@@ -65,10 +65,10 @@ final class ProbeCommand implements Runnable {
           + " also exported as spans). Default: ${DEFAULT-VALUE}.")
   String monitor;
 
-  @Option(names = "--hw", description = "Place every site with a hardware breakpoint (a debug"
-      + " register per site in every thread, up to 4 sites; entries only, count and args"
-      + " monitors): no byte of the target changes, and code no file holds can be probed (the"
-      + " vDSO, 0xADDRESS in JIT code).")
+  @Option(names = "--hw", description = "Place every site with hardware breakpoints (4 debug"
+      + " registers per thread: a site takes one, and one more per ret instruction when its"
+      + " return is watched, for %%return and latency): no byte of the target changes, and code"
+      + " no file holds can be probed (the vDSO, 0xADDRESS in JIT code).")
   boolean hardware;
 
   @Option(names = "--per-thread", description = "Also keep the figures per thread (up to "
@@ -143,10 +143,6 @@ final class ProbeCommand implements Runnable {
       default -> throw new UsageException("--monitor " + monitor
           + ": expected count, latency or args");
     };
-    if (hardware && kind == ProbeMonitor.Kind.LATENCY) {
-      throw new UsageException("--hw takes --monitor count or args: latency needs a return"
-          + " breakpoint per ret instruction of the function; measure it without --hw");
-    }
     if (!format.equals("text") && !format.equals("json")) {
       throw new UsageException("--format " + format + ": expected text or json");
     }

@@ -4,10 +4,15 @@ import dev.polystack.host.elf.ElfFile;
 import dev.polystack.host.elf.ElfParseException;
 import dev.polystack.host.elf.ElfSymbol;
 import dev.polystack.host.memory.ProcessMemory;
+import dev.polystack.host.memory.RemoteReadException;
 import dev.polystack.host.modules.ModuleOpenException;
 import dev.polystack.host.modules.ModuleOpener;
 import dev.polystack.host.proc.MappingKind;
 import dev.polystack.host.proc.MemoryMapping;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.TreeSet;
@@ -26,24 +31,50 @@ final class HardwareSites {
 
   private HardwareSites() {}
 
-  /** The budget and what a breakpoint at an entry can do: no more than 4, no %return. */
-  static void check(List<SiteSpec> specs) throws ProbeSites.SiteException {
+  /**
+   * What can be refused before resolving: more sites than debug registers, and returns watched
+   * where no function's bounds are known (an address) or from inside a function (+OFF: the stack
+   * pointer there is not the entry's, which pairs a ret with its call).
+   */
+  static void check(List<SiteSpec> specs, boolean everyReturn) throws ProbeSites.SiteException {
     if (specs.size() > SLOTS) {
       throw new ProbeSites.SiteException(specs.size() + " sites with --hw: a thread has "
           + SLOTS + " debug registers, so at most " + SLOTS + " hardware-breakpoint sites per"
           + " run; probe the others in another run, or without --hw");
     }
-    for (SiteSpec s : specs) {
-      if (s.atReturn()) {
-        throw new ProbeSites.SiteException(s + ": --hw places breakpoints at entries only (a"
-            + " return would take a debug register per ret instruction); probe the return"
-            + " without --hw");
+    if (everyReturn) {
+      for (SiteSpec s : specs) {
+        if (s.isAddress() || s.offset() != 0) {
+          throw new ProbeSites.SiteException(s + ": --monitor latency with --hw watches a"
+              + " function's returns, and " + (s.isAddress() ? "a bare address names no"
+              + " function" : "+OFF is not its entry") + "; give MODULE:SYMBOL, or use"
+              + " --monitor count or args");
+        }
       }
     }
   }
 
-  /** A function of the target's vDSO, by its name with or without {@code __vdso_}. */
-  static ProbeSite vdso(int pid, List<MemoryMapping> mappings, SiteSpec spec)
+  /** Every breakpoint of {@code sites} (entries and rets) within the debug registers. */
+  static void checkBudget(List<ProbeSite> sites) throws ProbeSites.SiteException {
+    int slots = 0;
+    StringBuilder each = new StringBuilder();
+    for (ProbeSite s : sites) {
+      slots += 1 + s.returns().size();
+      each.append(each.length() == 0 ? "" : ", ").append(s.name()).append(' ')
+          .append(1 + s.returns().size());
+    }
+    if (slots > SLOTS) {
+      throw new ProbeSites.SiteException("these --hw sites need " + slots + " breakpoints (" + each
+          + "; a watched return takes one per ret instruction): a thread has " + SLOTS
+          + " debug registers; probe fewer at once, or without --hw");
+    }
+  }
+
+  /**
+   * A function of the target's vDSO, by its name with or without {@code __vdso_}; with {@code
+   * returns}, and its ret instructions.
+   */
+  static ProbeSite vdso(int pid, List<MemoryMapping> mappings, SiteSpec spec, boolean returns)
       throws ProbeSites.SiteException {
     MemoryMapping vdso = mappings.stream().filter(m -> m.kind() == MappingKind.VDSO)
         .findFirst().orElseThrow(() -> new ProbeSites.SiteException(spec + ": process " + pid
@@ -74,9 +105,39 @@ final class HardwareSites {
         throw new ProbeSites.SiteException(spec + ": " + symbol.name() + " lies outside the"
             + " executable [vdso] mapping of process " + pid);
       }
-      return new ProbeSite(spec, SiteSpec.VDSO, null, inImage, address);
+      ProbeSite site = new ProbeSite(spec, SiteSpec.VDSO, null, inImage, address);
+      return returns ? site.withReturns(vdsoReturns(pid, vdso, spec, symbol,
+          vdso.start() - elf.imageStartAddress())) : site;
     } finally {
       elf.close();
+    }
+  }
+
+  /** The rets of a vDSO function: objdump reads the image, copied from memory to a file. */
+  private static List<Long> vdsoReturns(int pid, MemoryMapping vdso, SiteSpec spec,
+      ElfSymbol symbol, long bias) throws ProbeSites.SiteException {
+    Path image = null;
+    try {
+      byte[] bytes = ProcessMemory.of(pid).readBytes(vdso.start(), (int) vdso.size());
+      image = Files.createTempFile("polystack-vdso", ".so");
+      Files.write(image, bytes);
+      List<Long> rets = new ArrayList<>();
+      for (long ret : ReturnInstructions.of(image, spec.toString(), symbol.value(),
+          symbol.size())) {
+        rets.add(ret + bias);
+      }
+      return rets;
+    } catch (RemoteReadException | IOException e) {
+      throw new ProbeSites.SiteException(spec + ": cannot copy the vDSO of process " + pid
+          + " to find its returns (" + e.getMessage() + ")");
+    } finally {
+      if (image != null) {
+        try {
+          Files.deleteIfExists(image);
+        } catch (IOException e) {
+          // a temporary file left in the temporary directory
+        }
+      }
     }
   }
 

@@ -49,16 +49,13 @@ public final class ProbeSession {
    * What to run.
    *
    * @param durationNanos end after this long; 0: at a stop request or the target's exit
-   * @param hardware place the sites with hardware breakpoints (count and args monitors only)
+   * @param hardware place the sites with hardware breakpoints
    */
   public record Options(ProbeMonitor.Kind kind, boolean perThread, long durationNanos,
       boolean hardware) {
     public Options {
       if (durationNanos < 0) {
         throw new IllegalArgumentException("duration < 0");
-      }
-      if (hardware && kind == ProbeMonitor.Kind.LATENCY) {
-        throw new IllegalArgumentException("hardware sites take the count and args monitors");
       }
     }
 
@@ -212,7 +209,8 @@ public final class ProbeSession {
       throws BadInput {
     List<MemoryMapping> mappings = mappings(proc, pid);
     try {
-      return ProbeSites.resolve(proc.root(), pid, mappings, specs, options.hardware());
+      return ProbeSites.resolve(proc.root(), pid, mappings, specs, options.hardware(),
+          options.kind() == ProbeMonitor.Kind.LATENCY);
     } catch (ProbeSites.SiteException e) {
       throw new BadInput(e.getMessage());
     }
@@ -260,9 +258,16 @@ public final class ProbeSession {
     if (options.hardware()) {
       List<Long> addresses = new ArrayList<>();
       for (int i = 0; i < sites.size(); i++) {
-        monitor.setSite(i, false);
-        monitor.setHardwareSite(i, sites.get(i).address());
-        addresses.add(sites.get(i).address());
+        ProbeSite site = sites.get(i);
+        boolean call = !site.returns().isEmpty();
+        monitor.setSite(i, site.spec().atReturn());
+        monitor.setHardwareSite(i, site.address(), call ? ProbeMonitor.Breakpoint.CALL
+            : ProbeMonitor.Breakpoint.ENTRY);
+        addresses.add(site.address());
+        for (long ret : site.returns()) {
+          monitor.setHardwareSite(i, ret, ProbeMonitor.Breakpoint.RET);
+          addresses.add(ret);
+        }
       }
       monitor.watchSignals(pid);
       HardwareBreakpoints.arm(proc, monitor, pid, addresses);

@@ -39,16 +39,17 @@ public final class ProbeSites {
    */
   public static List<ProbeSite> resolve(Path root, int pid, List<MemoryMapping> mappings,
       List<SiteSpec> specs) throws SiteException {
-    return resolve(root, pid, mappings, specs, false);
+    return resolve(root, pid, mappings, specs, false, false);
   }
 
   /**
    * As {@link #resolve(Path, int, List, List)}; with {@code hardware} the sites are for
-   * hardware breakpoints: at most {@value HardwareSites#SLOTS}, entries only, and the vDSO and
-   * bare addresses are allowed.
+   * hardware breakpoints: the vDSO and bare addresses are allowed, and a site whose return is
+   * watched ({@code %return}, or every site with {@code everyReturn}, as the latency monitor)
+   * gets its ret instructions; all within {@value HardwareSites#SLOTS} debug registers.
    */
   public static List<ProbeSite> resolve(Path root, int pid, List<MemoryMapping> mappings,
-      List<SiteSpec> specs, boolean hardware) throws SiteException {
+      List<SiteSpec> specs, boolean hardware, boolean everyReturn) throws SiteException {
     if (specs.isEmpty()) {
       throw new SiteException("no probe site given: name at least one, e.g. libc.so.6:write");
     }
@@ -57,7 +58,7 @@ public final class ProbeSites {
           + " per run");
     }
     if (hardware) {
-      HardwareSites.check(specs);
+      HardwareSites.check(specs, everyReturn);
     }
     List<ProbeSite> out = new ArrayList<>();
     Map<String, ElfFile> opened = new LinkedHashMap<>();
@@ -68,9 +69,10 @@ public final class ProbeSites {
             throw new SiteException(spec + ": " + (spec.isVdso() ? "vDSO code" : "code at a bare"
                 + " address") + " can only be probed with hardware breakpoints: add --hw");
           }
-          ProbeSite site = spec.isVdso() ? HardwareSites.vdso(pid, mappings, spec)
+          ProbeSite site = spec.isVdso()
+              ? HardwareSites.vdso(pid, mappings, spec, spec.atReturn() || everyReturn)
               : HardwareSites.address(pid, mappings, spec);
-          unique(out, site);
+          unique(out, site, hardware);
           out.add(site);
           continue;
         }
@@ -86,22 +88,35 @@ public final class ProbeSites {
           }
           opened.put(module, elf);
         }
-        ProbeSite site = site(pid, mappings, spec, module, file, elf);
-        unique(out, site);
+        ProbeSite site = site(pid, mappings, spec, module, file, elf,
+            hardware && (spec.atReturn() || everyReturn));
+        unique(out, site, hardware);
         out.add(site);
       }
     } finally {
       opened.values().forEach(ElfFile::close);
     }
+    if (hardware) {
+      HardwareSites.checkBudget(out);
+    }
     return List.copyOf(out);
   }
 
-  /** Refuses {@code site} when an earlier one is the same place. */
-  private static void unique(List<ProbeSite> earlier, ProbeSite site) throws SiteException {
+  /**
+   * Refuses {@code site} when an earlier one is the same place (with {@code hardware}, a
+   * function's entry and its %return too: they would share the entry's breakpoint).
+   */
+  private static void unique(List<ProbeSite> earlier, ProbeSite site, boolean hardware)
+      throws SiteException {
     for (ProbeSite e : earlier) {
       boolean samePlace = e.file() != null && site.file() != null
           ? e.file().equals(site.file()) && e.fileOffset() == site.fileOffset()
           : e.address() == site.address();
+      if (samePlace && hardware && e.spec().atReturn() != site.spec().atReturn()) {
+        throw new SiteException("sites " + e.name() + " and " + site.name() + " share the"
+            + " entry's breakpoint with --hw: give one of them (an args record at %return"
+            + " carries the entry's registers too)");
+      }
       if (samePlace && e.spec().atReturn() == site.spec().atReturn()) {
         throw new SiteException("sites " + e.name() + " and " + site.name() + " are one"
             + " place in " + site.module() + ": give it once");
@@ -138,7 +153,7 @@ public final class ProbeSites {
   }
 
   private static ProbeSite site(int pid, List<MemoryMapping> mappings, SiteSpec spec,
-      String module, Path file, ElfFile elf) throws SiteException {
+      String module, Path file, ElfFile elf, boolean returns) throws SiteException {
     ElfSymbol symbol;
     try {
       symbol = defined(elf.findDynamicSymbol(spec.symbol()))
@@ -184,7 +199,16 @@ public final class ProbeSites {
       if (m.isExecutable() && m.path().equals(module) && !m.deleted()
           && Long.compareUnsigned(at, m.offset()) >= 0
           && Long.compareUnsigned(at - m.offset(), m.size()) < 0) {
-        return new ProbeSite(spec, module, file, at, m.start() + (at - m.offset()));
+        ProbeSite site = new ProbeSite(spec, module, file, at, m.start() + (at - m.offset()));
+        if (!returns) {
+          return site;
+        }
+        List<Long> rets = new ArrayList<>();
+        for (long ret : ReturnInstructions.of(file, spec.toString(), symbol.value(),
+            symbol.size())) {
+          rets.add(site.address() + (ret - symbol.value()));
+        }
+        return site.withReturns(rets);
       }
     }
     throw new SiteException(spec + ": " + spec.symbol() + "'s code is not mapped executable in"
