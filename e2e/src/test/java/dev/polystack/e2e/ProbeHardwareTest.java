@@ -28,9 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
  * mapping (as a JIT compiler's) exactly over 4 threads that existed before the run and over 4
  * made during it, record arguments and (with a breakpoint on the function's ret) return values
  * exactly, measure a sleep's latency as the program's own clock does, change no byte of the
- * target (read through
- * /proc/PID/mem before, during and after), send it no signal, refuse what does not fit with one
- * line and exit 2, and die with polystack: after a SIGKILL the handler program is gone from the
+ * target (read through /proc/PID/mem before, during and after), send it no signal, refuse what
+ * does not fit with one line and exit 2, and die with polystack: after a SIGKILL the handler program is gone from the
  * kernel (a breakpoint left behind would hold it) and the target runs on to exit 0.
  */
 class ProbeHardwareTest {
