@@ -28,6 +28,12 @@ __attribute__((noinline, used)) long probe_counted(long x) {
   return x + 1;
 }
 
+/* Ends in a tail call (a jmp to probe_counted at -O2): its returns cannot be watched by ret
+ * breakpoints (ProbeHardwareTest). */
+__attribute__((noinline, used)) long probe_tail(long x) {
+  return probe_counted(x * 3);
+}
+
 __attribute__((noinline, used)) void probe_sleeper(long us) {
   struct timespec t = {us / 1000000, (us % 1000000) * 1000};
   while (nanosleep(&t, &t) != 0) {

@@ -29,16 +29,15 @@ import org.junit.jupiter.api.io.TempDir;
  * made during it, record arguments and (with a breakpoint on the function's ret) return values
  * exactly, measure a sleep's latency as the program's own clock does, change no byte of the
  * target (read through /proc/PID/mem before, during and after), send it no signal, refuse what
- * does not fit with one line and exit 2, and die with polystack: after a SIGKILL the handler program is gone from the
- * kernel (a breakpoint left behind would hold it) and the target runs on to exit 0.
+ * does not fit with one line and exit 2, and die with polystack: after a SIGKILL the handler
+ * program is gone from the kernel (a breakpoint left behind would hold it) and the target runs
+ * on to exit 0.
  */
 class ProbeHardwareTest {
   private static final Pattern CALLS = Pattern.compile(
       "\"type\":\"site_summary\".*\"site\":\"([^\"]+)\",\"calls\":(\\d+)");
   private static final Pattern THREAD = Pattern.compile(
       "\"type\":\"thread_summary\".*\"tid\":(\\d+),\"site\":\"([^\"]+)\",\"calls\":(\\d+)");
-  private static final Pattern SITE_ADDRESS = Pattern.compile(
-      "\"type\":\"site\".*\"site\":\"([^\"]+)\".*\"address\":\"0x(\\p{XDigit}+)\"");
   private static final int TRIALS = Reliability.intProperty("reliability.probeHwKillTrials", 5);
   private static final int BYTES = 16;
 
@@ -100,8 +99,8 @@ class ProbeHardwareTest {
     return polystack;
   }
 
-  private static byte[] live(int pid, long address) {
-    byte[] b = new byte[BYTES];
+  private static byte[] live(int pid, long address, int length) {
+    byte[] b = new byte[length];
     try (RandomAccessFile mem = new RandomAccessFile("/proc/" + pid + "/mem", "r")) {
       mem.seek(address);
       mem.readFully(b);
@@ -139,32 +138,33 @@ class ProbeHardwareTest {
     ProbedCode.Site counted = ProbedCode.sites(pid, binary, binary.toRealPath().toString(),
         List.of("probe_counted"), false).get("probe_counted");
     String jit = "0x" + Long.toHexString(target.jit());
-    byte[] jitBefore = live(pid, target.jit());
+    long[] vdso = vdsoMapping(pid);
+    byte[] vdsoBefore = live(pid, vdso[0], (int) (vdso[1] - vdso[0]));
+    byte[] jitBefore = live(pid, target.jit(), BYTES);
     Path output = dir.resolve("hw.jsonl");
     try (Distribution.Running polystack = probe(target, output, "probe_target:probe_counted",
         "[vdso]:clock_gettime", jit, "--per-thread")) {
-      Matcher site = SITE_ADDRESS.matcher(Files.readString(output));
-      long vdso = 0;
-      while (site.find()) {
-        if (site.group(1).equals("[vdso]:clock_gettime")) {
-          vdso = Long.parseUnsignedLong(site.group(2), 16);
+      // The whole vDSO image, the anonymous code and the C function: before, while armed (and
+      // after 3 * 4 * n hits), and after polystack is gone.
+      List<String> checkpoints = List.of("armed", "after the calls");
+      for (String when : checkpoints) {
+        assertEquals(null, counted.differs(pid, "probe_counted"), when);
+        assertArrayEquals(jitBefore, live(pid, target.jit(), BYTES), "jit code, " + when);
+        assertArrayEquals(vdsoBefore, live(pid, vdso[0], vdsoBefore.length), "vDSO, " + when);
+        if (when.equals("armed")) {
+          target.say("go");
+          assertEquals("done", target.out().readLine());
         }
       }
-      assertTrue(vdso != 0, Files.readString(output));
-      byte[] vdsoArmed = live(pid, vdso);
-      assertEquals(null, counted.differs(pid, "probe_counted"), "with the breakpoints armed");
-      assertArrayEquals(jitBefore, live(pid, target.jit()), "jit code, armed");
-      target.say("go");
-      assertEquals("done", target.out().readLine());
-      // Still armed: the breakpoints have fired 3 * 4 * n times, and nothing was written.
-      assertEquals(null, counted.differs(pid, "probe_counted"), "after the calls");
-      assertArrayEquals(jitBefore, live(pid, target.jit()), "jit code, after the calls");
-      assertArrayEquals(vdsoArmed, live(pid, vdso), "vDSO code, after the calls");
       assertFalse(Files.readString(Path.of("/proc/" + pid + "/maps")).contains("[uprobes]"),
           "a uprobe was placed");
-      assertEquals(0, target.finish(), "the target was harmed");
+      polystack.signal("INT");
       Distribution.Result r = polystack.await(60);
       assertEquals(0, r.exitCode(), r.stderr());
+      assertEquals(null, counted.differs(pid, "probe_counted"), "after the run");
+      assertArrayEquals(jitBefore, live(pid, target.jit(), BYTES), "jit code, after the run");
+      assertArrayEquals(vdsoBefore, live(pid, vdso[0], vdsoBefore.length), "vDSO, after the run");
+      assertEquals(0, target.finish(), "the target was harmed");
       String json = Files.readString(output);
       Map<String, Long> calls = calls(json);
       assertEquals(4L * n, calls.get("probe_target:probe_counted"), json);
@@ -175,11 +175,24 @@ class ProbeHardwareTest {
       List<Long> each = List.of((long) n, (long) n, (long) n, (long) n);
       assertEquals(each, perThread(json).get("probe_target:probe_counted"), json);
       assertEquals(each, perThread(json).get(jit), json);
-      assertTrue(json.contains("\"sigtrap_delivered\":0") && json.contains("\"handler_not_run\":0")
-          && json.contains("\"no_site\":0") && json.contains("\"end\":\"target_exited\""), json);
+      assertTrue(json.contains("\"sigtrap_delivered\":0")
+          && json.contains("\"handler_not_run\":0") && json.contains("\"no_site\":0")
+          && json.contains("\"end\":\"stopped\""), json);
     } finally {
       target.process().destroyForcibly();
     }
+  }
+
+  /** Start and end of the [vdso] mapping of {@code pid}. */
+  private static long[] vdsoMapping(int pid) throws Exception {
+    for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/maps"))) {
+      if (line.endsWith("[vdso]")) {
+        String[] range = line.substring(0, line.indexOf(' ')).split("-");
+        return new long[] {Long.parseUnsignedLong(range[0], 16),
+            Long.parseUnsignedLong(range[1], 16)};
+      }
+    }
+    throw new AssertionError("process " + pid + " maps no [vdso]");
   }
 
   @Test
@@ -328,7 +341,8 @@ class ProbeHardwareTest {
           List.of("probe_target:probe_counted", "probe_target:probe_counted%return", "--hw"),
               "share the entry's breakpoint",
           List.of("[vdso]:clock_gettime%return", "probe_target:probe_counted%return", "--hw"),
-              "need 5 breakpoints");
+              "need 5 breakpoints",
+          List.of("probe_target:probe_tail%return", "--hw"), "a tail call");
       for (Map.Entry<List<String>, String> c : cases.entrySet()) {
         List<String> args = new ArrayList<>(List.of("probe", "--pid", pid, "--duration", "1s"));
         args.addAll(c.getKey());
