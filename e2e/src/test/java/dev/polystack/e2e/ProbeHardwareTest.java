@@ -397,8 +397,8 @@ class ProbeHardwareTest {
       List<String> programs;
       boolean attached;
       try (Distribution.Running polystack = Distribution.start("probe", "--pid",
-          Integer.toString(pid), "--hw", "probe_target:probe_counted", "--format", "json", "-o",
-          output.toString())) {
+          Integer.toString(pid), "--hw", "probe_target:probe_counted", "--monitor", "latency",
+          "--format", "json", "-o", output.toString())) {
         attached = KillTrials.awaitKillMoment(moment, polystack, () -> Files.exists(output)
             && Files.readString(output).contains("\"type\":\"site\""), 20);
         programs = programs(polystack.pid());
