@@ -279,7 +279,7 @@ class ProbeHardwareTest {
       assertEquals(Map.of("probe_target:probe_counted%return", 4L * n, jit, 4L * n),
           calls(json), json);
       assertTrue(json.contains("\"return_unmatched\":0") && json.contains("\"records\":"
-          + 8 * n), json);
+          + 8 * n) && json.contains("\"handler_not_run\":0"), json);
     } finally {
       target.process().destroyForcibly();
     }
@@ -301,6 +301,9 @@ class ProbeHardwareTest {
       assertEquals(0, r.exitCode(), r.stderr());
       String json = Files.readString(output);
       assertEquals(Map.of("probe_target:probe_sleeper", (long) n), calls(json), json);
+      // Each call: its entry and its one ret, both handled.
+      assertTrue(json.contains("\"entries\":" + n) && json.contains("\"returns\":" + n)
+          && json.contains("\"handler_not_run\":0"), json);
       Matcher m = Pattern.compile("\"type\":\"site_summary\".*\"buckets\":\\{([^}]*)\\}")
           .matcher(json);
       assertTrue(m.find(), json);

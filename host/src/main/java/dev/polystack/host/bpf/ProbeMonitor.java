@@ -355,7 +355,8 @@ public final class ProbeMonitor implements AutoCloseable {
       // another on the same CPU): the event counted it, the program did not.
       long hits = breakpointHits();
       if (hits >= 0) {
-        out.put(HANDLER_NOT_RUN, Math.max(0, hits - out.get("entries") - out.get("no_site")));
+        out.put(HANDLER_NOT_RUN, Math.max(0, hits - out.get("entries") - out.get("returns")
+            - out.get("no_site")));
       }
     }
     return out;
