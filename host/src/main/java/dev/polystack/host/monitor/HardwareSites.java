@@ -13,7 +13,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.TreeSet;
 
@@ -54,11 +56,25 @@ final class HardwareSites {
     }
   }
 
-  /** Every breakpoint of {@code sites} (entries and rets) within the debug registers. */
+  /**
+   * Every breakpoint of {@code sites} (entries and rets) within the debug registers, and at an
+   * address of its own (the handler finds its site by the address).
+   */
   static void checkBudget(List<ProbeSite> sites) throws ProbeSites.SiteException {
     int slots = 0;
     StringBuilder each = new StringBuilder();
+    Map<Long, ProbeSite> at = new HashMap<>();
     for (ProbeSite s : sites) {
+      List<Long> addresses = new ArrayList<>(s.returns());
+      addresses.add(s.address());
+      for (long a : addresses) {
+        ProbeSite other = at.putIfAbsent(a, s);
+        if (other != null && other != s) {
+          throw new ProbeSites.SiteException("sites " + other.name() + " and " + s.name()
+              + " need a breakpoint at the same instruction (0x" + Long.toHexString(a)
+              + ") with --hw: give one of them");
+        }
+      }
       slots += 1 + s.returns().size();
       each.append(each.length() == 0 ? "" : ", ").append(s.name()).append(' ')
           .append(1 + s.returns().size());

@@ -121,6 +121,13 @@ class ProbeSitesTest {
             SiteSpec.parse("libc:write"), SiteSpec.parse("libc:open"),
             SiteSpec.parse("libc:close"), SiteSpec.parse("libc:lseek")), true, false)).getMessage();
     assertTrue(line.contains("at most 4"), line);
+    long ret = ProbeSites.resolve(Path.of("/proc"), PID, maps,
+        List.of(SiteSpec.parse("[vdso]:clock_gettime%return")), true, false).get(0).returns()
+        .get(0);
+    line = assertThrows(ProbeSites.SiteException.class, () -> ProbeSites.resolve(
+        Path.of("/proc"), PID, maps, List.of(SiteSpec.parse("[vdso]:clock_gettime%return"),
+            SiteSpec.parse("0x" + Long.toHexString(ret))), true, false)).getMessage();
+    assertTrue(line.contains("at the same instruction"), line);
   }
 
   @Test
