@@ -4,6 +4,8 @@
 # alone (none), under bench/probe-count-minimal (a minimal libbpf program bumping one per-CPU
 # counter, on a uprobe_multi link: min-multi, or a uprobe session link returning 1, as
 # polystack's: min-session), under `polystack probe --monitor count` and `--monitor latency`,
+# `--monitor count --hw` and `--monitor latency --hw` (the same monitors on execution
+# breakpoints: polystack-count-hw, polystack-latency-hw, an entry and a ret breakpoint),
 # `--monitor args` on probe_counted%return (args), the same exporting each call as a span to a
 # real Collector on loopback (spans; e2e/collector, built by ./run-tests; left out when not
 # built), and under bpftrace's one-liner `uprobe:BIN:probe_counted { @ = count(); }` when bpftrace
@@ -34,8 +36,9 @@ while read -r type off addr phys filesz rest; do
 done < <(readelf -lW "$bin")
 [ -n "$offset" ] || { echo "run-probe-cost: no file offset for probe_counted" >&2; exit 1; }
 "$root/polystack" --version >/dev/null 2>&1 # builds the distribution once, outside the runs
-configs=(none min-multi min-session polystack polystack-latency polystack-args)
-collector=$(ls "$root"/e2e/target/collector/*/polystack-otelcol 2>/dev/null | head -1)
+configs=(none min-multi min-session polystack polystack-count-hw polystack-latency
+  polystack-latency-hw polystack-args)
+collector=$(ls "$root"/e2e/target/collector/*/polystack-otelcol 2>/dev/null | head -1 || true)
 if [ -x "$collector" ]; then
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   printf 'receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:%s\n' "$port" >"$work/col.yaml"
@@ -83,9 +86,10 @@ one() {
       ps=$!
       exec 8>"$work/hold"
       wait_for "$work/p.out" attached ;;
-    polystack|polystack-latency|polystack-args|polystack-spans)
+    polystack|polystack-count-hw|polystack-latency|polystack-latency-hw|polystack-args|polystack-spans)
       local monitor=count site=probe-calls:probe_counted extra=()
-      [ "$1" = polystack-latency ] && monitor=latency
+      case "$1" in *-hw) extra=(--hw) ;; esac
+      case "$1" in polystack-latency*) monitor=latency ;; esac
       case "$1" in polystack-args|polystack-spans) monitor=args site=$site%return ;; esac
       [ "$1" = polystack-spans ] && extra=(--otlp-endpoint "http://127.0.0.1:$port")
       "$root/polystack" probe --pid "$pid" "$site" --monitor "$monitor" \

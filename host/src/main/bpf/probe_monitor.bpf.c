@@ -13,10 +13,20 @@
  * --per-thread adds a (site, tid) entry in a bounded hash; a full table is counted, as is every
  * record the ring cannot take. Layouts and costs: docs/probes.md. Rebuild with build.sh.
  *
+ * Hardware-breakpoint sites (`probe --hw`) run probe_monitor_hw instead: the handler of execution
+ * breakpoints (perf events, PERF_EVENT_IOC_SET_BPF), with the same monitors over the same maps;
+ * the site is found by the breakpoint's address (hw_sites), as a perf event handler has no attach
+ * cookie. A site whose return is watched has a breakpoint at its entry (HW_CALL: the call's time
+ * and registers kept under the thread and stack pointer) and one at each of its own ret
+ * instructions (HW_RET: the stack pointer is back to the entry's, which finds the call).
+ * probe_sigtrap counts the SIGTRAPs the kernel raises in the target for a breakpoint
+ * (docs/vdso.md, "Stray SIGTRAPs").
+ *
  * No vmlinux.h, as tick_capture.bpf.c: only the uapi pt_regs layout is used.
  */
 #include <linux/bpf.h>
 #include <linux/ptrace.h>
+#include <linux/bpf_perf_event.h>
 #include <bpf/bpf_helpers.h>
 
 extern __u64 *bpf_session_cookie(void) __ksym;
@@ -36,7 +46,10 @@ enum { SITE_RETURN = 1 };
 enum { REC_RETURN = 1, REC_ARGS = 2 };
 
 enum { C_ENTRIES, C_RETURNS, C_RECORDS, C_RING_FULL, C_THREAD_TABLE_FULL, C_RETURN_UNMATCHED,
-       C_NO_SITE, C_RETURN_ARGS_LOST, C_COUNT = 8 };
+       C_NO_SITE, C_RETURN_ARGS_LOST, C_SIGTRAP_DELIVERED, C_COUNT = 16 };
+
+#define SIGTRAP 5
+#define TRAP_BRKPT 1
 
 struct config {
 	__u32 monitor;
@@ -144,6 +157,51 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } counters SEC(".maps");
+
+enum { HW_ENTRY = 0, HW_CALL = 1, HW_RET = 2 };
+
+struct hw_site {
+	__u32 site;
+	__u32 kind;	/* HW_* */
+};
+
+/* A call in flight at a hardware site whose return is watched. */
+struct hw_call_key {
+	__u32 tid;
+	__u32 pad;
+	__u64 rsp;
+};
+
+struct hw_call {
+	__u64 entry_ns;
+	__u64 args[6];
+	__u32 site;
+	__u32 pad;
+};
+
+/* Hardware-breakpoint sites: the breakpoint's address -> its site and kind. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_SITES);
+	__type(key, __u64);
+	__type(value, struct hw_site);
+} hw_sites SEC(".maps");
+
+/* LRU, as entry_args: calls that never return are evicted, not leaked. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, IN_FLIGHT);
+	__type(key, struct hw_call_key);
+	__type(value, struct hw_call);
+} hw_calls SEC(".maps");
+
+/* Processes with hardware-breakpoint sites (tgid -> 1), for probe_sigtrap. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, __u8);
+} hw_targets SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -334,6 +392,87 @@ int probe_monitor(struct pt_regs *ctx)
 	} else {
 		hit(site, tid, cfg);
 	}
+	return 0;
+}
+
+/*
+ * An execution breakpoint fired (the instruction has not run yet). Returns 0: nothing goes to a
+ * perf ring (the events have none), and no signal is sent (no sigtrap).
+ */
+SEC("perf_event")
+int probe_monitor_hw(struct bpf_perf_event_data *ctx)
+{
+	struct pt_regs *r = (struct pt_regs *)&ctx->regs;
+	__u32 zero = 0;
+	struct config *cfg = bpf_map_lookup_elem(&config, &zero);
+	__u64 ip = r->rip;
+	struct hw_site *s = bpf_map_lookup_elem(&hw_sites, &ip);
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+
+	if (!cfg || !s || s->site >= MAX_SITES) {
+		count(C_NO_SITE);
+		return 0;
+	}
+	__u32 site = s->site;
+	struct hw_call_key k = { .tid = tid, .rsp = r->rsp };
+
+	if (s->kind == HW_RET) {
+		count(C_RETURNS);
+		struct hw_call *c = bpf_map_lookup_elem(&hw_calls, &k);
+		if (!c || c->site != site) {
+			/* entered before the run, or its entry was evicted */
+			count(C_RETURN_UNMATCHED);
+			return 0;
+		}
+		struct entry_regs regs = { .args = { c->args[0], c->args[1], c->args[2],
+						     c->args[3], c->args[4], c->args[5] } };
+		__u64 now = bpf_ktime_get_ns();
+		__u64 d = now - c->entry_ns;
+		bpf_map_delete_elem(&hw_calls, &k);
+		if (cfg->monitor == MON_LATENCY)
+			timed(site, tid, d, cfg);
+		else if (cfg->monitor == MON_ARGS)
+			record(r, site, id >> 32, tid, REC_RETURN, now, d, &regs);
+		else
+			hit(site, tid, cfg);
+		return 0;
+	}
+	count(C_ENTRIES);
+	if (s->kind == HW_CALL) {
+		struct hw_call c = { .entry_ns = bpf_ktime_get_ns(), .site = site,
+				     .args = { r->rdi, r->rsi, r->rdx, r->rcx, r->r8, r->r9 } };
+		bpf_map_update_elem(&hw_calls, &k, &c, BPF_ANY);
+		return 0;
+	}
+	if (cfg->monitor == MON_ARGS) {
+		struct entry_regs regs = { .args = { r->rdi, r->rsi, r->rdx, r->rcx, r->r8,
+						     r->r9 } };
+		record(r, site, id >> 32, tid, 0, bpf_ktime_get_ns(), 0, &regs);
+	} else
+		hit(site, tid, cfg);
+	return 0;
+}
+
+/*
+ * Counts the SIGTRAPs (TRAP_BRKPT) the kernel raises in a process with hardware-breakpoint sites:
+ * on some VMs a breakpoint's debug exception arrives with DR6 reading 0 and the kernel answers it
+ * with SIGTRAP (docs/vdso.md, "Stray SIGTRAPs"). Nothing but a ptrace tracer could stop it; this
+ * makes it visible. Raised in the task's own context, so current is the target.
+ */
+SEC("raw_tracepoint/signal_generate")
+int probe_sigtrap(struct bpf_raw_tracepoint_args *ctx)
+{
+	if ((int)ctx->args[0] != SIGTRAP)
+		return 0;
+	int code = 0;
+	/* struct kernel_siginfo: si_signo, si_errno, si_code */
+	if (bpf_probe_read_kernel(&code, sizeof(code), (void *)(ctx->args[1] + 8)) != 0
+	    || code != TRAP_BRKPT)
+		return 0;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	if (bpf_map_lookup_elem(&hw_targets, &tgid))
+		count(C_SIGTRAP_DELIVERED);
 	return 0;
 }
 

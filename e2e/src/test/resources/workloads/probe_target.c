@@ -8,7 +8,11 @@
  *                  probe_sleeper(US), on one thread; "done"
  *   loop           4 threads call probe_counted until stdin ends; "done TOTAL"; exit 0
  *   dlclose LIB    ready; on "go": 1000 calls of LIB's lib_probed, dlclose, "closed"; then
- *                  calls probe_counted until stdin ends; "done"; exit 0 */
+ *                  calls probe_counted until stdin ends; "done"; exit 0
+ *   hw N           starts 4 threads, which wait; "ready", then "jit 0xADDR" (a copy of
+ *                  probe_counted's job in an anonymous executable mapping) and "data 0xADDR" (a
+ *                  variable); on "go" each thread calls probe_counted(i), the jit code(i) and
+ *                  clock_gettime N times each; "done"; exits at EOF (ProbeHardwareTest) */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -17,10 +21,17 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 __attribute__((noinline, used)) long probe_counted(long x) {
   __asm__ volatile("" : "+r"(x));
   return x + 1;
+}
+
+/* Ends in a tail call (a jmp to probe_counted at -O2): its returns cannot be watched by ret
+ * breakpoints (ProbeHardwareTest). */
+__attribute__((noinline, used)) long probe_tail(long x) {
+  return probe_counted(x * 3);
 }
 
 __attribute__((noinline, used)) void probe_sleeper(long us) {
@@ -75,6 +86,31 @@ static void run_threads(void *(*fn)(void *)) {
   for (int i = 0; i < 4; i++) pthread_join(t[i], 0);
 }
 
+static long (*jit)(long);
+static pthread_barrier_t start_line;
+
+static void *hw_worker(void *arg) {
+  struct timespec t;
+  long s = 0;
+  pthread_barrier_wait(&start_line);
+  for (long i = 0; i < calls; i++) {
+    s += probe_counted(i);
+    s += jit(i);
+    clock_gettime(CLOCK_MONOTONIC, &t);
+  }
+  return (void *)s;
+}
+
+/* lea rax, [rdi + 1]; ret: code no file holds, as a JIT compiler's. */
+static long (*make_jit(void))(long) {
+  static const unsigned char code[] = {0x48, 0x8d, 0x47, 0x01, 0xc3};
+  void *p = mmap(0, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) exit(1);
+  memcpy(p, code, sizeof code);
+  if (mprotect(p, 4096, PROT_READ | PROT_EXEC) != 0) exit(1);
+  return (long (*)(long))p;
+}
+
 static long nanos(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -121,6 +157,22 @@ int main(int argc, char **argv) {
     }
     say("done");
     return s > 0 ? 0 : 5;
+  }
+  if (!strcmp(mode, "hw")) {
+    pthread_t t[4];
+    calls = atol(argv[2]);
+    jit = make_jit();
+    pthread_barrier_init(&start_line, 0, 5);
+    for (int i = 0; i < 4; i++) pthread_create(&t[i], 0, hw_worker, 0);
+    say("ready");
+    printf("jit %p\ndata %p\n", (void *)jit, (void *)&calls);
+    fflush(stdout);
+    await_line("go");
+    pthread_barrier_wait(&start_line);
+    for (int i = 0; i < 4; i++) pthread_join(t[i], 0);
+    say("done");
+    await_eof();
+    return 0;
   }
   if (!strcmp(mode, "loop")) {
     say("ready");

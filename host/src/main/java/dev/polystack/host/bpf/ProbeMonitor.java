@@ -1,5 +1,8 @@
 package dev.polystack.host.bpf;
 
+import dev.polystack.host.perf.PerfEvent;
+import dev.polystack.host.sys.Native;
+import dev.polystack.host.sys.SyscallException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -11,9 +14,10 @@ import jnr.ffi.Pointer;
 
 /**
  * The probe monitor program (probe_monitor.bpf.c) and its maps: counts, latency buckets and
- * argument records of {@code polystack probe}, kept in the kernel, and the uprobe session links
- * that run it, one per probed file. Everything is owned by file descriptors of this process: a
- * killed polystack leaves no probe in the target (docs/probes.md).
+ * argument records of {@code polystack probe}, kept in the kernel, and what runs it: the uprobe
+ * session links, one per probed file, or (hardware mode) the execution-breakpoint perf events
+ * whose handler it is. Everything is owned by file descriptors of this process: a killed
+ * polystack leaves no probe in the target (docs/probes.md).
  */
 public final class ProbeMonitor implements AutoCloseable {
   /** Sites over every link (probe_monitor.bpf.c MAX_SITES). */
@@ -32,10 +36,25 @@ public final class ProbeMonitor implements AutoCloseable {
   static final String OBJECT_PROPERTY = "polystack.bpf.probe.object";
   static final String RESOURCE = "/dev/polystack/host/bpf/probe_monitor.bpf.o";
   private static final String PROGRAM = "probe_monitor";
+  private static final String HW_PROGRAM = "probe_monitor_hw";
+  private static final String SIGNAL_PROGRAM = "probe_sigtrap";
+  private static final long IOC_SET_BPF = 0x40042408L;
+  /** Hardware mode only: SIGTRAPs the kernel raised in the target for a breakpoint. */
+  public static final String SIGTRAP_DELIVERED = "sigtrap_delivered";
+  /** Hardware mode only: breakpoint hits whose handler the kernel did not run. */
+  public static final String HANDLER_NOT_RUN = "handler_not_run";
   private static final int HIST_SLOTS = BUCKETS + 2;
   private static final int THREAD_STATS_BYTES = 24 + 8 * BUCKETS;
   private static final List<String> COUNTERS = List.of("entries", "returns", "records",
       "ring_full", "thread_table_full", "return_unmatched", "no_site", "return_args_lost");
+
+  /** What places the sites. */
+  public enum Mechanism {
+    /** Uprobe session links (an int3 in the target's copy of the code). */
+    UPROBE,
+    /** Execution breakpoints in the debug registers: no byte of the target changes. */
+    HARDWARE
+  }
 
   /** What runs at a hit (probe_monitor.bpf.c MON_*). */
   public enum Kind {
@@ -65,18 +84,33 @@ public final class ProbeMonitor implements AutoCloseable {
   private final int countersFd;
   private final RingReader ring;
   private final List<UprobeLink> links = new ArrayList<>();
+  private final List<PerfEvent> breakpoints = new ArrayList<>();
+  private final Mechanism mechanism;
+  private final int hwSitesFd;
+  private final int hwTargetsFd;
+  /** The raw tracepoint counting SIGTRAPs (hardware mode), or -1. */
+  private final int signalLink;
+  private long hitsAtDetach = -1;
   private boolean closed;
 
-  private ProbeMonitor(BpfObject object, int possibleCpus) throws BpfLoadException {
+  private ProbeMonitor(BpfObject object, int possibleCpus, Mechanism mechanism)
+      throws BpfLoadException {
     this.object = object;
     this.possibleCpus = possibleCpus;
-    this.programFd = object.programFd(PROGRAM);
+    this.mechanism = mechanism;
+    boolean hw = mechanism == Mechanism.HARDWARE;
+    this.programFd = object.programFd(hw ? HW_PROGRAM : PROGRAM);
+    this.hwSitesFd = object.mapFd("hw_sites");
+    this.hwTargetsFd = object.mapFd("hw_targets");
     this.sitesFd = object.mapFd("sites");
     this.hitsFd = object.mapFd("hits");
     this.histFd = object.mapFd("hist");
     this.threadsFd = object.mapFd("threads");
     this.countersFd = object.mapFd("counters");
     this.ring = RingReader.open(object.mapFd("events"));
+    // Only a counter: a kernel without the tracepoint still probes, the summary then lacks it.
+    this.signalLink = hw ? lib.bpf_raw_tracepoint_open("signal_generate",
+        object.programFd(SIGNAL_PROGRAM)) : -1;
   }
 
   /**
@@ -85,6 +119,12 @@ public final class ProbeMonitor implements AutoCloseable {
    */
   public static ProbeMonitor open(Kind kind, boolean perThread, int ringBytes)
       throws BpfLoadException {
+    return open(kind, perThread, ringBytes, Mechanism.UPROBE);
+  }
+
+  /** As {@link #open(Kind, boolean, int)}, for sites placed by {@code mechanism}. */
+  public static ProbeMonitor open(Kind kind, boolean perThread, int ringBytes,
+      Mechanism mechanism) throws BpfLoadException {
     if (ringBytes < 4096 || Integer.bitCount(ringBytes) != 1) {
       throw new IllegalArgumentException("ring size must be a power of two >= 4096: " + ringBytes);
     }
@@ -101,14 +141,22 @@ public final class ProbeMonitor implements AutoCloseable {
             "check /sys/devices/system/cpu/possible");
       }
       object.setMaxEntries("events", ringBytes);
-      object.setExpectedAttachType(PROGRAM, UprobeLink.BPF_TRACE_UPROBE_SESSION);
-      try {
-        object.load(PROGRAM);
-      } catch (BpfLoadException e) {
-        throw new BpfLoadException("probes need a kernel with uprobe sessions (Linux 6.13 or"
-            + " later); the kernel refused the probe program: " + e.getMessage(), e);
+      boolean hw = mechanism == Mechanism.HARDWARE;
+      object.setAutoload(PROGRAM, !hw);
+      object.setAutoload(HW_PROGRAM, hw);
+      object.setAutoload(SIGNAL_PROGRAM, hw);
+      if (hw) {
+        object.load(HW_PROGRAM);
+      } else {
+        object.setExpectedAttachType(PROGRAM, UprobeLink.BPF_TRACE_UPROBE_SESSION);
+        try {
+          object.load(PROGRAM);
+        } catch (BpfLoadException e) {
+          throw new BpfLoadException("probes need a kernel with uprobe sessions (Linux 6.13 or"
+              + " later); the kernel refused the probe program: " + e.getMessage(), e);
+        }
       }
-      monitor = new ProbeMonitor(object, cpus);
+      monitor = new ProbeMonitor(object, cpus, mechanism);
       Pointer key = Bpf.allocate(4);
       key.putInt(0, 0);
       Pointer config = Bpf.allocate(8);
@@ -144,10 +192,100 @@ public final class ProbeMonitor implements AutoCloseable {
     links.add(UprobeLink.attach(programFd, file, offsets, sites, pid, "probes"));
   }
 
-  /** Removes every probe (the kernel restores the target's code); the maps stay readable. */
+  /** What a hardware breakpoint of a site is (probe_monitor.bpf.c HW_*). */
+  public enum Breakpoint {
+    /** The site's entry, where the monitor runs. */
+    ENTRY(0),
+    /** The entry of a site whose return is watched: the call's time and registers are kept. */
+    CALL(1),
+    /** One of the function's ret instructions: the call kept at its entry ends here. */
+    RET(2);
+
+    final int code;
+
+    Breakpoint(int code) {
+      this.code = code;
+    }
+  }
+
+  /**
+   * Declares a breakpoint of hardware site {@code index} at {@code address} in the target
+   * (hardware mode).
+   */
+  public synchronized void setHardwareSite(int index, long address, Breakpoint kind) {
+    checkIndex(index);
+    checkMechanism(Mechanism.HARDWARE);
+    Pointer key = Bpf.allocate(8);
+    key.putLong(0, address);
+    Pointer value = Bpf.allocate(8);
+    value.putInt(0, index);
+    value.putInt(4, kind.code);
+    update(hwSitesFd, key, value, "declaring hardware site " + index);
+  }
+
+  /** Counts the SIGTRAPs the kernel raises in process {@code tgid} (hardware mode). */
+  public synchronized void watchSignals(int tgid) {
+    checkMechanism(Mechanism.HARDWARE);
+    Pointer key = Bpf.allocate(4);
+    key.putInt(0, tgid);
+    Pointer one = Bpf.allocate(1);
+    one.putByte(0, (byte) 1);
+    update(hwTargetsFd, key, one, "watching the signals of " + tgid);
+  }
+
+  /**
+   * Makes the program the handler of a breakpoint {@code event} (before it is enabled); this
+   * monitor owns the event from then on and closes it in {@link #detach}.
+   */
+  public synchronized void attach(PerfEvent event)
+      throws BpfLoadException {
+    checkOpen();
+    checkMechanism(Mechanism.HARDWARE);
+    breakpoints.add(event);
+    if (Native.libc().ioctl(event.fd(), IOC_SET_BPF, programFd) < 0) {
+      throw BpfLoadException.of("attaching " + HW_PROGRAM + " to a breakpoint",
+          Native.errno(), "",
+          "this kernel refuses BPF programs on breakpoint events");
+    }
+  }
+
+  /**
+   * Hits the breakpoint events themselves counted (hardware mode; with their inherited copies):
+   * so far, or at {@link #detach}; -1 if unreadable.
+   */
+  public synchronized long breakpointHits() {
+    if (hitsAtDetach >= 0 || breakpoints.isEmpty()) {
+      return Math.max(0, hitsAtDetach);
+    }
+    long sum = 0;
+    for (PerfEvent e : breakpoints) {
+      try {
+        sum += e.readCount();
+      } catch (SyscallException ex) {
+        return -1;
+      }
+    }
+    return sum;
+  }
+
+  /**
+   * Removes every probe (the kernel restores the target's code; breakpoints go with their
+   * inherited copies); the maps stay readable.
+   */
   public synchronized void detach() {
     links.forEach(UprobeLink::close);
     links.clear();
+    if (!breakpoints.isEmpty()) {
+      hitsAtDetach = breakpointHits();
+    }
+    for (PerfEvent e : breakpoints) {
+      try {
+        e.close();
+      } catch (SyscallException ignored) {
+        // close(2) of a perf fd only fails for a bad fd: nothing left to release
+      }
+    }
+    breakpoints.clear();
   }
 
   /** Hits of site {@code index} so far (calls at a latency site), summed over CPUs. */
@@ -208,6 +346,19 @@ public final class ProbeMonitor implements AutoCloseable {
     for (int i = 0; i < COUNTERS.size(); i++) {
       out.put(COUNTERS.get(i), percpu(countersFd, i, "counter " + COUNTERS.get(i)));
     }
+    if (mechanism == Mechanism.HARDWARE) {
+      if (signalLink >= 0) {
+        out.put(SIGTRAP_DELIVERED, percpu(countersFd, COUNTERS.size(), "counter "
+            + SIGTRAP_DELIVERED));
+      }
+      // A hit whose handler did not run (the kernel skips a BPF program that would nest in
+      // another on the same CPU): the event counted it, the program did not.
+      long hits = breakpointHits();
+      if (hits >= 0) {
+        out.put(HANDLER_NOT_RUN, Math.max(0, hits - out.get("entries") - out.get("returns")
+            - out.get("no_site")));
+      }
+    }
     return out;
   }
 
@@ -253,6 +404,12 @@ public final class ProbeMonitor implements AutoCloseable {
     }
   }
 
+  private void checkMechanism(Mechanism want) {
+    if (mechanism != want) {
+      throw new IllegalStateException("the probe monitor was opened for " + mechanism);
+    }
+  }
+
   private void checkOpen() {
     if (closed) {
       throw new IllegalStateException("probe monitor is closed");
@@ -267,6 +424,9 @@ public final class ProbeMonitor implements AutoCloseable {
     }
     detach();
     closed = true;
+    if (signalLink >= 0) {
+      Native.libc().close(signalLink);
+    }
     ring.close();
     object.close();
   }

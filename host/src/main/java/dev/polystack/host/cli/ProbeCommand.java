@@ -1,6 +1,7 @@
 package dev.polystack.host.cli;
 
 import com.google.inject.Inject;
+import dev.polystack.host.bpf.BpfSupport;
 import dev.polystack.host.bpf.ProbeMonitor;
 import dev.polystack.host.launch.Accounts;
 import dev.polystack.host.launch.Credentials;
@@ -9,9 +10,13 @@ import dev.polystack.host.monitor.SiteSpec;
 import dev.polystack.host.output.OutputException;
 import dev.polystack.host.output.OutputFile;
 import dev.polystack.host.output.Outputs;
+import dev.polystack.host.plugins.PluginLoader;
+import dev.polystack.host.probes.BreakpointCheck;
+import dev.polystack.host.probes.ProbeException;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.otel.otlp.OtlpConfig;
 import dev.polystack.otel.otlp.ProbeSpans;
+import dev.polystack.plugin.api.ProbePlugin;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.OutputStreamWriter;
@@ -31,6 +36,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code polystack probe}: monitors on uprobes at functions of a process's modules. */
@@ -38,9 +44,10 @@ import picocli.CommandLine.Spec;
     name = "probe",
     mixinStandardHelpOptions = true,
     description = "Count the calls of functions of a running process (--pid) or a command (after"
-        + " --), measure their latency or print their arguments, with uprobes whose monitors run"
-        + " in the kernel. SITE: MODULE:SYMBOL[+OFF][%%return], e.g. libc.so.6:write"
-        + " (docs/probes.md).")
+        + " --), measure their latency or print their arguments, with uprobes (or, with --hw,"
+        + " hardware breakpoints) whose monitors run in the kernel. SITE:"
+        + " MODULE:SYMBOL[+OFF][%%return], e.g. libc.so.6:write; with --hw also"
+        + " [vdso]:clock_gettime or 0xADDRESS (docs/probes.md).")
 final class ProbeCommand implements Runnable {
 
   @Option(names = {"--pid", "-p"}, paramLabel = "PID",
@@ -57,6 +64,12 @@ final class ProbeCommand implements Runnable {
           + " entry, rax at a %%return site; with --otlp-endpoint a %%return site's calls are"
           + " also exported as spans). Default: ${DEFAULT-VALUE}.")
   String monitor;
+
+  @Option(names = "--hw", description = "Place every site with hardware breakpoints (4 debug"
+      + " registers per thread: a site takes one, and one more per ret instruction when its"
+      + " return is watched, for %%return and latency): no byte of the target changes, and code"
+      + " no file holds can be probed (the vDSO, 0xADDRESS in JIT code).")
+  boolean hardware;
 
   @Option(names = "--per-thread", description = "Also keep the figures per thread (up to "
       + ProbeMonitor.THREADS + " site-thread pairs; more are counted as thread_table_full).")
@@ -80,11 +93,15 @@ final class ProbeCommand implements Runnable {
 
   @Spec CommandSpec spec;
 
+  @ParentCommand PolystackCommand parent;
+
+  private final PluginLoader loader;
   private final Console console;
   private final Outputs outputs;
 
   @Inject
-  ProbeCommand(Console console, Outputs outputs) {
+  ProbeCommand(PluginLoader loader, Console console, Outputs outputs) {
+    this.loader = loader;
     this.console = console;
     this.outputs = outputs;
   }
@@ -141,8 +158,9 @@ final class ProbeCommand implements Runnable {
     }
     Credentials as = command.isEmpty() ? null
         : launchAs.resolve(System.getenv(), Accounts.effectiveUid(), console::note);
+    BreakpointCheck check = hardware ? checkBreakpoints() : null;
     try {
-      probe(specs, command, kind, otlpConfig, file, as);
+      probe(specs, command, kind, otlpConfig, file, as, check);
     } finally {
       if (file != null) {
         file.close();
@@ -162,8 +180,56 @@ final class ProbeCommand implements Runnable {
         : List.copyOf(positional.subList(positional.size() - n, positional.size()));
   }
 
+  /**
+   * Refuses --hw on a machine whose breakpoints have raised stray SIGTRAPs this boot: a BPF
+   * handler cannot stop one, and the target would get a signal it would not have got
+   * (docs/vdso.md, "Stray SIGTRAPs"). Runs the vdso tracer's once-per-boot self-test first when
+   * nothing is known yet.
+   */
+  private BreakpointCheck checkBreakpoints() {
+    BreakpointCheck check = BreakpointCheck.system();
+    BreakpointCheck.Evidence seen = check.known().orElse(null);
+    if (seen == null && BpfSupport.unavailableReason().isEmpty()) {
+      var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
+      ProbePlugin plugin = registry.probePlugins().stream()
+          .filter(p -> p.id().equals("vdso")).map(p -> (ProbePlugin) p.plugin())
+          .findFirst().orElse(null);
+      try {
+        if (plugin == null) {
+          throw new ProbeException("the vdso plug-in, which runs it, is not loaded");
+        }
+        seen = check.selfTest(plugin);
+        if (!seen.affected()) {
+          console.note("checked this machine's hardware breakpoints for stray SIGTRAPs (2 s,"
+              + " once per boot): none in " + seen.calls() + " traced calls");
+        }
+      } catch (ProbeException e) {
+        console.warn("the hardware-breakpoint self-test could not run (" + e.getMessage()
+            + "); placing the breakpoints without it");
+      }
+    }
+    if (seen != null && seen.affected()) {
+      throw new CommandFailedException("--hw: this machine raised " + seen.strays() + " stray"
+          + " SIGTRAP(s) in " + seen.calls() + " breakpoint hits since boot, which would reach"
+          + " the target (docs/vdso.md, \"Stray SIGTRAPs\"); probe without --hw");
+    }
+    return check;
+  }
+
+  /** Adds the run's breakpoint hits and stray SIGTRAPs to this boot's evidence; warns of any. */
+  private void recordBreakpoints(BreakpointCheck check, ProbeSession.Result r) {
+    Map<String, Long> c = r.figures().counters();
+    long sigtraps = c.getOrDefault(ProbeMonitor.SIGTRAP_DELIVERED, 0L);
+    check.record(c.getOrDefault("entries", 0L), sigtraps);
+    if (sigtraps > 0) {
+      console.warn("the target received " + sigtraps + " SIGTRAP(s) that this machine raises"
+          + " for hardware breakpoints now and then (a debug exception without cause); a"
+          + " program with SIGTRAP at its default action dies of it: probe without --hw");
+    }
+  }
+
   private void probe(List<SiteSpec> specs, List<String> command, ProbeMonitor.Kind kind,
-      OtlpConfig otlpConfig, OutputFile file, Credentials as) {
+      OtlpConfig otlpConfig, OutputFile file, Credentials as, BreakpointCheck check) {
     OtlpOptions.warnIfInClear(otlpConfig, console::warn);
     String session = sessionId();
     RuntimeException failure = null;
@@ -174,7 +240,7 @@ final class ProbeCommand implements Runnable {
           : new ProbeOtlp(local, otlpConfig, otlp.interval, ProcFs.system(), kind);
       ProbeSession.Sink sink = export == null ? local : export;
       ProbeSession.Options options = new ProbeSession.Options(kind, perThread,
-          duration == null ? 0 : duration.toNanos());
+          duration == null ? 0 : duration.toNanos(), hardware);
       ProbeSession.Result result = null;
       try (StopSignals signals = new StopSignals(console)) {
         ProbeSession probes = new ProbeSession(ProcFs.system());
@@ -185,6 +251,9 @@ final class ProbeCommand implements Runnable {
         failure = new UsageException(e.getMessage());
       } catch (ProbeSession.Failure e) {
         failure = new CommandFailedException(e.getMessage());
+      }
+      if (result != null && check != null) {
+        recordBreakpoints(check, result);
       }
       ProbeSpans.Result spans = export == null ? null
           : export.finishSpans(RecordCommand.FINISH_TIMEOUT);

@@ -40,7 +40,7 @@ final class ProbeFormat implements ProbeSession.Sink {
         out.write("{\"type\":\"site\"" + head() + ",\"pid\":" + pid + ",\"site\":"
             + Json.quote(s.name()) + ",\"module\":" + Json.quote(s.module()) + ",\"address\":"
             + Json.quote(CallFormat.hex(s.address())) + ",\"file_offset\":"
-            + Json.quote(CallFormat.hex(s.fileOffset())) + "}\n");
+            + Json.quote(CallFormat.hex(s.fileOffset())) + returns(s) + "}\n");
       }
     } else {
       out.write("# session " + session + ": " + kind.name().toLowerCase(Locale.ROOT)
@@ -48,6 +48,18 @@ final class ProbeFormat implements ProbeSession.Sink {
           + pid + "\n");
     }
     out.flush();
+  }
+
+  /** A --hw site's watched rets, as {@code ,"returns":[...]}; empty otherwise. */
+  private static String returns(ProbeSite s) {
+    if (s.returns().isEmpty()) {
+      return "";
+    }
+    StringBuilder sb = new StringBuilder(",\"returns\":[");
+    for (int i = 0; i < s.returns().size(); i++) {
+      sb.append(i > 0 ? "," : "").append(Json.quote(CallFormat.hex(s.returns().get(i))));
+    }
+    return sb.append(']').toString();
   }
 
   @Override

@@ -30,10 +30,11 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
 
 /**
- * {@code polystack probe}: places uprobe session links on the resolved sites of one process
- * and runs a monitor on them in the kernel until the duration, a stop request or the target's
- * exit; then reads the kernel's figures. The target is never stopped (a launched command is
- * held only until its probes are in). docs/probes.md.
+ * {@code polystack probe}: places uprobe session links (or, with {@code hardware}, execution
+ * breakpoints: {@link HardwareBreakpoints}) on the resolved sites of one process and runs a
+ * monitor on them in the kernel until the duration, a stop request or the target's exit; then
+ * reads the kernel's figures. The target is never stopped (a launched command is held only
+ * until its probes are in). docs/probes.md.
  */
 public final class ProbeSession {
   /** Ring for args records: 88 bytes each, 4 MiB holds ~47,000 between two reads. */
@@ -48,12 +49,18 @@ public final class ProbeSession {
    * What to run.
    *
    * @param durationNanos end after this long; 0: at a stop request or the target's exit
+   * @param hardware place the sites with hardware breakpoints
    */
-  public record Options(ProbeMonitor.Kind kind, boolean perThread, long durationNanos) {
+  public record Options(ProbeMonitor.Kind kind, boolean perThread, long durationNanos,
+      boolean hardware) {
     public Options {
       if (durationNanos < 0) {
         throw new IllegalArgumentException("duration < 0");
       }
+    }
+
+    public Options(ProbeMonitor.Kind kind, boolean perThread, long durationNanos) {
+      this(kind, perThread, durationNanos, false);
     }
   }
 
@@ -129,10 +136,10 @@ public final class ProbeSession {
   /** Probes running process {@code pid}. */
   public Result attach(int pid, List<SiteSpec> specs, Options options, BooleanSupplier stop,
       Sink sink) throws BadInput, Failure, IOException {
-    List<ProbeSite> sites = resolve(pid, specs);
+    List<ProbeSite> sites = resolve(pid, specs, options);
     try (ProbeMonitor monitor = open(options);
         TargetExit exit = TargetExit.watch(proc, pid, null)) {
-      place(monitor, pid, sites);
+      place(monitor, pid, sites, options);
       return run(monitor, pid, sites, options, stop, exit, sink, null);
     } catch (SamplingException e) {
       throw new BadInput(e.getMessage());
@@ -169,8 +176,8 @@ public final class ProbeSession {
                 + " is probed: " + e.getMessage());
           }
           try {
-            sites = resolve(pid, specs);
-            place(monitor, pid, sites);
+            sites = resolve(pid, specs, options);
+            place(monitor, pid, sites, options);
           } catch (BadInput | Failure e) {
             // Killed where it is held: a command refused for bad input runs none of its code.
             try {
@@ -198,10 +205,12 @@ public final class ProbeSession {
     }
   }
 
-  private List<ProbeSite> resolve(int pid, List<SiteSpec> specs) throws BadInput {
+  private List<ProbeSite> resolve(int pid, List<SiteSpec> specs, Options options)
+      throws BadInput {
     List<MemoryMapping> mappings = mappings(proc, pid);
     try {
-      return ProbeSites.resolve(proc.root(), pid, mappings, specs);
+      return ProbeSites.resolve(proc.root(), pid, mappings, specs, options.hardware(),
+          options.kind() == ProbeMonitor.Kind.LATENCY);
     } catch (ProbeSites.SiteException e) {
       throw new BadInput(e.getMessage());
     }
@@ -236,15 +245,34 @@ public final class ProbeSession {
       throw new Failure("cannot place probes: " + why);
     }
     try {
-      return ProbeMonitor.open(options.kind(), options.perThread(), RING_BYTES);
+      return ProbeMonitor.open(options.kind(), options.perThread(), RING_BYTES,
+          options.hardware() ? ProbeMonitor.Mechanism.HARDWARE : ProbeMonitor.Mechanism.UPROBE);
     } catch (BpfLoadException e) {
       throw new Failure("cannot place probes: " + e.getMessage());
     }
   }
 
-  /** One link per probed file, cookie = site index. */
-  private static void place(ProbeMonitor monitor, int pid, List<ProbeSite> sites)
+  /** One link per probed file, cookie = site index; or each site's breakpoint per thread. */
+  private void place(ProbeMonitor monitor, int pid, List<ProbeSite> sites, Options options)
       throws Failure, BadInput {
+    if (options.hardware()) {
+      List<Long> addresses = new ArrayList<>();
+      for (int i = 0; i < sites.size(); i++) {
+        ProbeSite site = sites.get(i);
+        boolean call = !site.returns().isEmpty();
+        monitor.setSite(i, site.spec().atReturn());
+        monitor.setHardwareSite(i, site.address(), call ? ProbeMonitor.Breakpoint.CALL
+            : ProbeMonitor.Breakpoint.ENTRY);
+        addresses.add(site.address());
+        for (long ret : site.returns()) {
+          monitor.setHardwareSite(i, ret, ProbeMonitor.Breakpoint.RET);
+          addresses.add(ret);
+        }
+      }
+      monitor.watchSignals(pid);
+      HardwareBreakpoints.arm(proc, monitor, pid, addresses);
+      return;
+    }
     Map<Path, List<Integer>> byFile = new LinkedHashMap<>();
     for (int i = 0; i < sites.size(); i++) {
       monitor.setSite(i, sites.get(i).spec().atReturn());

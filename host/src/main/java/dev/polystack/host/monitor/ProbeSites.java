@@ -39,6 +39,17 @@ public final class ProbeSites {
    */
   public static List<ProbeSite> resolve(Path root, int pid, List<MemoryMapping> mappings,
       List<SiteSpec> specs) throws SiteException {
+    return resolve(root, pid, mappings, specs, false, false);
+  }
+
+  /**
+   * As {@link #resolve(Path, int, List, List)}; with {@code hardware} the sites are for
+   * hardware breakpoints: the vDSO and bare addresses are allowed, and a site whose return is
+   * watched ({@code %return}, or every site with {@code everyReturn}, as the latency monitor)
+   * gets its ret instructions; all within {@value HardwareSites#SLOTS} debug registers.
+   */
+  public static List<ProbeSite> resolve(Path root, int pid, List<MemoryMapping> mappings,
+      List<SiteSpec> specs, boolean hardware, boolean everyReturn) throws SiteException {
     if (specs.isEmpty()) {
       throw new SiteException("no probe site given: name at least one, e.g. libc.so.6:write");
     }
@@ -46,10 +57,25 @@ public final class ProbeSites {
       throw new SiteException(specs.size() + " sites given: at most " + ProbeMonitor.MAX_SITES
           + " per run");
     }
+    if (hardware) {
+      HardwareSites.check(specs, everyReturn);
+    }
     List<ProbeSite> out = new ArrayList<>();
     Map<String, ElfFile> opened = new LinkedHashMap<>();
     try {
       for (SiteSpec spec : specs) {
+        if (spec.isAddress() || spec.isVdso()) {
+          if (!hardware) {
+            throw new SiteException(spec + ": " + (spec.isVdso() ? "vDSO code" : "code at a bare"
+                + " address") + " can only be probed with hardware breakpoints: add --hw");
+          }
+          ProbeSite site = spec.isVdso()
+              ? HardwareSites.vdso(pid, mappings, spec, spec.atReturn() || everyReturn)
+              : HardwareSites.address(pid, mappings, spec);
+          unique(out, site, hardware);
+          out.add(site);
+          continue;
+        }
         String module = module(pid, mappings, spec);
         Path file = root.resolve(Integer.toString(pid)).resolve("root" + module);
         ElfFile elf = opened.get(module);
@@ -62,20 +88,40 @@ public final class ProbeSites {
           }
           opened.put(module, elf);
         }
-        ProbeSite site = site(pid, mappings, spec, module, file, elf);
-        for (ProbeSite earlier : out) {
-          if (earlier.file().equals(site.file()) && earlier.fileOffset() == site.fileOffset()
-              && earlier.spec().atReturn() == spec.atReturn()) {
-            throw new SiteException("sites " + earlier.name() + " and " + spec + " are one"
-                + " place in " + module + ": give it once");
-          }
-        }
+        ProbeSite site = site(pid, mappings, spec, module, file, elf,
+            hardware && (spec.atReturn() || everyReturn));
+        unique(out, site, hardware);
         out.add(site);
       }
     } finally {
       opened.values().forEach(ElfFile::close);
     }
+    if (hardware) {
+      HardwareSites.checkBudget(out);
+    }
     return List.copyOf(out);
+  }
+
+  /**
+   * Refuses {@code site} when an earlier one is the same place (with {@code hardware}, a
+   * function's entry and its %return too: they would share the entry's breakpoint).
+   */
+  private static void unique(List<ProbeSite> earlier, ProbeSite site, boolean hardware)
+      throws SiteException {
+    for (ProbeSite e : earlier) {
+      boolean samePlace = e.file() != null && site.file() != null
+          ? e.file().equals(site.file()) && e.fileOffset() == site.fileOffset()
+          : e.address() == site.address();
+      if (samePlace && hardware && e.spec().atReturn() != site.spec().atReturn()) {
+        throw new SiteException("sites " + e.name() + " and " + site.name() + " share the"
+            + " entry's breakpoint with --hw: give one of them (an args record at %return"
+            + " carries the entry's registers too)");
+      }
+      if (samePlace && e.spec().atReturn() == site.spec().atReturn()) {
+        throw new SiteException("sites " + e.name() + " and " + site.name() + " are one"
+            + " place in " + site.module() + ": give it once");
+      }
+    }
   }
 
   /** The one mapped executable file {@code spec} names. */
@@ -107,7 +153,7 @@ public final class ProbeSites {
   }
 
   private static ProbeSite site(int pid, List<MemoryMapping> mappings, SiteSpec spec,
-      String module, Path file, ElfFile elf) throws SiteException {
+      String module, Path file, ElfFile elf, boolean returns) throws SiteException {
     ElfSymbol symbol;
     try {
       symbol = defined(elf.findDynamicSymbol(spec.symbol()))
@@ -153,7 +199,16 @@ public final class ProbeSites {
       if (m.isExecutable() && m.path().equals(module) && !m.deleted()
           && Long.compareUnsigned(at, m.offset()) >= 0
           && Long.compareUnsigned(at - m.offset(), m.size()) < 0) {
-        return new ProbeSite(spec, module, file, at, m.start() + (at - m.offset()));
+        ProbeSite site = new ProbeSite(spec, module, file, at, m.start() + (at - m.offset()));
+        if (!returns) {
+          return site;
+        }
+        List<Long> rets = new ArrayList<>();
+        for (long ret : ReturnInstructions.of(file, spec.toString(), symbol.value(),
+            symbol.size())) {
+          rets.add(site.address() + (ret - symbol.value()));
+        }
+        return site.withReturns(rets);
       }
     }
     throw new SiteException(spec + ": " + spec.symbol() + "'s code is not mapped executable in"

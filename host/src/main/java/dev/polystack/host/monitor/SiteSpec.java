@@ -7,20 +7,32 @@ import java.util.regex.Pattern;
  * A probe site as the user writes it: {@code MODULE:SYMBOL[+OFF][%return]}, e.g.
  * {@code libc.so.6:write}, {@code nginx:ngx_http_process_request%return},
  * {@code /usr/lib/libfoo.so:foo+0x10}. MODULE is a mapped file's path or file name (or the
- * file name's start up to a dot: {@code libc} for libc.so.6); OFF is bytes into the function,
- * decimal or 0x-hexadecimal (docs/probes.md, "Sites").
+ * file name's start up to a dot: {@code libc} for libc.so.6), or {@code [vdso]}; OFF is bytes
+ * into the function, decimal or 0x-hexadecimal. A bare {@code 0xADDRESS} is an instruction's
+ * address in the target, for code no file holds (hardware breakpoints only). docs/probes.md,
+ * "Sites".
  *
- * @param module the module as written
- * @param symbol the symbol, optionally with {@code @VERSION}
+ * @param module the module as written; empty for an address site
+ * @param symbol the symbol, optionally with {@code @VERSION}; empty for an address site
  * @param offset bytes from the symbol's address
  * @param atReturn the site is the function's return, not its entry
+ * @param address the address of an address site, else 0
  */
-public record SiteSpec(String module, String symbol, long offset, boolean atReturn) {
+public record SiteSpec(String module, String symbol, long offset, boolean atReturn,
+    long address) {
+  /** The module name of the vDSO, as /proc/PID/maps names its mapping. */
+  public static final String VDSO = "[vdso]";
   private static final Pattern FORMAT = Pattern.compile(
       "(.+):([A-Za-z_.$][A-Za-z0-9_.$@]*)(?:\\+(0x[0-9a-fA-F]{1,8}|[0-9]{1,10}))?(%return)?");
+  private static final Pattern ADDRESS = Pattern.compile("0x([0-9a-fA-F]{1,16})");
 
   public SiteSpec {
-    if (module.isEmpty() || symbol.isEmpty() || offset < 0) {
+    if (address != 0) {
+      if (!module.isEmpty() || !symbol.isEmpty() || offset != 0 || atReturn) {
+        throw new IllegalArgumentException("an address site has no module, symbol, offset or"
+            + " return");
+      }
+    } else if (module.isEmpty() || symbol.isEmpty() || offset < 0) {
       throw new IllegalArgumentException("site " + module + ":" + symbol + "+" + offset);
     }
     if (atReturn && offset != 0) {
@@ -29,16 +41,41 @@ public record SiteSpec(String module, String symbol, long offset, boolean atRetu
     }
   }
 
+  /** A symbol site. */
+  public SiteSpec(String module, String symbol, long offset, boolean atReturn) {
+    this(module, symbol, offset, atReturn, 0);
+  }
+
+  /** True for a bare address: code that is not in a file (JIT code). */
+  public boolean isAddress() {
+    return address != 0;
+  }
+
+  /** True for a function of the vDSO. */
+  public boolean isVdso() {
+    return module.equals(VDSO);
+  }
+
   /**
    * Parses {@code text}.
    *
    * @throws IllegalArgumentException with the user's one line when it is not a site
    */
   public static SiteSpec parse(String text) {
+    Matcher a = ADDRESS.matcher(text);
+    if (a.matches()) {
+      long at = Long.parseUnsignedLong(a.group(1), 16);
+      if (at == 0) {
+        throw new IllegalArgumentException("'" + text + "': address 0 is no code; give the"
+            + " address of an instruction in the target");
+      }
+      return new SiteSpec("", "", 0, false, at);
+    }
     Matcher m = FORMAT.matcher(text);
     if (!m.matches()) {
       throw new IllegalArgumentException("'" + text + "' is not a probe site: write"
-          + " MODULE:SYMBOL[+OFF][%return], e.g. libc.so.6:write or libc.so.6:malloc%return");
+          + " MODULE:SYMBOL[+OFF][%return], e.g. libc.so.6:write or libc.so.6:malloc%return"
+          + " (or, with --hw, [vdso]:clock_gettime or 0xADDRESS)");
     }
     long offset = 0;
     if (m.group(3) != null) {
@@ -55,6 +92,9 @@ public record SiteSpec(String module, String symbol, long offset, boolean atRetu
   /** As the user wrote it, normalised: the name of the site in every output. */
   @Override
   public String toString() {
+    if (isAddress()) {
+      return "0x" + Long.toHexString(address);
+    }
     return module + ":" + symbol + (offset != 0 ? "+0x" + Long.toHexString(offset) : "")
         + (atReturn ? "%return" : "");
   }

@@ -90,4 +90,60 @@ class ProbeSitesTest {
         maps, List.of(SiteSpec.parse("libc.so.6:write+1")))).getMessage()
         .contains("is inside an instruction (the one at +0x0)"));
   }
+
+  @Test
+  void hardwareSitesFindTheVdsoInMemoryAndRefuseDataAddresses() throws Exception {
+    List<MemoryMapping> maps = mappings();
+    MemoryMapping vdso = maps.stream().filter(m -> m.path().equals("[vdso]")).findFirst()
+        .orElseThrow();
+    List<ProbeSite> sites = ProbeSites.resolve(Path.of("/proc"), PID, maps,
+        List.of(SiteSpec.parse("[vdso]:clock_gettime"),
+            SiteSpec.parse("[vdso]:__vdso_gettimeofday")), true, false);
+    for (ProbeSite s : sites) {
+      assertTrue(vdso.contains(s.address()), s + " outside " + vdso);
+      assertEquals(vdso.start() + s.fileOffset(), s.address());
+    }
+    // The same function as the address site of its first instruction.
+    ProbeSite at = ProbeSites.resolve(Path.of("/proc"), PID, maps, List.of(SiteSpec.parse(
+        "0x" + Long.toHexString(sites.get(0).address()))), true, false).get(0);
+    assertEquals("[vdso]", at.module());
+    MemoryMapping data = maps.stream().filter(m -> !m.isExecutable()).findFirst().orElseThrow();
+    String line = assertThrows(ProbeSites.SiteException.class, () -> ProbeSites.resolve(
+        Path.of("/proc"), PID, maps, List.of(SiteSpec.parse("0x"
+            + Long.toHexString(data.start()))), true, false)).getMessage();
+    assertTrue(line.contains("not in an executable mapping"), line);
+    line = assertThrows(ProbeSites.SiteException.class, () -> ProbeSites.resolve(
+        Path.of("/proc"), PID, maps, List.of(SiteSpec.parse("[vdso]:clock_gettime")), false, false))
+        .getMessage();
+    assertTrue(line.contains("add --hw"), line);
+    line = assertThrows(ProbeSites.SiteException.class, () -> ProbeSites.resolve(
+        Path.of("/proc"), PID, maps, List.of(SiteSpec.parse("libc:read"),
+            SiteSpec.parse("libc:write"), SiteSpec.parse("libc:open"),
+            SiteSpec.parse("libc:close"), SiteSpec.parse("libc:lseek")), true, false)).getMessage();
+    assertTrue(line.contains("at most 4"), line);
+    long ret = ProbeSites.resolve(Path.of("/proc"), PID, maps,
+        List.of(SiteSpec.parse("[vdso]:clock_gettime%return")), true, false).get(0).returns()
+        .get(0);
+    line = assertThrows(ProbeSites.SiteException.class, () -> ProbeSites.resolve(
+        Path.of("/proc"), PID, maps, List.of(SiteSpec.parse("[vdso]:clock_gettime%return"),
+            SiteSpec.parse("0x" + Long.toHexString(ret))), true, false)).getMessage();
+    assertTrue(line.contains("at the same instruction"), line);
+  }
+
+  @Test
+  void aWatchedReturnOfAVdsoFunctionIsAtItsRets() throws Exception {
+    List<MemoryMapping> maps = mappings();
+    ProbeSite site = ProbeSites.resolve(Path.of("/proc"), PID, maps,
+        List.of(SiteSpec.parse("[vdso]:clock_gettime%return")), true, false).get(0);
+    assertTrue(!site.returns().isEmpty() && site.returns().size() <= 3, site.toString());
+    byte[] b = new byte[1];
+    try (RandomAccessFile mem = new RandomAccessFile("/proc/self/mem", "r")) {
+      for (long ret : site.returns()) {
+        assertTrue(ret > site.address(), site.toString());
+        mem.seek(ret);
+        mem.readFully(b);
+        assertEquals((byte) 0xc3, b[0], "not a ret at 0x" + Long.toHexString(ret));
+      }
+    }
+  }
 }

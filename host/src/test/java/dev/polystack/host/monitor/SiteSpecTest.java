@@ -20,6 +20,19 @@ class SiteSpecTest {
   }
 
   @Test
+  void parsesTheVdsoAndBareAddresses() {
+    SiteSpec vdso = SiteSpec.parse("[vdso]:clock_gettime");
+    assertTrue(vdso.isVdso() && !vdso.isAddress());
+    assertEquals("clock_gettime", vdso.symbol());
+    SiteSpec at = SiteSpec.parse("0x7F00DEAD1000");
+    assertTrue(at.isAddress() && !at.isVdso());
+    assertEquals(0x7f00dead1000L, at.address());
+    assertEquals("0x7f00dead1000", at.toString());
+    assertThrows(IllegalArgumentException.class, () -> SiteSpec.parse("0x0"));
+    assertThrows(IllegalArgumentException.class, () -> SiteSpec.parse("0x12345678123456789"));
+  }
+
+  @Test
   void refusesWhatIsNotASiteInOneLine() {
     for (String bad : new String[] {"libc.so.6", ":write", "libc:", "libc:f+", "libc:f+0xzz",
         "libc:f+8%return", "libc:1f", "libc:f%ret"}) {
