@@ -28,6 +28,7 @@
 #include <linux/ptrace.h>
 #include <linux/bpf_perf_event.h>
 #include <bpf/bpf_helpers.h>
+#include "breakpoint_sigtrap.h"
 
 extern __u64 *bpf_session_cookie(void) __ksym;
 extern _Bool bpf_session_is_return(void) __ksym;
@@ -48,8 +49,6 @@ enum { REC_RETURN = 1, REC_ARGS = 2 };
 enum { C_ENTRIES, C_RETURNS, C_RECORDS, C_RING_FULL, C_THREAD_TABLE_FULL, C_RETURN_UNMATCHED,
        C_NO_SITE, C_RETURN_ARGS_LOST, C_SIGTRAP_DELIVERED, C_COUNT = 16 };
 
-#define SIGTRAP 5
-#define TRAP_BRKPT 1
 
 struct config {
 	__u32 monitor;
@@ -454,21 +453,11 @@ int probe_monitor_hw(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-/*
- * Counts the SIGTRAPs (TRAP_BRKPT) the kernel raises in a process with hardware-breakpoint sites:
- * on some VMs a breakpoint's debug exception arrives with DR6 reading 0 and the kernel answers it
- * with SIGTRAP (docs/vdso.md, "Stray SIGTRAPs"). Nothing but a ptrace tracer could stop it; this
- * makes it visible. Raised in the task's own context, so current is the target.
- */
+/* Counts the breakpoint SIGTRAPs raised in a target (breakpoint_sigtrap.h says why). */
 SEC("raw_tracepoint/signal_generate")
 int probe_sigtrap(struct bpf_raw_tracepoint_args *ctx)
 {
-	if ((int)ctx->args[0] != SIGTRAP)
-		return 0;
-	int code = 0;
-	/* struct kernel_siginfo: si_signo, si_errno, si_code */
-	if (bpf_probe_read_kernel(&code, sizeof(code), (void *)(ctx->args[1] + 8)) != 0
-	    || code != TRAP_BRKPT)
+	if (!breakpoint_sigtrap(ctx))
 		return 0;
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	if (bpf_map_lookup_elem(&hw_targets, &tgid))

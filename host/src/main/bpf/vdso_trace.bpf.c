@@ -15,6 +15,7 @@
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>
 #include <bpf/bpf_helpers.h>
+#include "breakpoint_sigtrap.h"
 
 #define MAX_COPIES 2
 #define COPY_MAX 64
@@ -27,8 +28,6 @@ enum { C_ENTRIES, C_RETURNS, C_RECORDS, C_RING_FULL, C_OUTPUT_UNREADABLE, C_UNPA
        C_PENDING_FULL, C_ENTRY_REPLACED, C_RETURN_ADDRESS_UNREADABLE, C_NO_SITE,
        C_SIGTRAP_DELIVERED, C_EXEC, C_COUNT = 16 };
 
-#define SIGTRAP 5
-#define TRAP_BRKPT 1
 
 #define FLAG_RETURN_ADDRESS_UNREADABLE 1
 
@@ -229,22 +228,11 @@ int vdso_probe(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-/*
- * Counts the SIGTRAPs (TRAP_BRKPT) the kernel raises in a traced process. On some VMs a
- * breakpoint's #DB occasionally arrives with DR6 reading 0; the kernel takes it for an icebp and
- * sends SIGTRAP at the breakpoint's address, which kills a process that keeps SIGTRAP's default
- * action. Nothing but a ptrace tracer can stop that signal; this makes it visible. The signal
- * is raised in the task's own context (force_sig_fault), so current is the target.
- */
+/* Counts the breakpoint SIGTRAPs raised in a target (breakpoint_sigtrap.h says why). */
 SEC("raw_tracepoint/signal_generate")
 int vdso_sigtrap(struct bpf_raw_tracepoint_args *ctx)
 {
-	if ((int)ctx->args[0] != SIGTRAP)
-		return 0;
-	int code = 0;
-	/* struct kernel_siginfo: si_signo, si_errno, si_code */
-	if (bpf_probe_read_kernel(&code, sizeof(code), (void *)(ctx->args[1] + 8)) != 0
-	    || code != TRAP_BRKPT)
+	if (!breakpoint_sigtrap(ctx))
 		return 0;
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	if (bpf_map_lookup_elem(&targets, &tgid))

@@ -4,21 +4,17 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code polystack probe} on a C program it did not write (workloads/probe_target.c): the count
@@ -27,87 +23,24 @@ import org.junit.jupiter.api.io.TempDir;
  * call, and a program that dlcloses a probed library runs on to a normal exit.
  */
 class ProbeCommandTest {
-  private static final Pattern CALLS = Pattern.compile(
-      "\"type\":\"site_summary\".*\"site\":\"([^\"]+)\",\"calls\":(\\d+)");
-  private static final Pattern THREAD = Pattern.compile(
-      "\"type\":\"thread_summary\".*\"tid\":(\\d+),\"site\":\"([^\"]+)\",\"calls\":(\\d+)");
-
   @TempDir Path dir;
-
-  /** A started probe_target: its pid, its stdout lines, its stdin. */
-  private record Target(Process process, BufferedReader out, OutputStream in) {
-    static Target start(String... args) throws Exception {
-      List<String> command = new ArrayList<>();
-      command.add(Workloads.binary("probe_target").toString());
-      command.addAll(List.of(args));
-      Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT)
-          .start();
-      Target t = new Target(p, new BufferedReader(new InputStreamReader(p.getInputStream(),
-          StandardCharsets.UTF_8)), p.getOutputStream());
-      assertEquals("ready", t.out.readLine());
-      return t;
-    }
-
-    int pid() {
-      return (int) process.pid();
-    }
-
-    void say(String line) throws Exception {
-      in.write((line + "\n").getBytes(StandardCharsets.UTF_8));
-      in.flush();
-    }
-
-    /** Ends its input (it exits) and returns its exit status. */
-    int finish() throws Exception {
-      in.close();
-      assertTrue(process.waitFor(60, TimeUnit.SECONDS), "the target did not exit");
-      return process.exitValue();
-    }
-  }
-
-  /** Starts polystack probe on {@code target} and waits until its links are in. */
-  private Distribution.Running probe(Target target, Path output, String... args)
-      throws Exception {
-    List<String> all = new ArrayList<>(List.of("probe", "--pid",
-        Integer.toString(target.pid()), "--format", "json", "-o", output.toString()));
-    all.addAll(List.of(args));
-    Distribution.Running polystack = Distribution.start(all.toArray(String[]::new));
-    Awaits.until("polystack's uprobe links", 60_000, () -> !polystack.process().isAlive()
-        || !AllocationProfileTest.ownLinks(polystack.pid()).isEmpty());
-    assertTrue(polystack.process().isAlive(), polystack.stderrSoFar());
-    return polystack;
-  }
-
-  private static Map<String, Long> calls(String json) {
-    Map<String, Long> out = new HashMap<>();
-    Matcher m = CALLS.matcher(json);
-    while (m.find()) {
-      out.put(m.group(1), Long.parseLong(m.group(2)));
-    }
-    return out;
-  }
 
   @Test
   void countIsExactOverFourThreads() throws Exception {
     int n = 20_000;
-    Target target = Target.start("count", Integer.toString(n));
+    ProbeTarget target = ProbeTarget.start("count", Integer.toString(n));
     Path output = dir.resolve("count.jsonl");
-    try (Distribution.Running polystack = probe(target, output, "probe_target:probe_counted",
+    try (Distribution.Running polystack = target.probe(false, output, "probe_target:probe_counted",
         "probe_target:probe_counted%return", "--per-thread")) {
       target.say("go");
-      assertEquals("done", target.out.readLine());
+      assertEquals("done", target.out().readLine());
       assertEquals(0, target.finish());
       Distribution.Result r = polystack.await(60);
       assertEquals(0, r.exitCode(), r.stderr());
       String json = Files.readString(output);
       assertEquals(Map.of("probe_target:probe_counted", 4L * n,
-          "probe_target:probe_counted%return", 4L * n), calls(json), json);
-      Map<String, List<Long>> perThread = new HashMap<>();
-      Matcher m = THREAD.matcher(json);
-      while (m.find()) {
-        perThread.computeIfAbsent(m.group(2), k -> new ArrayList<>())
-            .add(Long.parseLong(m.group(3)));
-      }
+          "probe_target:probe_counted%return", 4L * n), ProbeTarget.calls(json), json);
+      Map<String, List<Long>> perThread = ProbeTarget.perThread(json);
       assertEquals(List.of((long) n, (long) n, (long) n, (long) n),
           perThread.get("probe_target:probe_counted"), json);
       assertTrue(json.contains("\"thread_table_full\":0") && json.contains("\"end\":"
@@ -120,62 +53,53 @@ class ProbeCommandTest {
   @Test
   void argsRecordsCarryEachCallsArgumentAndItsReturnValue() throws Exception {
     int n = 50;
-    Target target = Target.start("count", Integer.toString(n));
+    ProbeTarget target = ProbeTarget.start("count", Integer.toString(n));
     Path output = dir.resolve("args.jsonl");
-    try (Distribution.Running polystack = probe(target, output, "probe_target:probe_counted",
+    try (Distribution.Running polystack = target.probe(false, output, "probe_target:probe_counted",
         "probe_target:probe_counted%return", "--monitor", "args")) {
       target.say("go");
-      assertEquals("done", target.out.readLine());
+      assertEquals("done", target.out().readLine());
       assertEquals(0, target.finish());
       Distribution.Result r = polystack.await(60);
       assertEquals(0, r.exitCode(), r.stderr());
       String json = Files.readString(output);
       // probe_counted(i) for i in 0..n-1 on each of 4 threads; it returns i + 1.
-      Map<Long, Long> entries = new HashMap<>();
-      Matcher e = Pattern.compile("\"type\":\"hit\".*\"site\":\"probe_target:probe_counted\","
-          + ".*\"args\":\\{\"rdi\":\"0x(\\p{XDigit}+)\"").matcher(json);
-      while (e.find()) {
-        entries.merge(Long.parseLong(e.group(1), 16), 1L, Long::sum);
-      }
-      Map<Long, Long> returns = new HashMap<>();
-      Matcher x = Pattern.compile("\"type\":\"hit\".*\"site\":\"probe_target:probe_counted"
-          + "%return\",.*\"rax\":\"0x(\\p{XDigit}+)\"").matcher(json);
-      while (x.find()) {
-        returns.merge(Long.parseLong(x.group(1), 16), 1L, Long::sum);
-      }
-      Map<Long, Long> expectedEntries = new HashMap<>();
-      Map<Long, Long> expectedReturns = new HashMap<>();
-      for (long i = 0; i < n; i++) {
-        expectedEntries.put(i, 4L);
-        expectedReturns.put(i + 1, 4L);
-      }
-      assertEquals(expectedEntries, entries, json);
-      assertEquals(expectedReturns, returns, json);
+      assertEquals(ProbeTarget.each(0, n, 4), ProbeTarget.hitValues(json,
+          "probe_target:probe_counted", "rdi"), json);
+      assertEquals(ProbeTarget.each(1, n, 4), ProbeTarget.hitValues(json,
+          "probe_target:probe_counted%return", "rax"), json);
       assertTrue(json.contains("\"ring_full\":0") && json.contains("\"records\":" + 8 * n),
           json);
       assertEquals(Map.of("probe_target:probe_counted", 4L * n,
-          "probe_target:probe_counted%return", 4L * n), calls(json), json);
+          "probe_target:probe_counted%return", 4L * n), ProbeTarget.calls(json), json);
     } finally {
       target.process().destroyForcibly();
     }
   }
 
-  @Test
-  void latencyOfASleepLandsInTheBucketOfTheProgramsOwnClock() throws Exception {
+  /** With uprobes, and with --hw (a breakpoint on the entry and one on the function's ret). */
+  @ParameterizedTest(name = "hw={0}")
+  @ValueSource(booleans = {false, true})
+  void latencyOfASleepLandsInTheBucketOfTheProgramsOwnClock(boolean hw) throws Exception {
     int n = 20;
     long us = 2500; // 2^21 ns <= 2.5 ms < 2^22 ns
-    Target target = Target.start("sleep", Integer.toString(n), Long.toString(us));
+    ProbeTarget target = ProbeTarget.start("sleep", Integer.toString(n), Long.toString(us));
     Path output = dir.resolve("latency.jsonl");
-    try (Distribution.Running polystack = probe(target, output, "probe_target:probe_sleeper",
+    try (Distribution.Running polystack = target.probe(hw, output, "probe_target:probe_sleeper",
         "--monitor", "latency")) {
       target.say("go");
-      String done = target.out.readLine();
+      String done = target.out().readLine();
       assertTrue(done.startsWith("done "), done);
       assertEquals(0, target.finish());
       Distribution.Result r = polystack.await(60);
       assertEquals(0, r.exitCode(), r.stderr());
       String json = Files.readString(output);
-      assertEquals(Map.of("probe_target:probe_sleeper", (long) n), calls(json), json);
+      assertEquals(Map.of("probe_target:probe_sleeper", (long) n), ProbeTarget.calls(json),
+          json);
+      if (hw) { // each call: its entry and its one ret, both handled
+        assertTrue(json.contains("\"entries\":" + n) && json.contains("\"returns\":" + n)
+            && json.contains("\"handler_not_run\":0"), json);
+      }
       Map<Integer, Long> probed = buckets(json);
       Map<Integer, Long> own = new HashMap<>();
       Matcher b = Pattern.compile("b(\\d+)=(\\d+)").matcher(done);
@@ -209,7 +133,7 @@ class ProbeCommandTest {
 
   @Test
   void badSitesEndInOneLineAndExitTwo() throws Exception {
-    Target target = Target.start("count", "1");
+    ProbeTarget target = ProbeTarget.start("count", "1");
     try {
       String pid = Integer.toString(target.pid());
       Map<String, String> cases = Map.of(
@@ -237,7 +161,7 @@ class ProbeCommandTest {
       assertEquals(1, launched.stderrLines().size(), launched.stderr());
       assertFalse(launched.stdout().contains("done"), launched.stdout());
       target.say("go");
-      assertEquals("done", target.out.readLine());
+      assertEquals("done", target.out().readLine());
       assertEquals(0, target.finish(), "the target was harmed by the refused runs");
     } finally {
       target.process().destroyForcibly();
@@ -253,7 +177,7 @@ class ProbeCommandTest {
         Workloads.binary("probe_target").toString(), "once", Integer.toString(n));
     assertEquals(0, r.exitCode(), r.stderr());
     String json = Files.readString(output);
-    Map<String, Long> calls = calls(json);
+    Map<String, Long> calls = ProbeTarget.calls(json);
     assertEquals(4L * n, calls.get("probe_target:probe_counted"), json);
     // ld.so's own startup allocations come before the thread setup; the program's (stdio,
     // pthread_create) after it.
@@ -270,20 +194,20 @@ class ProbeCommandTest {
     Tools.Output gcc = Tools.run(60, null, List.of("gcc", "-O2", "-shared", "-fPIC", "-o",
         lib.toString(), source.toString()));
     assertEquals(0, gcc.exitCode(), gcc.stderr());
-    Target target = Target.start("dlclose", lib.toString());
+    ProbeTarget target = ProbeTarget.start("dlclose", lib.toString());
     Path output = dir.resolve("dlclose.jsonl");
-    try (Distribution.Running polystack = probe(target, output, "libprobed.so:lib_probed",
+    try (Distribution.Running polystack = target.probe(false, output, "libprobed.so:lib_probed",
         "probe_target:probe_counted")) {
       target.say("go");
-      assertEquals("closed", target.out.readLine());
+      assertEquals("closed", target.out().readLine());
       assertFalse(Files.readString(Path.of("/proc/" + target.pid() + "/maps"))
           .contains("libprobed.so"), "the library is still mapped: the test tests nothing");
       assertTrue(polystack.process().isAlive(), polystack.stderrSoFar());
       assertEquals(0, target.finish());
-      assertEquals("done", target.out.readLine());
+      assertEquals("done", target.out().readLine());
       Distribution.Result r = polystack.await(60);
       assertEquals(0, r.exitCode(), r.stderr());
-      Map<String, Long> calls = calls(Files.readString(output));
+      Map<String, Long> calls = ProbeTarget.calls(Files.readString(output));
       assertEquals(1000L, calls.get("libprobed.so:lib_probed"), calls.toString());
       assertEquals(4000L, calls.get("probe_target:probe_counted"), calls.toString());
     } finally {

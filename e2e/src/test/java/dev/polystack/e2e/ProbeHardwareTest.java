@@ -7,13 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
-import java.io.OutputStream;
 import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -34,70 +32,10 @@ import org.junit.jupiter.api.io.TempDir;
  * on to exit 0.
  */
 class ProbeHardwareTest {
-  private static final Pattern CALLS = Pattern.compile(
-      "\"type\":\"site_summary\".*\"site\":\"([^\"]+)\",\"calls\":(\\d+)");
-  private static final Pattern THREAD = Pattern.compile(
-      "\"type\":\"thread_summary\".*\"tid\":(\\d+),\"site\":\"([^\"]+)\",\"calls\":(\\d+)");
   private static final int TRIALS = Reliability.intProperty("reliability.probeHwKillTrials", 5);
   private static final int BYTES = 16;
 
   @TempDir Path dir;
-
-  /** A started probe_target: its stdout lines and stdin; in hw mode where its jit code is. */
-  private record Target(Process process, BufferedReader out, OutputStream in, long jit,
-      long data) {
-    static Target start(String... args) throws Exception {
-      List<String> command = new ArrayList<>();
-      command.add(Workloads.binary("probe_target").toString());
-      command.addAll(List.of(args));
-      Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT)
-          .start();
-      BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(),
-          StandardCharsets.UTF_8));
-      assertEquals("ready", out.readLine());
-      long jit = 0;
-      long data = 0;
-      if (args[0].equals("hw")) {
-        jit = address(out.readLine(), "jit ");
-        data = address(out.readLine(), "data ");
-      }
-      return new Target(p, out, p.getOutputStream(), jit, data);
-    }
-
-    private static long address(String line, String prefix) {
-      assertTrue(line != null && line.startsWith(prefix + "0x"), String.valueOf(line));
-      return Long.parseUnsignedLong(line.substring(prefix.length() + 2), 16);
-    }
-
-    int pid() {
-      return (int) process.pid();
-    }
-
-    void say(String line) throws Exception {
-      in.write((line + "\n").getBytes(StandardCharsets.UTF_8));
-      in.flush();
-    }
-
-    int finish() throws Exception {
-      in.close();
-      assertTrue(process.waitFor(60, TimeUnit.SECONDS), "the target did not exit");
-      return process.exitValue();
-    }
-  }
-
-  /** Starts polystack probe --hw on {@code target} and waits until its breakpoints are in. */
-  private static Distribution.Running probe(Target target, Path output, String... args)
-      throws Exception {
-    List<String> all = new ArrayList<>(List.of("probe", "--pid",
-        Integer.toString(target.pid()), "--hw", "--format", "json", "-o", output.toString()));
-    all.addAll(List.of(args));
-    Distribution.Running polystack = Distribution.start(all.toArray(String[]::new));
-    // The site lines are written once every thread's breakpoints are enabled.
-    Awaits.until("polystack's breakpoints", 60_000, () -> !polystack.process().isAlive()
-        || Files.exists(output) && Files.readString(output).contains("\"type\":\"site\""));
-    assertTrue(polystack.process().isAlive(), polystack.stderrSoFar());
-    return polystack;
-  }
 
   private static byte[] live(int pid, long address, int length) {
     byte[] b = new byte[length];
@@ -111,28 +49,10 @@ class ProbeHardwareTest {
     return b;
   }
 
-  private static Map<String, Long> calls(String json) {
-    Map<String, Long> out = new HashMap<>();
-    Matcher m = CALLS.matcher(json);
-    while (m.find()) {
-      out.put(m.group(1), Long.parseLong(m.group(2)));
-    }
-    return out;
-  }
-
-  private static Map<String, List<Long>> perThread(String json) {
-    Map<String, List<Long>> out = new HashMap<>();
-    Matcher m = THREAD.matcher(json);
-    while (m.find()) {
-      out.computeIfAbsent(m.group(2), k -> new ArrayList<>()).add(Long.parseLong(m.group(3)));
-    }
-    return out;
-  }
-
   @Test
   void threadsStartedBeforeTheRunAreCountedExactlyAndNoByteChanges() throws Exception {
     int n = 2_000;
-    Target target = Target.start("hw", Integer.toString(n));
+    ProbeTarget target = ProbeTarget.start("hw", Integer.toString(n));
     int pid = target.pid();
     Path binary = Workloads.binary("probe_target");
     ProbedCode.Site counted = ProbedCode.sites(pid, binary, binary.toRealPath().toString(),
@@ -142,7 +62,7 @@ class ProbeHardwareTest {
     byte[] vdsoBefore = live(pid, vdso[0], (int) (vdso[1] - vdso[0]));
     byte[] jitBefore = live(pid, target.jit(), BYTES);
     Path output = dir.resolve("hw.jsonl");
-    try (Distribution.Running polystack = probe(target, output, "probe_target:probe_counted",
+    try (Distribution.Running polystack = target.probe(true, output, "probe_target:probe_counted",
         "[vdso]:clock_gettime", jit, "--per-thread")) {
       // The whole vDSO image, the anonymous code and the C function: before, while armed (and
       // after 3 * 4 * n hits), and after polystack is gone.
@@ -166,15 +86,15 @@ class ProbeHardwareTest {
       assertArrayEquals(vdsoBefore, live(pid, vdso[0], vdsoBefore.length), "vDSO, after the run");
       assertEquals(0, target.finish(), "the target was harmed");
       String json = Files.readString(output);
-      Map<String, Long> calls = calls(json);
+      Map<String, Long> calls = ProbeTarget.calls(json);
       assertEquals(4L * n, calls.get("probe_target:probe_counted"), json);
       assertEquals(4L * n, calls.get(jit), json);
       // libc's clock_gettime calls the vDSO's; libc itself may add calls of its own.
       long clock = calls.get("[vdso]:clock_gettime");
       assertTrue(clock >= 4L * n && clock < 5L * n, json);
       List<Long> each = List.of((long) n, (long) n, (long) n, (long) n);
-      assertEquals(each, perThread(json).get("probe_target:probe_counted"), json);
-      assertEquals(each, perThread(json).get(jit), json);
+      assertEquals(each, ProbeTarget.perThread(json).get("probe_target:probe_counted"), json);
+      assertEquals(each, ProbeTarget.perThread(json).get(jit), json);
       assertTrue(json.contains("\"sigtrap_delivered\":0")
           && json.contains("\"handler_not_run\":0") && json.contains("\"no_site\":0")
           && json.contains("\"end\":\"stopped\""), json);
@@ -198,9 +118,10 @@ class ProbeHardwareTest {
   @Test
   void threadsStartedDuringTheRunInheritTheBreakpoints() throws Exception {
     int n = 5_000;
-    Target target = Target.start("count", Integer.toString(n)); // its threads start at "go"
+    // The count mode's threads start at "go".
+    ProbeTarget target = ProbeTarget.start("count", Integer.toString(n));
     Path output = dir.resolve("later.jsonl");
-    try (Distribution.Running polystack = probe(target, output, "probe_target:probe_counted",
+    try (Distribution.Running polystack = target.probe(true, output, "probe_target:probe_counted",
         "--per-thread")) {
       target.say("go");
       assertEquals("done", target.out().readLine());
@@ -208,9 +129,9 @@ class ProbeHardwareTest {
       Distribution.Result r = polystack.await(60);
       assertEquals(0, r.exitCode(), r.stderr());
       String json = Files.readString(output);
-      assertEquals(Map.of("probe_target:probe_counted", 4L * n), calls(json), json);
+      assertEquals(Map.of("probe_target:probe_counted", 4L * n), ProbeTarget.calls(json), json);
       assertEquals(List.of((long) n, (long) n, (long) n, (long) n),
-          perThread(json).get("probe_target:probe_counted"), json);
+          ProbeTarget.perThread(json).get("probe_target:probe_counted"), json);
     } finally {
       target.process().destroyForcibly();
     }
@@ -219,10 +140,10 @@ class ProbeHardwareTest {
   @Test
   void argsRecordsCarryEachCallsArgument() throws Exception {
     int n = 50;
-    Target target = Target.start("hw", Integer.toString(n));
+    ProbeTarget target = ProbeTarget.start("hw", Integer.toString(n));
     String jit = "0x" + Long.toHexString(target.jit());
     Path output = dir.resolve("args.jsonl");
-    try (Distribution.Running polystack = probe(target, output, "probe_target:probe_counted",
+    try (Distribution.Running polystack = target.probe(true, output, "probe_target:probe_counted",
         jit, "--monitor", "args")) {
       target.say("go");
       assertEquals("done", target.out().readLine());
@@ -230,18 +151,9 @@ class ProbeHardwareTest {
       Distribution.Result r = polystack.await(60);
       assertEquals(0, r.exitCode(), r.stderr());
       String json = Files.readString(output);
-      Map<Long, Long> expected = new HashMap<>();
-      for (long i = 0; i < n; i++) {
-        expected.put(i, 4L);
-      }
       for (String site : List.of("probe_target:probe_counted", jit)) {
-        Map<Long, Long> seen = new HashMap<>();
-        Matcher e = Pattern.compile("\"type\":\"hit\".*\"site\":\"" + Pattern.quote(site)
-            + "\",.*\"args\":\\{\"rdi\":\"0x(\\p{XDigit}+)\"").matcher(json);
-        while (e.find()) {
-          seen.merge(Long.parseLong(e.group(1), 16), 1L, Long::sum);
-        }
-        assertEquals(expected, seen, site + ": " + json);
+        assertEquals(ProbeTarget.each(0, n, 4), ProbeTarget.hitValues(json, site, "rdi"),
+            site + ": " + json);
       }
       assertTrue(json.contains("\"ring_full\":0") && json.contains("\"records\":" + 8 * n),
           json);
@@ -253,11 +165,11 @@ class ProbeHardwareTest {
   @Test
   void returnBreakpointsCarryEachCallsReturnValue() throws Exception {
     int n = 50;
-    Target target = Target.start("hw", Integer.toString(n));
+    ProbeTarget target = ProbeTarget.start("hw", Integer.toString(n));
     String jit = "0x" + Long.toHexString(target.jit());
     Path output = dir.resolve("return.jsonl");
     // probe_counted is `lea 0x1(%rdi),%rax; ret`: an entry and one ret, 2 debug registers.
-    try (Distribution.Running polystack = probe(target, output,
+    try (Distribution.Running polystack = target.probe(true, output,
         "probe_target:probe_counted%return", jit, "--monitor", "args")) {
       target.say("go");
       assertEquals("done", target.out().readLine());
@@ -265,19 +177,10 @@ class ProbeHardwareTest {
       Distribution.Result r = polystack.await(60);
       assertEquals(0, r.exitCode(), r.stderr());
       String json = Files.readString(output);
-      Map<Long, Long> returns = new HashMap<>();
-      Matcher x = Pattern.compile("\"type\":\"hit\".*\"site\":\"probe_target:probe_counted"
-          + "%return\",.*\"rax\":\"0x(\\p{XDigit}+)\"").matcher(json);
-      while (x.find()) {
-        returns.merge(Long.parseLong(x.group(1), 16), 1L, Long::sum);
-      }
-      Map<Long, Long> expected = new HashMap<>();
-      for (long i = 0; i < n; i++) {
-        expected.put(i + 1, 4L);
-      }
-      assertEquals(expected, returns, json);
+      assertEquals(ProbeTarget.each(1, n, 4), ProbeTarget.hitValues(json,
+          "probe_target:probe_counted%return", "rax"), json);
       assertEquals(Map.of("probe_target:probe_counted%return", 4L * n, jit, 4L * n),
-          calls(json), json);
+          ProbeTarget.calls(json), json);
       assertTrue(json.contains("\"return_unmatched\":0") && json.contains("\"records\":"
           + 8 * n) && json.contains("\"handler_not_run\":0"), json);
     } finally {
@@ -286,49 +189,8 @@ class ProbeHardwareTest {
   }
 
   @Test
-  void latencyOfASleepLandsInTheBucketOfTheProgramsOwnClock() throws Exception {
-    int n = 20;
-    long us = 2500; // 2^21 ns <= 2.5 ms < 2^22 ns
-    Target target = Target.start("sleep", Integer.toString(n), Long.toString(us));
-    Path output = dir.resolve("latency.jsonl");
-    try (Distribution.Running polystack = probe(target, output, "probe_target:probe_sleeper",
-        "--monitor", "latency")) {
-      target.say("go");
-      String done = target.out().readLine();
-      assertTrue(done.startsWith("done "), done);
-      assertEquals(0, target.finish());
-      Distribution.Result r = polystack.await(60);
-      assertEquals(0, r.exitCode(), r.stderr());
-      String json = Files.readString(output);
-      assertEquals(Map.of("probe_target:probe_sleeper", (long) n), calls(json), json);
-      // Each call: its entry and its one ret, both handled.
-      assertTrue(json.contains("\"entries\":" + n) && json.contains("\"returns\":" + n)
-          && json.contains("\"handler_not_run\":0"), json);
-      Matcher m = Pattern.compile("\"type\":\"site_summary\".*\"buckets\":\\{([^}]*)\\}")
-          .matcher(json);
-      assertTrue(m.find(), json);
-      Map<Integer, Long> probed = new HashMap<>();
-      Matcher e = Pattern.compile("\"(\\d+)\":(\\d+)").matcher(m.group(1));
-      while (e.find()) {
-        probed.put(Integer.parseInt(e.group(1)), Long.parseLong(e.group(2)));
-      }
-      long ownIn21 = 0;
-      Matcher b = Pattern.compile("b21=(\\d+)").matcher(done);
-      if (b.find()) {
-        ownIn21 = Long.parseLong(b.group(1));
-      }
-      // Between the sleep (bucket 21 at least) and the program's own timing around the call.
-      assertTrue(ownIn21 > 0, "the program timed no call in bucket 21: " + done);
-      assertTrue(probed.getOrDefault(21, 0L) >= ownIn21, probed + " against " + done);
-      assertTrue(probed.keySet().stream().allMatch(k -> k >= 21), probed.toString());
-    } finally {
-      target.process().destroyForcibly();
-    }
-  }
-
-  @Test
   void whatDoesNotFitEndsInOneLineAndExitTwo() throws Exception {
-    Target target = Target.start("hw", "1");
+    ProbeTarget target = ProbeTarget.start("hw", "1");
     try {
       String pid = Integer.toString(target.pid());
       String jit = "0x" + Long.toHexString(target.jit());

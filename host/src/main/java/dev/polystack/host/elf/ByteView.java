@@ -266,45 +266,32 @@ final class ByteView {
 
   /**
    * {@link SymbolNames#hash} of the NUL-terminated string at {@code off}, checked as {@link
-   * #cstring} checks it (it must end before {@code limit}, within {@link #MAX_NAME} bytes),
-   * without decoding it; -1 for an empty string.
+   * #cstring} checks it, without decoding it; -1 for an empty string.
    */
   int cstringHash(long off, long limit, String what) throws ElfParseException {
-    long end = Math.min(limit, hi);
-    if (off < lo || off >= end) {
-      throw error(what + ": string offset 0x" + Long.toHexString(off)
-          + " outside table ending at 0x" + Long.toHexString(end));
-    }
-    long max = Math.min(end, off + MAX_NAME + 1);
-    int h = SymbolNames.HASH_SEED;
-    for (long p = off; p < max; ) {
-      byte[] arr;
-      int at;
-      int n;
-      if (whole != null) {
-        arr = whole;
-        at = (int) (p - base);
-        n = (int) (max - p);
-      } else {
-        arr = page(p >>> PAGE_SHIFT);
-        at = (int) (p & (PAGE - 1));
-        n = (int) Math.min(max - p, arr.length - at);
-      }
-      for (int k = 0; k < n; k++) {
-        byte b = arr[at + k];
-        if (b == 0) {
-          return p + k == off ? -1 : h;
-        }
-        h = SymbolNames.step(h, b);
-      }
-      p += n;
-    }
-    throw error(what + ": unterminated or over-long (> " + MAX_NAME + " bytes) string at 0x"
-        + Long.toHexString(off));
+    int[] hash = {SymbolNames.HASH_SEED};
+    long end = cstringEnd(off, limit, what, hash);
+    return end == off ? -1 : hash[0];
   }
 
   /** NUL-terminated string starting at {@code off}, which must end before {@code limit}. */
   String cstring(long off, long limit, String what) throws ElfParseException {
+    int len = (int) (cstringEnd(off, limit, what, null) - off);
+    if (whole != null) {
+      return new String(whole, (int) (off - base), len, StandardCharsets.UTF_8);
+    }
+    byte[] b = new byte[len];
+    copy(off, b, 0, len);
+    return new String(b, StandardCharsets.UTF_8);
+  }
+
+  /**
+   * Where the NUL-terminated string at {@code off} ends (its terminator), which must be before
+   * {@code limit} and within {@link #MAX_NAME} bytes; its bytes folded into {@code hash[0]}
+   * ({@link SymbolNames#step}) when {@code hash} is not null.
+   */
+  private long cstringEnd(long off, long limit, String what, int[] hash)
+      throws ElfParseException {
     long end = Math.min(limit, hi);
     if (off < lo || off >= end) {
       throw error(what + ": string offset 0x" + Long.toHexString(off)
@@ -326,14 +313,12 @@ final class ByteView {
         n = (int) Math.min(max - p, arr.length - at);
       }
       for (int k = 0; k < n; k++) {
-        if (arr[at + k] == 0) {
-          int len = (int) (p + k - off);
-          if (p == off) {
-            return new String(arr, at, len, StandardCharsets.UTF_8);
-          }
-          byte[] b = new byte[len];
-          copy(off, b, 0, len);
-          return new String(b, StandardCharsets.UTF_8);
+        byte b = arr[at + k];
+        if (b == 0) {
+          return p + k;
+        }
+        if (hash != null) {
+          hash[0] = SymbolNames.step(hash[0], b);
         }
       }
       p += n;
@@ -341,6 +326,7 @@ final class ByteView {
     throw error(what + ": unterminated or over-long (> " + MAX_NAME + " bytes) string at 0x"
         + Long.toHexString(off));
   }
+
 
   Cursor cursor(long start, long end, String what) throws ElfParseException {
     check(start, end - start, what);

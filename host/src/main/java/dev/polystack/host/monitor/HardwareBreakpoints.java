@@ -2,7 +2,6 @@ package dev.polystack.host.monitor;
 
 import dev.polystack.host.bpf.BpfLoadException;
 import dev.polystack.host.bpf.ProbeMonitor;
-import dev.polystack.host.perf.PerfConstants;
 import dev.polystack.host.perf.PerfEvent;
 import dev.polystack.host.perf.PerfEventAttr;
 import dev.polystack.host.proc.ProcFs;
@@ -29,16 +28,9 @@ final class HardwareBreakpoints {
   private HardwareBreakpoints() {}
 
   static PerfEventAttr attr(long address) {
-    return PerfEventAttr.builder()
-        .breakpoint(PerfConstants.HW_BREAKPOINT_X, address, 8)
-        .samplePeriod(1)
-        .excludeKernel(true)
-        .excludeHv(true)
-        // exec replaces the code the addresses name: never let a site outlive it.
-        .removeOnExec(true)
+    return PerfEventAttr.executionBreakpoint(address)
         .inherit(true)
         .inheritThread(true)
-        .disabled(true)
         .build();
   }
 

@@ -77,6 +77,21 @@ public final class PerfEventAttr {
     this.config3 = b.config3;
   }
 
+  /**
+   * A user-space execution breakpoint on the 8 bytes at {@code address}, counted at every hit,
+   * created disabled and removed at exec (the code the address names does not outlive it): what
+   * the vDSO tracer and {@code probe --hw} both arm.
+   */
+  public static Builder executionBreakpoint(long address) {
+    return builder()
+        .breakpoint(PerfConstants.HW_BREAKPOINT_X, address, 8)
+        .samplePeriod(1)
+        .excludeKernel(true)
+        .excludeHv(true)
+        .removeOnExec(true)
+        .disabled(true);
+  }
+
   public static Builder builder() {
     return new Builder();
   }

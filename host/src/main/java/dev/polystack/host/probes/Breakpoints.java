@@ -1,6 +1,5 @@
 package dev.polystack.host.probes;
 
-import dev.polystack.host.perf.PerfConstants;
 import dev.polystack.host.perf.PerfEvent;
 import dev.polystack.host.perf.PerfEventAttr;
 import dev.polystack.host.perf.PerfRingBuffer;
@@ -276,14 +275,7 @@ final class Breakpoints implements AutoCloseable {
   }
 
   static PerfEventAttr.Builder base(long address) {
-    return PerfEventAttr.builder()
-        .breakpoint(PerfConstants.HW_BREAKPOINT_X, address, 8)
-        .samplePeriod(1)
-        .excludeKernel(true)
-        .excludeHv(true)
-        // The vDSO image of this process dies with exec: never let a site outlive it.
-        .removeOnExec(true)
-        .disabled(true);
+    return PerfEventAttr.executionBreakpoint(address);
   }
 
   private static void closeQuietly(PerfEvent e) {

@@ -6,15 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.polystack.plugin.api.ApiVersion;
 import dev.polystack.plugin.api.Capability;
-import dev.polystack.plugin.api.CodeRange;
 import dev.polystack.plugin.api.Frame;
-import dev.polystack.plugin.api.ImageReadException;
 import dev.polystack.plugin.api.Inspection;
 import dev.polystack.plugin.api.MemoryReadException;
 import dev.polystack.plugin.api.ModuleImage;
 import dev.polystack.plugin.api.PluginDescriptor;
-import dev.polystack.plugin.api.ProcessContext;
-import dev.polystack.plugin.api.RuntimeBinary;
 import dev.polystack.plugin.api.RuntimeInstance;
 import dev.polystack.plugin.api.RuntimePlugin;
 import dev.polystack.plugin.api.WalkRequest;
@@ -70,35 +66,7 @@ class ConformanceKitTest {
 
     @Override
     public Inspection inspect(ModuleImage image) {
-      try {
-        if (image.symbol("lua_pcall").isEmpty()) {
-          return Inspection.notMine();
-        }
-        List<CodeRange> code = image.executableRanges();
-        return new Inspection.Supported(new RuntimeBinary() {
-          @Override
-          public String runtime() {
-            return "toy";
-          }
-
-          @Override
-          public List<String> evidence() {
-            return List.of("lua_pcall");
-          }
-
-          @Override
-          public List<CodeRange> codeRanges() {
-            return code;
-          }
-
-          @Override
-          public RuntimeInstance attach(ProcessContext process, long bias) {
-            return new ToyInstance(flaw);
-          }
-        });
-      } catch (ImageReadException e) {
-        return Inspection.notMine();
-      }
+      return LuaPcallInspection.of(image, "toy", () -> new ToyInstance(flaw));
     }
   }
 
