@@ -174,9 +174,11 @@ class RecordLaunchTest {
     var quick = Distribution.run("record", "-o", out.toString(), "--", "true");
     assertEquals(0, quick.exitCode(), quick.stderr());
     String last = quick.stderrLines().get(quick.stderrLines().size() - 1);
-    // A tick can land in its few milliseconds of start-up: then the profile is not empty.
+    // A tick can land in its few milliseconds of start-up: then the profile is not empty, or,
+    // when the thread was gone before its walk, the warning names that loss instead.
     assertEquals(samples(quick) == 0, last.startsWith("polystack: warning: the profile is empty:"
-        + " the target ended after"), quick.stderr());
+        + " the target ended after") || last.startsWith("polystack: warning: the profile is"
+        + " empty: every sample was lost"), quick.stderr());
   }
 
   @ParameterizedTest(name = "exit code {0}")
