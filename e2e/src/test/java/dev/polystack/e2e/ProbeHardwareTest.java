@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
-import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -37,18 +36,6 @@ class ProbeHardwareTest {
 
   @TempDir Path dir;
 
-  private static byte[] live(int pid, long address, int length) {
-    byte[] b = new byte[length];
-    try (RandomAccessFile mem = new RandomAccessFile("/proc/" + pid + "/mem", "r")) {
-      mem.seek(address);
-      mem.readFully(b);
-    } catch (java.io.IOException e) {
-      throw new AssertionError("cannot read process " + pid + " at 0x"
-          + Long.toHexString(address), e);
-    }
-    return b;
-  }
-
   @Test
   void threadsStartedBeforeTheRunAreCountedExactlyAndNoByteChanges() throws Exception {
     int n = 2_000;
@@ -59,8 +46,8 @@ class ProbeHardwareTest {
         List.of("probe_counted"), false).get("probe_counted");
     String jit = "0x" + Long.toHexString(target.jit());
     long[] vdso = vdsoMapping(pid);
-    byte[] vdsoBefore = live(pid, vdso[0], (int) (vdso[1] - vdso[0]));
-    byte[] jitBefore = live(pid, target.jit(), BYTES);
+    byte[] vdsoBefore = ProbedCode.live(pid, vdso[0], (int) (vdso[1] - vdso[0]));
+    byte[] jitBefore = ProbedCode.live(pid, target.jit(), BYTES);
     Path output = dir.resolve("hw.jsonl");
     try (Distribution.Running polystack = target.probe(true, output, "probe_target:probe_counted",
         "[vdso]:clock_gettime", jit, "--per-thread")) {
@@ -69,8 +56,10 @@ class ProbeHardwareTest {
       List<String> checkpoints = List.of("armed", "after the calls");
       for (String when : checkpoints) {
         assertEquals(null, counted.differs(pid, "probe_counted"), when);
-        assertArrayEquals(jitBefore, live(pid, target.jit(), BYTES), "jit code, " + when);
-        assertArrayEquals(vdsoBefore, live(pid, vdso[0], vdsoBefore.length), "vDSO, " + when);
+        assertArrayEquals(jitBefore, ProbedCode.live(pid, target.jit(), BYTES),
+            "jit code, " + when);
+        assertArrayEquals(vdsoBefore, ProbedCode.live(pid, vdso[0], vdsoBefore.length),
+            "vDSO, " + when);
         if (when.equals("armed")) {
           target.say("go");
           assertEquals("done", target.out().readLine());
@@ -82,8 +71,10 @@ class ProbeHardwareTest {
       Distribution.Result r = polystack.await(60);
       assertEquals(0, r.exitCode(), r.stderr());
       assertEquals(null, counted.differs(pid, "probe_counted"), "after the run");
-      assertArrayEquals(jitBefore, live(pid, target.jit(), BYTES), "jit code, after the run");
-      assertArrayEquals(vdsoBefore, live(pid, vdso[0], vdsoBefore.length), "vDSO, after the run");
+      assertArrayEquals(jitBefore, ProbedCode.live(pid, target.jit(), BYTES),
+          "jit code, after the run");
+      assertArrayEquals(vdsoBefore, ProbedCode.live(pid, vdso[0], vdsoBefore.length),
+          "vDSO, after the run");
       assertEquals(0, target.finish(), "the target was harmed");
       String json = Files.readString(output);
       Map<String, Long> calls = ProbeTarget.calls(json);

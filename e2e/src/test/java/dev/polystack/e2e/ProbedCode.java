@@ -25,18 +25,23 @@ final class ProbedCode {
 
   private ProbedCode() {}
 
+  /** {@code length} bytes of process {@code pid}'s memory at {@code address}, as it runs now. */
+  static byte[] live(int pid, long address, int length) {
+    byte[] b = new byte[length];
+    try (RandomAccessFile mem = new RandomAccessFile("/proc/" + pid + "/mem", "r")) {
+      mem.seek(address);
+      mem.readFully(b);
+    } catch (java.io.IOException e) {
+      throw new AssertionError("cannot read process " + pid + " at 0x"
+          + Long.toHexString(address), e);
+    }
+    return b;
+  }
+
   /** A probed function: where its first bytes are in the target, and what the file holds there. */
   record Site(long address, byte[] file) {
     byte[] live(int pid) {
-      byte[] b = new byte[BYTES];
-      try (RandomAccessFile mem = new RandomAccessFile("/proc/" + pid + "/mem", "r")) {
-        mem.seek(address);
-        mem.readFully(b);
-      } catch (java.io.IOException e) {
-        throw new AssertionError("cannot read process " + pid + " at 0x"
-            + Long.toHexString(address), e);
-      }
-      return b;
+      return ProbedCode.live(pid, address, BYTES);
     }
 
     /** The int3 a uprobe writes is on the function's first byte now. */
