@@ -216,27 +216,14 @@ public final class ProbeSession {
     }
   }
 
-  /** Map reads a process's own mmap races with, bounded: each one read whole and checked. */
-  private static final int MAPS_ATTEMPTS = 5;
-
-  /**
-   * The mappings of {@code pid}. /proc/PID/maps is read in chunks, and a process mapping memory
-   * meanwhile can make two chunks disagree (a line out of order): that read is tried again.
-   */
+  /** The mappings of {@code pid} ({@link ProcFs} reads a torn maps file again). */
   static List<MemoryMapping> mappings(ProcFs proc, int pid) throws BadInput {
-    ProcReadException last = null;
-    for (int i = 0; i < MAPS_ATTEMPTS; i++) {
-      try {
-        return proc.forPid(pid).maps().mappings();
-      } catch (ProcReadException e) {
-        last = e;
-        if (!proc.forPid(pid).exists()) {
-          break;
-        }
-      }
+    try {
+      return proc.forPid(pid).maps().mappings();
+    } catch (ProcReadException e) {
+      throw new BadInput("cannot read the mappings of process " + pid + " (" + e.getMessage()
+          + "): check the pid (ps -p " + pid + ") and that polystack runs as root");
     }
-    throw new BadInput("cannot read the mappings of process " + pid + " (" + last.getMessage()
-        + "): check the pid (ps -p " + pid + ") and that polystack runs as root");
   }
 
   private static ProbeMonitor open(Options options) throws Failure {

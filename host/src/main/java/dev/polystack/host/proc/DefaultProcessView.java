@@ -32,12 +32,26 @@ final class DefaultProcessView implements ProcessView {
     return Files.isDirectory(dir);
   }
 
+  /**
+   * Reads of maps tried before a malformed one is believed: the kernel writes the file in chunks,
+   * and a process that maps or unmaps memory between two of them gives lines out of order.
+   */
+  private static final int MAPS_ATTEMPTS = 5;
+
   @Override
   public ProcessMaps maps() throws ProcReadException {
     Path file = dir.resolve("maps");
-    byte[] data =
-        ProcFiles.readBounded(file, (int) limits.maxMapsBytes(), MapsParser.WHAT, subject);
-    return new MapsParser(file, limits).parse(data);
+    for (int attempt = 1; ; attempt++) {
+      byte[] data =
+          ProcFiles.readBounded(file, (int) limits.maxMapsBytes(), MapsParser.WHAT, subject);
+      try {
+        return new MapsParser(file, limits).parse(data);
+      } catch (ProcReadException e) {
+        if (e.reason() != ProcReadException.Reason.MALFORMED || attempt == MAPS_ATTEMPTS) {
+          throw e;
+        }
+      }
+    }
   }
 
   @Override

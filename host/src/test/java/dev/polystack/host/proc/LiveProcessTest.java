@@ -164,6 +164,36 @@ class LiveProcessTest {
     }
   }
 
+  /**
+   * The kernel writes /proc/PID/maps in chunks; threads that start and end meanwhile map and
+   * unmap their stacks, which can put two chunks out of order. Every read still parses.
+   */
+  @Test
+  void mapsReadWhileThreadsComeAndGoParse() throws Exception {
+    ProcessView self = procFs.forPid((int) ProcessHandle.current().pid());
+    var stop = new java.util.concurrent.atomic.AtomicBoolean();
+    Thread churn = new Thread(() -> {
+      while (!stop.get()) {
+        Thread t = new Thread(() -> { });
+        t.start();
+        try {
+          t.join();
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+    });
+    churn.start();
+    try {
+      for (int i = 0; i < 5000; i++) {
+        assertFalse(self.maps().mappings().isEmpty());
+      }
+    } finally {
+      stop.set(true);
+      churn.join();
+    }
+  }
+
   @Test
   void ownJvmProcess() throws Exception {
     ProcessView self = procFs.forPid((int) ProcessHandle.current().pid());
