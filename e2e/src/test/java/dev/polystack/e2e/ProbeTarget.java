@@ -19,7 +19,7 @@ import java.util.regex.Pattern;
 
 /**
  * A started probe_target (e2e/src/test/resources/workloads/probe_target.c): its stdout lines
- * and stdin, and in {@code hw} mode where its JIT stub and a data word are; with the probe
+ * and stdin, and in {@code hw} mode where its generated code and a data word are; with the probe
  * tests' way to start {@code polystack probe} on it and read its JSON lines.
  */
 record ProbeTarget(Process process, BufferedReader out, OutputStream in, long jit, long data) {
