@@ -176,7 +176,7 @@ public final class SymbolTable {
   }
 
   /** Whether symbol {@code i} has a name, without reading it. */
-  public boolean named(int i) {
+  public boolean hasName(int i) {
     return nameOffsets[i] != 0;
   }
 

@@ -91,7 +91,7 @@ public final class Symbolizer {
           || type == ElfSymbol.STT_OBJECT;
       int section = table.sectionIndex(i);
       if (!wanted || section == ElfSymbol.SHN_UNDEF
-          || section == ElfSymbol.SHN_ABS && table.value(i) == 0 || !table.named(i)) {
+          || section == ElfSymbol.SHN_ABS && table.value(i) == 0 || !table.hasName(i)) {
         continue;
       }
       // .dynsym repeats .symtab entries; keep the first (static) one.
