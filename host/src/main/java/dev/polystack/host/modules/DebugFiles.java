@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.function.Consumer;
 import java.util.zip.CRC32;
 
@@ -41,10 +42,17 @@ public final class DebugFiles {
   private static final int CRC_CHUNK = 1 << 16;
 
   private final Path root;
+  private final ParsedDebugFiles parsed;
 
   /** @param root the target's root directory: /proc/PID/root live, "/" for a replay */
   public DebugFiles(Path root) {
+    this(root, new ParsedDebugFiles(4));
+  }
+
+  /** Lookups inside {@code root} that reuse the debug files {@code parsed} holds. */
+  DebugFiles(Path root, ParsedDebugFiles parsed) {
     this.root = Objects.requireNonNull(root, "root");
+    this.parsed = Objects.requireNonNull(parsed, "parsed");
   }
 
   /**
@@ -103,24 +111,25 @@ public final class DebugFiles {
       Optional<DebugLink> link, Consumer<String> refused) {
     String where = root + "/" + candidate;
     try (OpenedFile file = OpenedFile.openInRootNoSymlinks(root, candidate)) {
-      if (!file.identity().regular()) {
+      OpenedFile.Identity identity = file.identity();
+      if (!identity.regular()) {
         refused.accept(NOT_REGULAR);
         return Optional.empty();
+      }
+      ParsedDebugFiles.Key key = new ParsedDebugFiles.Key(identity.dev(), identity.inode());
+      ParsedDebugFiles.Parsed known = parsed.get(key);
+      if (known != null) {
+        return verified(known, id, link, refused);
       }
       FileChannel channel = FileChannel.open(file.path(), StandardOpenOption.READ);
       boolean keep = false;
       try {
-        ElfSource source = ElfSource.ofChannel(channel, where);
-        ElfFile debug = ElfFile.open(source);
-        if (!sameBuild(id, debug) && !sameCrc(link, source)) {
-          refused.accept(MISMATCH);
-          return Optional.empty();
-        }
-        if (debug.staticSymbols().isEmpty()) {
-          return Optional.empty(); // the right file, but stripped too
-        }
-        keep = true;
-        return Optional.of(debug);
+        ParsedDebugFiles.Parsed fresh =
+            new ParsedDebugFiles.Parsed(ElfFile.open(ElfSource.ofChannel(channel, where)));
+        Optional<ElfFile> debug = verified(fresh, id, link, refused);
+        keep = true; // parsed files stay open while cached or in use
+        parsed.put(key, fresh);
+        return debug;
       } finally {
         if (!keep) {
           channel.close();
@@ -138,27 +147,56 @@ public final class DebugFiles {
     }
   }
 
+  /** {@code candidate} when it is the module's debug file (same build, or same CRC32). */
+  private static Optional<ElfFile> verified(ParsedDebugFiles.Parsed candidate,
+      Optional<BuildId> id, Optional<DebugLink> link, Consumer<String> refused)
+      throws ElfParseException, IOException {
+    if (!sameBuild(id, candidate.elf) && !sameCrc(link, candidate)) {
+      refused.accept(MISMATCH);
+      return Optional.empty();
+    }
+    if (candidate.elf.staticSymbols().isEmpty()) {
+      return Optional.empty(); // the right file, but stripped too
+    }
+    return Optional.of(candidate.elf);
+  }
+
   private static boolean sameBuild(Optional<BuildId> id, ElfFile debug)
       throws ElfParseException {
     return id.isPresent() && id.equals(debug.buildId());
   }
 
   /** CRC32 of the whole candidate equals the one the module's .gnu_debuglink records. */
-  private static boolean sameCrc(Optional<DebugLink> link, ElfSource source) throws IOException {
+  private static boolean sameCrc(Optional<DebugLink> link, ParsedDebugFiles.Parsed candidate)
+      throws IOException {
     if (link.isEmpty()) {
       return false;
     }
+    OptionalLong known = candidate.crc();
+    if (known.isEmpty()) {
+      OptionalLong computed = crc32(candidate.elf.source());
+      if (computed.isEmpty()) {
+        return false;
+      }
+      candidate.crc(computed.getAsLong());
+      known = computed;
+    }
+    return known.getAsLong() == link.get().crc32Unsigned();
+  }
+
+  /** CRC32 of a whole file, or empty when it shrank while read. */
+  private static OptionalLong crc32(ElfSource source) throws IOException {
     CRC32 crc = new CRC32();
     byte[] chunk = new byte[CRC_CHUNK];
     long size = source.size();
     for (long off = 0; off < size; ) {
       int n = source.read(off, chunk, 0, (int) Math.min(chunk.length, size - off));
       if (n <= 0) {
-        return false; // shrank while read
+        return OptionalLong.empty();
       }
       crc.update(chunk, 0, n);
       off += n;
     }
-    return crc.getValue() == link.get().crc32Unsigned();
+    return OptionalLong.of(crc.getValue());
   }
 }

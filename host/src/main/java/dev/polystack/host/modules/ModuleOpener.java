@@ -20,7 +20,7 @@ import java.util.Map;
  * disk), else, for a file not deleted, through /proc/PID/root (the target's mount namespace, not
  * ours; resolved inside that root, see {@link OpenedFile}). Both open with O_PATH, check type,
  * device and inode of that descriptor against the mapping, and only then reopen it for reading.
- * Parsed files are cached by identity, bounded.
+ * Parsed files, and the separate debug files found for them, are cached by identity, bounded.
  */
 public final class ModuleOpener implements ModuleSource {
   static final int MAX_CACHED_FILES = 512;
@@ -32,6 +32,8 @@ public final class ModuleOpener implements ModuleSource {
 
   private final Path procRoot;
   private final Map<Identity, ElfFile> cache;
+  /** Separate debug files, parsed once for every process whose stripped modules use them. */
+  private final ParsedDebugFiles debugFiles;
 
   public ModuleOpener() {
     this(Path.of("/proc"), MAX_CACHED_FILES);
@@ -54,6 +56,7 @@ public final class ModuleOpener implements ModuleSource {
       throw new IllegalArgumentException("cache must hold at least one file: " + maxCachedFiles);
     }
     this.procRoot = procRoot;
+    this.debugFiles = new ParsedDebugFiles(maxCachedFiles);
     this.cache = new LinkedHashMap<>(64, 0.75f, true) {
       @Override
       protected boolean removeEldestEntry(Map.Entry<Identity, ElfFile> eldest) {
@@ -129,7 +132,7 @@ public final class ModuleOpener implements ModuleSource {
   /** Debug files of process {@code pid}'s modules, looked up inside its root directory. */
   @Override
   public DebugFiles debugFiles(int pid) {
-    return new DebugFiles(procRoot.resolve(Integer.toString(pid)).resolve("root"));
+    return new DebugFiles(procRoot.resolve(Integer.toString(pid)).resolve("root"), debugFiles);
   }
 
   /** Reads and parses the vDSO of {@code pid} from its memory (it has no file). */

@@ -10,6 +10,7 @@ import dev.polystack.host.plugins.PluginRegistry;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcReadException;
 import dev.polystack.host.proc.ProcessIdentity;
+import dev.polystack.host.process.RuntimeInspections;
 import dev.polystack.host.process.TargetProcess;
 import dev.polystack.host.sampling.SampleSink;
 import dev.polystack.host.sampling.SamplingOptions;
@@ -98,6 +99,8 @@ public final class HostPipeline {
   private final PipelineOptions options;
   private final SamplingOptions sampling;
   private final ModuleOpener modules = new ModuleOpener(CACHED_FILES);
+  private final RuntimeInspections inspections =
+      new RuntimeInspections(RuntimeInspections.CAPACITY);
   private final ModuleHashes hashes = new ModuleHashes();
   private final StackWalker walker;
   private final ProcessResource resources;
@@ -470,7 +473,7 @@ public final class HostPipeline {
     // Host-wide, a module of a process that exits while it is described is no news: counted
     // (module_unreadable), not printed; a chosen process's modules are worth a line.
     TargetProcess target = new TargetProcess(pid, proc, modules, ProcessMemory.of(pid), plugins,
-        guard, kernelSelects ? line -> { } : warn);
+        guard, inspections, kernelSelects ? line -> { } : warn);
     try {
       target.refresh();
     } catch (ProcReadException | RuntimeException e) {

@@ -63,6 +63,7 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
   private final PluginMemory pluginMemory;
   private final PluginRegistry plugins;
   private final PluginGuard guard;
+  private final RuntimeInspections inspections;
   private final Consumer<String> warn;
   private final Map<Identity, LoadedModule> loaded = new HashMap<>();
   private final Map<Identity, List<RuntimeBinding>> bindings = new HashMap<>();
@@ -86,12 +87,22 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
 
   public TargetProcess(int pid, MapsSource mapsSource, ModuleSource opener, ProcessMemory memory,
       PluginRegistry plugins, PluginGuard guard, Consumer<String> warn) {
-    this(pid, mapsSource, opener, memory, plugins, guard, warn, MAX_MODULES);
+    this(pid, mapsSource, opener, memory, plugins, guard, new RuntimeInspections(64), warn,
+        MAX_MODULES);
+  }
+
+  /** A process whose binaries' inspections are shared through {@code inspections}. */
+  public TargetProcess(int pid, ProcFs proc, ModuleSource opener, ProcessMemory memory,
+      PluginRegistry plugins, PluginGuard guard, RuntimeInspections inspections,
+      Consumer<String> warn) {
+    this(pid, () -> proc.forPid(pid).maps(), opener, memory, plugins, guard, inspections, warn,
+        MAX_MODULES);
   }
 
   /** @param maxModules most modules open at once (see {@link #MAX_MODULES}) */
   TargetProcess(int pid, MapsSource mapsSource, ModuleSource opener, ProcessMemory memory,
-      PluginRegistry plugins, PluginGuard guard, Consumer<String> warn, int maxModules) {
+      PluginRegistry plugins, PluginGuard guard, RuntimeInspections inspections,
+      Consumer<String> warn, int maxModules) {
     if (maxModules < 1) {
       throw new IllegalArgumentException("module cap must be positive: " + maxModules);
     }
@@ -103,6 +114,7 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
     this.pluginMemory = new PluginMemory(memory);
     this.plugins = plugins;
     this.guard = guard;
+    this.inspections = java.util.Objects.requireNonNull(inspections, "inspections");
     this.warn = warn;
   }
 
@@ -177,7 +189,7 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
         continue;
       }
       overCap.remove(id);
-      bindings.put(id, attach(module));
+      bindings.put(id, attach(module, e.getValue()));
       seen.put(id, module);
     }
     Optional<MemoryMapping> vdso = maps.first(MappingKind.VDSO);
@@ -296,12 +308,13 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
         new NativeSymbols(elf, path, opener.debugFiles(pid), this::count));
   }
 
-  private List<RuntimeBinding> attach(LoadedModule module) {
+  private List<RuntimeBinding> attach(LoadedModule module, MappedFile file) {
     List<RuntimeBinding> out = new ArrayList<>();
     ElfModuleImage image = new ElfModuleImage(module.elf(), module.path());
     for (LoadedPlugin p : plugins.runtimePlugins()) {
       RuntimePlugin plugin = (RuntimePlugin) p.plugin();
-      Optional<Inspection> answer = guard.call(p, "inspect", () -> plugin.inspect(image));
+      Optional<Inspection> answer = inspections.of(file, p.id(),
+          () -> guard.call(p, "inspect", () -> plugin.inspect(image)));
       if (answer.orElse(null) instanceof Inspection.Unsupported u) {
         count(Counters.pluginCounter(p.id(), "unsupported"));
         warn.accept(p.id() + ": " + u.reason());

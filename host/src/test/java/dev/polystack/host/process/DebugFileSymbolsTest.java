@@ -2,6 +2,7 @@ package dev.polystack.host.process;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.polystack.host.elf.ElfFile;
@@ -238,5 +239,34 @@ class DebugFileSymbolsTest {
     assertTrue(inRoot.find(module, lib.toString(), r -> refused.merge(r, 1L, Long::sum))
         .isEmpty());
     assertEquals(Map.of(DebugFiles.SYMLINK, 1L), refused);
+  }
+
+  /**
+   * One opener serves many processes: the debug file their stripped module shares is parsed
+   * once, and each process's lookup still resolves it inside that process's root.
+   */
+  @Test
+  void processesOfOneOpenerShareTheParsedDebugFile() throws Exception {
+    Path libDir = libDir();
+    Path lib = buildLibrary(libDir, BUILD_ID);
+    ElfFile module = ElfFile.open(lib);
+    int first = startTarget(lib);
+    Process firstTarget = target;
+    int second = startTarget(lib);
+    try {
+      ModuleOpener opener = new ModuleOpener();
+      Map<String, Long> refused = new HashMap<>();
+      ElfFile a = opener.debugFiles(first)
+          .find(module, lib.toString(), r -> refused.merge(r, 1L, Long::sum)).orElseThrow();
+      ElfFile b = opener.debugFiles(second)
+          .find(module, lib.toString(), r -> refused.merge(r, 1L, Long::sum)).orElseThrow();
+      assertSame(a, b, "parsed again for the second process");
+      assertEquals("victim_wait",
+          b.symbolize(victimWait(libDir)).orElseThrow().symbol().name());
+      assertTrue(refused.isEmpty(), refused.toString());
+    } finally {
+      firstTarget.destroy();
+      firstTarget.waitFor();
+    }
   }
 }

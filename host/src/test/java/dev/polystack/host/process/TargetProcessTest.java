@@ -118,7 +118,7 @@ class TargetProcessTest {
     ProcFs proc = ProcFs.system();
     return new TargetProcess(pid, () -> proc.forPid(pid).maps(), new ModuleOpener(),
         ProcessMemory.of(pid), new PluginLoader().load(List.of()),
-        new PluginGuard(warnings::add), warnings::add, maxModules);
+        new PluginGuard(warnings::add), new RuntimeInspections(8), warnings::add, maxModules);
   }
 
   private void start() throws Exception {

@@ -1,0 +1,98 @@
+package dev.polystack.host.process;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.polystack.host.memory.ProcessMemory;
+import dev.polystack.host.modules.ModuleOpener;
+import dev.polystack.host.plugins.LoadedPlugin;
+import dev.polystack.host.plugins.PluginGuard;
+import dev.polystack.host.plugins.PluginRegistry;
+import dev.polystack.host.proc.ProcFs;
+import dev.polystack.plugin.api.ApiVersion;
+import dev.polystack.plugin.api.Capability;
+import dev.polystack.plugin.api.Inspection;
+import dev.polystack.plugin.api.ModuleImage;
+import dev.polystack.plugin.api.PluginDescriptor;
+import dev.polystack.plugin.api.RuntimePlugin;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** RuntimePlugin's promise: one inspection per distinct binary, however many processes map it. */
+class RuntimeInspectionsTest {
+
+  /** Counts what it is asked to inspect, by module path; never claims a module. */
+  static final class CountingPlugin implements RuntimePlugin {
+    final ConcurrentHashMap<String, Integer> inspected = new ConcurrentHashMap<>();
+
+    @Override
+    public PluginDescriptor descriptor() {
+      return new PluginDescriptor("counting", "1.0.0", ApiVersion.CURRENT, "",
+          Set.of(Capability.DETECT), "counts inspections");
+    }
+
+    @Override
+    public Inspection inspect(ModuleImage image) {
+      inspected.merge(image.name(), 1, Integer::sum);
+      return Inspection.notMine();
+    }
+  }
+
+  @Test
+  void processesMappingTheSameBinariesShareOneInspectionEach() throws Exception {
+    CountingPlugin plugin = new CountingPlugin();
+    PluginRegistry plugins = new PluginRegistry(
+        List.of(new LoadedPlugin(plugin, plugin.descriptor(), "test")), List.of());
+    RuntimeInspections shared = new RuntimeInspections(RuntimeInspections.CAPACITY);
+    ModuleOpener opener = new ModuleOpener();
+    List<String> warnings = new ArrayList<>();
+    List<Process> sleepers = new ArrayList<>();
+    try {
+      for (int i = 0; i < 3; i++) {
+        sleepers.add(new ProcessBuilder("sleep", "30").start());
+      }
+      for (Process p : sleepers) {
+        int pid = (int) p.pid();
+        try (TargetProcess target = new TargetProcess(pid, ProcFs.system(), opener,
+            ProcessMemory.of(pid), plugins, new PluginGuard(warnings::add), shared,
+            warnings::add)) {
+          target.refresh();
+          assertTrue(target.table().modules().size() >= 3, target.table().modules().toString());
+        }
+      }
+    } finally {
+      for (Process p : sleepers) {
+        p.destroy();
+        p.waitFor(5, TimeUnit.SECONDS);
+      }
+    }
+    // sleep, libc and ld.so at least, each asked about once for three processes.
+    assertTrue(plugin.inspected.size() >= 3, plugin.inspected.toString());
+    plugin.inspected.forEach((path, times) -> assertEquals(1, times, path));
+    assertTrue(warnings.isEmpty(), warnings.toString());
+
+    // Without the shared answers, each process asks again.
+    CountingPlugin alone = new CountingPlugin();
+    PluginRegistry own = new PluginRegistry(
+        List.of(new LoadedPlugin(alone, alone.descriptor(), "test")), List.of());
+    Process a = new ProcessBuilder("sleep", "30").start();
+    Process b = new ProcessBuilder("sleep", "30").start();
+    try {
+      for (Process p : List.of(a, b)) {
+        int pid = (int) p.pid();
+        try (TargetProcess target = new TargetProcess(pid, ProcFs.system(), opener,
+            ProcessMemory.of(pid), own, new PluginGuard(warnings::add), warnings::add)) {
+          target.refresh();
+        }
+      }
+    } finally {
+      a.destroy();
+      b.destroy();
+    }
+    alone.inspected.forEach((path, times) -> assertEquals(2, times, path));
+  }
+}
