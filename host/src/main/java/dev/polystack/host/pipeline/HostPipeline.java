@@ -65,6 +65,13 @@ public final class HostPipeline {
    */
   static final int SETTLE_POLL_MILLIS = 10;
   static final long SETTLE_NANOS = 1_000_000_000L;
+  /**
+   * After an exec, host-wide: how soon records are read, and for how long, so a new program is
+   * described at its first tick while it still runs (it is not described at its exec: most
+   * programs a host starts never get a tick; docs/benchmarks.md, "The agent").
+   */
+  static final int EXEC_POLL_MILLIS = 100;
+  static final long EXEC_WATCH_NANOS = 500_000_000L;
   /** After this many empty polls in a row the reader waits {@link #IDLE_POLL_MILLIS}. */
   static final int IDLE_POLLS = 5;
   static final int IDLE_POLL_MILLIS = 500;
@@ -124,6 +131,8 @@ public final class HostPipeline {
   private long intervalSamples;
   /** Polls short until then (see {@link #SETTLE_POLL_MILLIS}). */
   private long settleUntil;
+  /** Polls shortish until then (see {@link #EXEC_POLL_MILLIS}). */
+  private long execWatchUntil;
   private int emptyPolls;
   private Map<String, Long> kernel = Map.of();
   private CaptureEngine engine;
@@ -312,6 +321,9 @@ public final class HostPipeline {
     if (now < settleUntil) {
       return SETTLE_POLL_MILLIS;
     }
+    if (now < execWatchUntil) {
+      return EXEC_POLL_MILLIS;
+    }
     if (emptyPolls >= IDLE_POLLS) {
       return IDLE_POLL_MILLIS;
     }
@@ -319,10 +331,12 @@ public final class HostPipeline {
   }
 
   /**
-   * Exec: the program changed, so its description is retired and the process described anew
-   * now, while it surely runs (a short-lived program may be gone by its first tick's walk); a
-   * selection by name re-decides, a process given or followed from a given one stays. Exit: released after its last samples are cut. Fork of a
-   * followed process: described now, for the same reason.
+   * Exec: the program changed, so its description is retired. A record describes the process
+   * anew now, while it surely runs (a short-lived program may be gone by its first tick's walk);
+   * the host-wide agent describes it at its first tick, read soon after (see
+   * {@link #EXEC_POLL_MILLIS}). A selection by name re-decides, a process given or followed
+   * from a given one stays. Exit: released after its last samples are cut. Fork of a followed
+   * process: described now, for the same reason.
    */
   private void onEvent(ProcessEvent e) {
     int pid = e.tgid();
@@ -337,7 +351,9 @@ public final class HostPipeline {
         retire(table.remove(pid));
         unreadable.remove(pid);
         ProcessSelection s = options.selection();
-        if (kernelSelects || s.pids().contains(pid)
+        if (kernelSelects && !options.record()) {
+          execWatchUntil = System.nanoTime() + EXEC_WATCH_NANOS;
+        } else if (kernelSelects || s.pids().contains(pid)
             || !s.byName() && selected.contains(pid) && ofFollowedUser(pid)) {
           track(pid); // given, or followed from a given one: whatever it runs now
         } else if (s.selects(proc, pid)) {
