@@ -42,8 +42,9 @@ import java.util.function.Consumer;
  * The host-wide pipeline: one {@link CaptureEngine} for every selected process, one process
  * table keyed by pid (each entry validated by its {@link ProcessIdentity}), one walk stage
  * ({@link ProcessTicks} per process, on this one thread), and one sink that takes every
- * interval's profiles, one per process. Processes are described when first seen (a tick, or an
- * exec or fork event: the kernel says so, nothing rescans /proc) and released when they exit.
+ * interval's profiles, one per process. Processes are described when first seen (a tick; in a
+ * record also an exec or followed fork: the kernel says so, nothing rescans /proc) and released
+ * when they exit.
  *
  * <p>Everything it holds is bounded: {@link PipelineOptions#maxProcesses} described processes
  * (the one ticked least recently is let go first), {@link PipelineOptions#maxIntervalSamples}
