@@ -15,6 +15,8 @@ import dev.polystack.plugin.api.Inspection;
 import dev.polystack.plugin.api.ModuleImage;
 import dev.polystack.plugin.api.PluginDescriptor;
 import dev.polystack.plugin.api.RuntimePlugin;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -53,7 +55,7 @@ class RuntimeInspectionsTest {
     List<Process> sleepers = new ArrayList<>();
     try {
       for (int i = 0; i < 3; i++) {
-        sleepers.add(new ProcessBuilder("sleep", "30").start());
+        sleepers.add(started("sleep", "30"));
       }
       for (Process p : sleepers) {
         int pid = (int) p.pid();
@@ -79,8 +81,8 @@ class RuntimeInspectionsTest {
     CountingPlugin alone = new CountingPlugin();
     PluginRegistry own = new PluginRegistry(
         List.of(new LoadedPlugin(alone, alone.descriptor(), "test")), List.of());
-    Process a = new ProcessBuilder("sleep", "30").start();
-    Process b = new ProcessBuilder("sleep", "30").start();
+    Process a = started("sleep", "30");
+    Process b = started("sleep", "30");
     try {
       for (Process p : List.of(a, b)) {
         int pid = (int) p.pid();
@@ -93,6 +95,22 @@ class RuntimeInspectionsTest {
       a.destroy();
       b.destroy();
     }
+    assertTrue(alone.inspected.size() >= 3, alone.inspected.toString());
     alone.inspected.forEach((path, times) -> assertEquals(2, times, path));
+  }
+
+  /** A process whose dynamic loader has mapped libc: right after exec only ld.so is there. */
+  private static Process started(String... command) throws Exception {
+    Process p = new ProcessBuilder(command).start();
+    Path maps = Path.of("/proc/" + p.pid() + "/maps");
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!Files.readString(maps).contains("/libc.so")) {
+      if (System.nanoTime() > deadline) {
+        p.destroy();
+        throw new AssertionError(String.join(" ", command) + " did not map libc in 10 s");
+      }
+      Thread.sleep(5);
+    }
+    return p;
   }
 }
