@@ -205,13 +205,14 @@ public final class Ptrace {
   }
 
   /**
-   * Brings a thread to a ptrace-stop if it is not already in one, remembering (not dropping) any
-   * other report that arrives first. Returns the stop, or null if the thread exited meanwhile.
+   * Brings a thread to a ptrace-stop if it is not already in one and returns that stop (which may
+   * be another report than the interrupt's, e.g. a signal-delivery stop), consuming the thread's
+   * queued reports; null if the thread exited meanwhile.
    */
   public WaitStatus stop(int tid, long timeoutNanos) throws SyscallException {
     checkThread();
     if (threads.get(tid) == State.STOPPED) {
-      return lastStop.get(tid);
+      return takeStop(tid);
     }
     if (!threads.containsKey(tid)) {
       return null;
@@ -232,7 +233,7 @@ public final class Ptrace {
         return null;
       }
       if (s == State.STOPPED) {
-        return lastStop.get(tid);
+        return takeStop(tid);
       }
       long left = deadline - System.nanoTime();
       if (left <= 0) {
@@ -551,9 +552,27 @@ public final class Ptrace {
     return new TraceEvent(tid, st);
   }
 
+  /**
+   * The stop {@code tid} is in, consuming its queued reports: a stopped thread reports nothing
+   * newer, and a report left queued would answer a later {@link #awaitEvent} before that call's
+   * own stop has happened.
+   */
+  private WaitStatus takeStop(int tid) {
+    discardPending(tid);
+    return lastStop.get(tid);
+  }
+
+  private void discardPending(int tid) {
+    ArrayDeque<WaitStatus> q = pending.remove(tid);
+    if (q != null && !q.isEmpty()) {
+      arrival.removeIf(e -> e.tid() == tid);
+    }
+  }
+
   private void forget(int tid) {
     threads.remove(tid);
     lastStop.remove(tid);
+    discardPending(tid);
   }
 
   private void call(int request, String name, int tid, long addr, long data)

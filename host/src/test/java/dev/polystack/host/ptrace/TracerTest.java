@@ -17,6 +17,7 @@ import java.nio.file.Files;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 
 class TracerTest {
@@ -79,6 +80,29 @@ class TracerTest {
       assertTrue(exit.exited(), exit.toString());
       assertEquals(7, exit.exitCode());
       assertTrue(Files.readString(t.stdout).contains("done counter="));
+    }
+  }
+
+  @Test
+  void stopConsumesTheReportItReturns() throws Exception {
+    try (TestTarget t = TestTarget.start("loop")) {
+      t.awaitLine("ready", 5000);
+      int pid = t.pid();
+      try (Tracer tracer = Tracer.start(pid)) {
+        tracer.seize(pid);
+        for (int round = 0; round < 3; round++) {
+          assertNotNull(tracer.stop(pid, STOP_TIMEOUT));
+          // Left queued, this stop would answer the next interrupt's wait before that stop exists.
+          assertThrows(TimeoutException.class, () -> tracer.awaitEvent(pid, Duration.ZERO));
+          tracer.cont(pid, 0);
+        }
+        tracer.interrupt(pid);
+        assertTrue(tracer.awaitEvent(pid, STOP_TIMEOUT).status().stopped());
+        tracer.cont(pid, 0);
+        assertTrue(tracer.detachSafely(pid));
+      }
+      t.finish();
+      assertEquals(7, t.process.waitFor(Duration.ofSeconds(10)).exitCode());
     }
   }
 
