@@ -1,5 +1,6 @@
 package dev.polystack.host.modules;
 
+import dev.polystack.host.cache.BoundedMap;
 import dev.polystack.host.elf.ElfFile;
 import dev.polystack.host.elf.ElfParseException;
 import dev.polystack.host.elf.ElfSource;
@@ -11,7 +12,6 @@ import dev.polystack.host.proc.MemoryMapping;
 import dev.polystack.host.sys.SyscallException;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
@@ -28,10 +28,8 @@ public final class ModuleOpener implements ModuleSource {
   /** The vDSO is one or two pages; anything bigger in its place is not a vDSO. */
   static final int MAX_VDSO_SIZE = 64 << 10;
 
-  private record Identity(DeviceNumber device, long inode, String path) {}
-
   private final Path procRoot;
-  private final Map<Identity, ElfFile> cache;
+  private final Map<MappedFile.Identity, ElfFile> cache;
   /** Separate debug files, parsed once for every process whose stripped modules use them. */
   private final ParsedDebugFiles debugFiles;
 
@@ -52,23 +50,15 @@ public final class ModuleOpener implements ModuleSource {
   }
 
   private ModuleOpener(Path procRoot, int maxCachedFiles) {
-    if (maxCachedFiles < 1) {
-      throw new IllegalArgumentException("cache must hold at least one file: " + maxCachedFiles);
-    }
     this.procRoot = procRoot;
     this.debugFiles = new ParsedDebugFiles(maxCachedFiles);
-    this.cache = new LinkedHashMap<>(64, 0.75f, true) {
-      @Override
-      protected boolean removeEldestEntry(Map.Entry<Identity, ElfFile> eldest) {
-        return size() > maxCachedFiles;
-      }
-    };
+    this.cache = BoundedMap.leastRecentlyUsed(maxCachedFiles);
   }
 
   /** Opens a mapped file of process {@code pid}. */
   @Override
   public synchronized ElfFile open(int pid, MappedFile module) throws ModuleOpenException {
-    Identity id = new Identity(module.device(), module.inode(), module.path());
+    MappedFile.Identity id = module.identity();
     ElfFile cached = cache.get(id);
     if (cached != null) {
       return cached;

@@ -1,7 +1,7 @@
 package dev.polystack.host.modules;
 
+import dev.polystack.host.cache.BoundedMap;
 import dev.polystack.host.elf.ElfFile;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.OptionalLong;
 
@@ -37,15 +37,7 @@ final class ParsedDebugFiles {
 
   /** @param capacity most parsed debug files kept */
   ParsedDebugFiles(int capacity) {
-    if (capacity < 1) {
-      throw new IllegalArgumentException("capacity must be positive: " + capacity);
-    }
-    this.files = new LinkedHashMap<>(16, 0.75f, true) {
-      @Override
-      protected boolean removeEldestEntry(Map.Entry<Key, Parsed> eldest) {
-        return size() > capacity;
-      }
-    };
+    this.files = BoundedMap.leastRecentlyUsed(capacity);
   }
 
   synchronized Parsed get(Key key) {

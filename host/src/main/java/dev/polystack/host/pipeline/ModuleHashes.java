@@ -1,10 +1,10 @@
 package dev.polystack.host.pipeline;
 
+import dev.polystack.host.cache.BoundedMap;
 import dev.polystack.host.process.LoadedModule;
 import dev.polystack.otel.model.HtlHash;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -17,12 +17,7 @@ import java.util.Map;
 public final class ModuleHashes {
   static final int MAX_FILES = 4096;
 
-  private final Map<String, String> byFile = new LinkedHashMap<>(64, 0.75f, true) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
-      return size() > MAX_FILES;
-    }
-  };
+  private final Map<String, String> byFile = BoundedMap.leastRecentlyUsed(MAX_FILES);
 
   /** The module's file's htlhash; empty for pseudo files or a file that cannot be read. */
   public String of(int pid, LoadedModule m) {

@@ -24,6 +24,21 @@ public record MappedFile(
     }
   }
 
+  /**
+   * What makes two mappings the same binary for a cache: the mapped inode and the name it was
+   * mapped under (a plug-in may decide by name; a file replaced in place keeps neither).
+   */
+  public record Identity(DeviceNumber device, long inode, String path) {
+    public Identity {
+      Objects.requireNonNull(device, "device");
+      Objects.requireNonNull(path, "path");
+    }
+  }
+
+  public Identity identity() {
+    return new Identity(device, inode, path);
+  }
+
   /** Lowest mapped address of the file. */
   public long start() {
     return mappings.get(0).start();

@@ -1,5 +1,6 @@
 package dev.polystack.host.sampling;
 
+import dev.polystack.host.cache.BoundedMap;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -59,12 +60,7 @@ public final class PagePrefetch {
   private static final class ThreadPages {
     /** Page to the sample it was last used in (or, for a returning page, kept until). */
     final Map<Long, Long> lastUsed = new LinkedHashMap<>();
-    final Map<Long, Boolean> forgotten = new LinkedHashMap<>(16, 0.75f, false) {
-      @Override
-      protected boolean removeEldestEntry(Map.Entry<Long, Boolean> eldest) {
-        return size() > FORGOTTEN_REMEMBERED;
-      }
-    };
+    final Map<Long, Boolean> forgotten = BoundedMap.oldestFirst(FORGOTTEN_REMEMBERED);
     long samples;
     boolean learnWhileStopped = true;
     boolean tooBig;
@@ -74,12 +70,7 @@ public final class PagePrefetch {
     long stoppedUntil;
   }
 
-  private final Map<Integer, ThreadPages> threads = new LinkedHashMap<>(16, 0.75f, true) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<Integer, ThreadPages> eldest) {
-      return size() > MAX_THREADS;
-    }
-  };
+  private final Map<Integer, ThreadPages> threads = BoundedMap.leastRecentlyUsed(MAX_THREADS);
 
   /** True if the thread's next walk should happen while it is stopped (to learn its pages). */
   public boolean walkStopped(int tid) {

@@ -1,5 +1,6 @@
 package dev.polystack.host.session;
 
+import dev.polystack.host.cache.BoundedMap;
 import dev.polystack.host.process.LoadedModule;
 import dev.polystack.host.process.ModuleTable;
 import dev.polystack.host.process.NativeSymbols;
@@ -7,7 +8,6 @@ import dev.polystack.host.sampling.RawFrame;
 import dev.polystack.host.sampling.RawStack;
 import dev.polystack.plugin.api.Frame;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -33,12 +33,7 @@ final class FrameNamer {
   }
 
   private final Map<Key, Frame> cache =
-      new LinkedHashMap<>(1024, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<Key, Frame> eldest) {
-          return size() > MAX_CACHED;
-        }
-      };
+      BoundedMap.leastRecentlyUsed(MAX_CACHED);
 
   List<Frame> name(RawStack stack, ModuleTable table) {
     List<Frame> out = new ArrayList<>(stack.frames().size());

@@ -1,5 +1,6 @@
 package dev.polystack.host.session;
 
+import dev.polystack.host.cache.BoundedMap;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcReadException;
 import dev.polystack.host.process.ModuleTable;
@@ -13,7 +14,6 @@ import dev.polystack.otel.model.Sample;
 import dev.polystack.otel.model.StackTrace;
 import dev.polystack.plugin.api.Frame;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -96,12 +96,7 @@ public final class SampleProcessor implements SampleSink, AutoCloseable {
   /** Interned stacks: equal frames give the same StackTrace, which outputs count by identity. */
   private final Map<List<Frame>, NamedStack> stacks = new HashMap<>();
   private final Map<RawKey, NamedStack> byRaw =
-      new LinkedHashMap<>(1024, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<RawKey, NamedStack> eldest) {
-          return size() > MAX_CACHED_STACKS;
-        }
-      };
+      BoundedMap.leastRecentlyUsed(MAX_CACHED_STACKS);
   private final Map<Integer, Named> threadNames = new HashMap<>();
   /** For the final recording; null when samples are only streamed. */
   private SampleStore kept = new SampleStore(MAX_TIMED_SAMPLES, MAX_MERGED_ENTRIES);

@@ -1,9 +1,9 @@
 package dev.polystack.host.unwind;
 
+import dev.polystack.host.cache.BoundedMap;
 import dev.polystack.host.elf.ElfFile;
 import dev.polystack.host.elf.ElfParseException;
 import dev.polystack.host.elf.Fde;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -20,12 +20,7 @@ public final class ElfUnwindModule implements UnwindModule {
   private final long bias;
   private final String name;
   private final Map<Long, Object> rows =
-      new LinkedHashMap<>(256, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<Long, Object> eldest) {
-          return size() > MAX_CACHED_ROWS;
-        }
-      };
+      BoundedMap.leastRecentlyUsed(MAX_CACHED_ROWS);
 
   public ElfUnwindModule(ElfFile elf, long bias, String name) {
     this.elf = Objects.requireNonNull(elf, "elf");

@@ -1,11 +1,11 @@
 package dev.polystack.host.sampling.nostop;
 
+import dev.polystack.host.cache.BoundedMap;
 import dev.polystack.host.memory.ProcessMemory;
 import dev.polystack.host.memory.RemoteReadException;
 import dev.polystack.host.sampling.SampleMemory;
 import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.SyscallException;
-import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
@@ -22,14 +22,7 @@ final class LastLivePages {
   /** Most pages kept per process: 512 KiB, least recently read dropped first. */
   static final int MAX_PAGES = 128;
 
-  private final Map<Long, byte[]> pages = new LinkedHashMap<>(16, 0.75f, true) {
-    private static final long serialVersionUID = 1L;
-
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<Long, byte[]> eldest) {
-      return size() > MAX_PAGES;
-    }
-  };
+  private final Map<Long, byte[]> pages = BoundedMap.leastRecentlyUsed(MAX_PAGES);
   private long served;
 
   /** Reads served from the kept pages because the process was gone. */
