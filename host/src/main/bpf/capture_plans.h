@@ -113,6 +113,35 @@ static __always_inline void region(struct run *r, struct state *st, struct step 
 	st->regions++;
 }
 
+/* One record of a chain step: copy it, then move to the pointer it holds (docs/capture-plans.md). */
+static long chain_cb(__u64 hop, struct run *r)
+{
+	struct plan *p = r->plan;
+	__u8 *rec = r->rec;
+
+	if (!p || !rec)
+		return 1;
+	struct state *st = state_of(rec);
+	__u32 idx = st->chain_step;
+	__u64 at = st->chain_next;
+
+	if (idx >= MAX_STEPS || !user_addr(at))
+		return 1;
+	struct step *sp = &p->steps[idx];
+	__u32 max = sp->max;
+	__u64 next = 0;
+
+	if (max > CHAIN_COPY_MAX)
+		return 1;
+	region(r, st, sp, idx, at + sp->imm, max);
+	if (bpf_probe_read_user(&next, sizeof(next), (void *)(at + (__s64)sp->next))) {
+		count(C_CHAIN_NEXT_UNREADABLE);
+		next = 0;
+	}
+	st->chain_next = next;
+	return user_addr(next) ? 0 : 1;
+}
+
 static long step_cb(__u64 idx, struct run *r)
 {
 	struct plan *p = r->plan;
@@ -127,12 +156,13 @@ static long step_cb(__u64 idx, struct run *r)
 	__u64 *s = st->s;
 
 	/* Operand checks per op: a REG names a register, COPY may leave b empty, the rest are slots. */
-	if (op < OP_REG || op > OP_TP)
+	if (op < OP_REG || op > OP_CHAIN)
 		return stop(st, idx, STOP_INVALID, C_PLAN_INVALID);
 	if (op == OP_REG ? a >= NREGS : (op != OP_CONST && op != OP_TP && a >= NSLOTS))
 		return stop(st, idx, STOP_INVALID, C_PLAN_INVALID);
 	if ((op == OP_SUB || op == OP_MAX || op == OP_MIN || op == OP_IN_RANGE_OR ||
-	     op == OP_CHECK_EQ || op == OP_CHECK_NE) && b >= NSLOTS)
+	     op == OP_CHECK_EQ || op == OP_CHECK_NE || op == OP_ADD_SLOTS ||
+	     op == OP_LOAD_INDEXED) && b >= NSLOTS)
 		return stop(st, idx, STOP_INVALID, C_PLAN_INVALID);
 	if (op == OP_IN_RANGE_OR && c >= NSLOTS)
 		return stop(st, idx, STOP_INVALID, C_PLAN_INVALID);
@@ -180,16 +210,35 @@ static long step_cb(__u64 idx, struct run *r)
 		s[dst] = x < y ? x : y;
 		break;
 	}
-	case OP_LOAD: {
-		__u64 v = 0;
-		__u32 size = sp->size;
-		if (size != 1 && size != 2 && size != 4 && size != 8)
+	case OP_LOAD:
+	case OP_LOAD_INDEXED: {
+		__u64 v = 0, at = s[a & 7] + sp->imm;
+		__u32 scale = sp->max;
+		long err;
+		if (op == OP_LOAD_INDEXED) {
+			if (scale < 1 || scale > MAX_SCALE)
+				return stop(st, idx, STOP_INVALID, C_PLAN_INVALID);
+			at += s[b & 7] * scale;
+		}
+		/* Constant sizes, so the verifier sees each read's bound; little-endian, so a short
+		 * read into a zeroed u64 is the zero-extended value. */
+		switch (sp->size) {
+		case 1:
+			err = bpf_probe_read_user(&v, 1, (void *)at);
+			break;
+		case 2:
+			err = bpf_probe_read_user(&v, 2, (void *)at);
+			break;
+		case 4:
+			err = bpf_probe_read_user(&v, 4, (void *)at);
+			break;
+		case 8:
+			err = bpf_probe_read_user(&v, 8, (void *)at);
+			break;
+		default:
 			return stop(st, idx, STOP_INVALID, C_PLAN_INVALID);
-		barrier_var(size);
-		if (size > 8)
-			return 1;
-		/* Little-endian: a short read into a zeroed u64 is the zero-extended value. */
-		if (bpf_probe_read_user(&v, size, (void *)(s[a & 7] + sp->imm)))
+		}
+		if (err)
 			return stop(st, idx, STOP_LOAD, C_PLAN_LOAD_FAILED);
 		s[dst] = v;
 		break;
@@ -211,6 +260,28 @@ static long step_cb(__u64 idx, struct run *r)
 	case OP_AND:
 		s[dst] = s[a & 7] & sp->imm;
 		break;
+	case OP_SHL:
+		s[dst] = s[a & 7] << (sp->imm & 63);
+		break;
+	case OP_SHR:
+		s[dst] = s[a & 7] >> (sp->imm & 63);
+		break;
+	case OP_MUL:
+		s[dst] = s[a & 7] * (__u64)sp->imm;
+		break;
+	case OP_ADD_SLOTS:
+		s[dst] = s[a & 7] + s[b & 7];
+		break;
+	case OP_CHAIN: {
+		__u32 hops = sp->size;
+		if (sp->max < 1 || sp->max > CHAIN_COPY_MAX || hops < 1 || hops > MAX_HOPS)
+			return stop(st, idx, STOP_INVALID, C_PLAN_INVALID);
+		st->chain_step = idx;
+		st->chain_next = s[a & 7];
+		bpf_loop(hops, chain_cb, r, 0);
+		s[dst] = user_addr(st->chain_next) ? st->chain_next : 0;
+		break;
+	}
 	case OP_COPY: {
 		__u32 max = sp->max;
 		if (max > COPY_MAX || (b != NONE && b >= NSLOTS))

@@ -23,6 +23,9 @@
 #define STACK_MAX 32768
 #define RED_ZONE 128
 #define COPY_MAX 16384
+#define CHAIN_COPY_MAX 4096
+#define MAX_HOPS 16
+#define MAX_SCALE 4096
 /* Enough page-aligned chunks for STACK_MAX bytes from an unaligned start. */
 #define MAX_CHUNKS (STACK_MAX / PAGE + 1)
 #define MAX_PLANS 4
@@ -41,10 +44,11 @@ enum { C_TICKS, C_RECORDS, C_RING_FULL, C_NO_USER_REGS, C_STACK_UNREADABLE, C_PL
        C_ALLOC_INTERNAL_CALL, C_ALLOC_DEFINITION_SENT, C_ALLOC_DEFINITION_DEDUPLICATED,
        C_ALLOC_DEFINITION_UNDEDUPLICATED, C_ALLOC_DEFINITION_LOST, C_ALLOC_EVENT_RING_FULL,
        C_INUSE_MAP_FULL, C_FREE_MATCHED, C_ALLOC_INTERVAL_CLAMPED, C_ALLOC_RETURN_UNMATCHED,
-       C_COUNT = 32 };
+       C_CHAIN_NEXT_UNREADABLE, C_COUNT = 32 };
 
 enum { OP_REG = 1, OP_CONST, OP_ADD, OP_SUB, OP_MAX, OP_MIN, OP_LOAD, OP_IN_RANGE_OR,
-       OP_CHECK_EQ, OP_CHECK_NE, OP_AND, OP_COPY, OP_TP };
+       OP_CHECK_EQ, OP_CHECK_NE, OP_AND, OP_COPY, OP_TP, OP_SHL, OP_SHR, OP_MUL, OP_ADD_SLOTS,
+       OP_LOAD_INDEXED, OP_CHAIN };
 
 enum { STOP_LOAD = 1, STOP_CHECK = 2, STOP_INVALID = 3 };
 
@@ -118,7 +122,7 @@ struct step {
 	__u8 size;
 	__u16 label;
 	__u32 max;
-	__u32 pad;
+	__s32 next; /* a chain's next-pointer offset */
 	__s64 imm;
 };
 
@@ -166,6 +170,9 @@ struct state {
 	/* copy_user's progress: kept here, not in registers (see copy_user). */
 	__u64 copy_done;
 	__u32 copy_why;
+	/* A chain step's cursor: the step and the next record's address. */
+	__u32 chain_step;
+	__u64 chain_next;
 };
 
 struct scratch_value {

@@ -118,7 +118,7 @@ class CPythonPluginTest {
     Path api = Path.of(System.getProperty("user.home"),
         ".m2/repository/dev/polystack/plugin-api");
     assertTrue(Files.isDirectory(api), "the example builds against the installed plugin-api"
-        + " artifact, and " + api + " is missing: install it (mvn -B -pl plugin-api install)");
+        + " artifact, and " + api + " is missing: install it (mvn -B -pl plugin-api -am install)");
     var mvn = Tools.run(300, null, List.of("mvn", "-B", "-o", "-q", "-f",
         project.resolve("pom.xml").toString(), "package"));
     assertEquals(0, mvn.exitCode(), "the example does not build against the installed"

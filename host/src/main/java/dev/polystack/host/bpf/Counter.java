@@ -30,7 +30,8 @@ enum Counter {
   INUSE_MAP_FULL,
   FREE_MATCHED,
   ALLOC_INTERVAL_CLAMPED,
-  ALLOC_RETURN_UNMATCHED;
+  ALLOC_RETURN_UNMATCHED,
+  CHAIN_NEXT_UNREADABLE;
 
   String key() {
     return name().toLowerCase(Locale.ROOT);

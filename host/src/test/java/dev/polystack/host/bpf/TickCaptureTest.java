@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.polystack.host.launch.ChildProcess;
 import dev.polystack.host.launch.Launcher;
+import dev.polystack.plugin.api.CapturePlan;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -46,6 +47,10 @@ class TickCaptureTest {
       static struct known known = { 0x706f6c7973746b31ULL, 0, "polystack tick capture test",
                                     0x1122334455667788ULL };
       volatile uint64_t counter;
+      // What plansFollowData follows: table[i] = 0x7ab1e000 + i; nodes linked 0 -> 4 -> NULL.
+      struct node { uint64_t tag; struct node *next; };
+      static struct node nodes[5];
+      static uint64_t table[8];
 
       __attribute__((noinline)) static void spin(void) { for (;;) counter++; }
 
@@ -58,8 +63,13 @@ class TickCaptureTest {
 
       int main(int argc, char **argv) {
         known.self = (uint64_t) &known;
-        printf("ready known=%p size=%zu tp=%p\\n", (void *) &known, sizeof known,
-               (void *) pthread_self());
+        for (int i = 0; i < 8; i++) table[i] = 0x7ab1e000 + i;
+        for (int i = 0; i < 5; i++) {
+          nodes[i].tag = 0xc0de0000 + i;
+          nodes[i].next = i < 4 ? &nodes[i + 1] : 0;
+        }
+        printf("ready known=%p size=%zu tp=%p table=%p nodes=%p\\n", (void *) &known,
+               sizeof known, (void *) pthread_self(), (void *) table, (void *) nodes);
         fflush(stdout);
         if (argc > 1 && strcmp(argv[1], "syscall") == 0) {
           int fd = open("/dev/null", O_WRONLY);
@@ -262,6 +272,84 @@ class TickCaptureTest {
     }
   }
 
+  /**
+   * The data-following steps (API 1.6), compiled by the host's encoder, run in the kernel: an
+   * indexed load and the same element reached by shift and add, checked against the values the
+   * program wrote; a chain over a linked list in two steps, the second going on where the first
+   * stopped; an indexed load of an unmapped address stops its plan. TickCopiesTest runs the same
+   * plans through the kit.
+   */
+  @Test
+  void plansFollowData() throws Exception {
+    try (Workload w = Workload.start("spin"); TickCapture capture = open()) {
+      long table = w.printed("table");
+      long nodes = w.printed("nodes");
+      CapturePlan arithmetic = CapturePlan.builder()
+          .constant("base", table)
+          .constant("index", 5)
+          .loadIndexed("value", "base", "index", 8, 0, 8)
+          .constant("want", 0x7ab1e005L)
+          .checkEquals("value", "want")
+          .shiftLeft("offset", "index", 3)
+          .addSlots("address", "base", "offset")
+          .load("value", "address", 0, 8)
+          .checkEquals("value", "want")
+          .multiply("value", "index", 8)
+          .checkEquals("value", "offset")
+          .shiftRight("value", "offset", 3)
+          .checkEquals("value", "index")
+          .copy("address", 0, 8, "element")
+          .build();
+      CapturePlan chain = CapturePlan.builder()
+          .constant("head", nodes)
+          .chain("rest", "head", 0, 16, 8, 3, "node")
+          .constant("fourth", nodes + 48)
+          .checkEquals("rest", "fourth")
+          .chain("end", "rest", 0, 8, 8, CapturePlan.MAX_CHAIN_HOPS, "node")
+          .constant("zero", 0)
+          .checkEquals("end", "zero")
+          .build();
+      CapturePlan unmapped = CapturePlan.builder()
+          .constant("base", 8)
+          .constant("index", 1)
+          .loadIndexed("value", "base", "index", 8, 0, 8)
+          .build();
+      capture.setPlan(w.pid(), 0, PlanEncoder.encode(arithmetic));
+      capture.setPlan(w.pid(), 1, PlanEncoder.encode(chain));
+      capture.setPlan(w.pid(), 2, PlanEncoder.encode(unmapped));
+      capture.addTarget(w.pid(), 4096);
+      List<Rec> records = collect(capture, RECORDS);
+      Map<String, Long> counters = capture.counters();
+
+      assertTrue(records.size() >= RECORDS / 2, "records: " + records.size());
+      for (Rec r : records) {
+        assertEquals(3, r.planCount());
+        assertEquals(0, r.stopStep(0), "every check of the arithmetic held");
+        assertEquals(0, r.stopStep(1), "the chain ended where the list does");
+        assertEquals(3, r.stopStep(2), "stopped at the indexed load (step 2)");
+        assertEquals(1, r.stopReason(2), "load");
+        assertEquals(6, r.regions().size());
+        Region element = r.regions().get(0);
+        assertEquals(table + 40, element.address());
+        assertEquals(0x7ab1e005L, longAt(element.bytes(), 0));
+        for (int i = 0; i < 5; i++) {
+          Region node = r.regions().get(1 + i);
+          assertEquals(nodes + 16L * i, node.address());
+          assertEquals(1, node.plan());
+          assertEquals(i < 3 ? 1 : 4, node.step());
+          assertEquals(i < 3 ? 16 : 8, node.bytes().length);
+          assertEquals(0xc0de0000L + i, longAt(node.bytes(), 0));
+        }
+      }
+      assertEquals(0, counters.get("plan_invalid"), counters.toString());
+      assertEquals(0, counters.get("chain_next_unreadable"), counters.toString());
+    }
+  }
+
+  private static long longAt(byte[] b, int at) {
+    return ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN).getLong(at);
+  }
+
   @Test
   void brokenObjectFailsInOneLine() throws Exception {
     Path garbage = dir.resolve("garbage.bpf.o");
@@ -416,7 +504,7 @@ class TickCaptureTest {
       return printed("tp");
     }
 
-    private long printed(String name) throws IOException {
+    long printed(String name) throws IOException {
       String line = Files.readString(stdout).lines().filter(l -> l.startsWith("ready")).findFirst()
           .orElseThrow();
       String hex = line.replaceAll(".*" + name + "=0x([0-9a-f]+).*", "$1");

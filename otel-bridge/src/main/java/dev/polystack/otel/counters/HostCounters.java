@@ -103,6 +103,9 @@ public final class HostCounters {
       "Copies of a capture plan that stopped at an unreadable page.");
   public static final Counter CAPTURE_RECORD_FULL = capture("capture_record_full", "copy",
       "Copies cut short because the record had no room left.");
+  public static final Counter CAPTURE_CHAIN_NEXT_UNREADABLE = capture(
+      "capture_chain_next_unreadable", "chain",
+      "Chain steps of a capture plan that ended at a next pointer they could not read.");
   public static final Counter CAPTURE_PLAN_INVALID = capture("capture_plan_invalid",
       "plan run", "Runs of a capture plan stopped at a step the program found invalid.");
   public static final Counter CAPTURE_LIVE_READ_SAMPLES = capture("capture_live_read_samples",

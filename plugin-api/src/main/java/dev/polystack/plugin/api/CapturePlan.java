@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * What a runtime needs read at the sampling tick, declared as data: a short, bounded program of
@@ -16,9 +17,10 @@ import java.util.Map;
  * so a plan only has to cover what changes between ticks.
  *
  * <p>Since API 1.1. Bounds: {@link #MAX_STEPS} steps, {@link #SLOTS} slots,
- * {@link #MAX_COPIES} copies of at most {@link #MAX_COPY_BYTES} each. A process runs at most 3
- * distinct plug-in plans, kept by plug-in id; one beyond is not run, and is counted and warned
- * about (docs/capture-plans.md, "Bounds").
+ * {@link #MAX_COPIES} copy and chain steps, a copy of at most {@link #MAX_COPY_BYTES}, a chain
+ * of at most {@link #MAX_CHAIN_HOPS} records of {@link #MAX_CHAIN_COPY_BYTES} each. A process
+ * runs at most 3 distinct plug-in plans, kept by plug-in id; one beyond is not run, and is
+ * counted and warned about (docs/capture-plans.md, "Bounds").
  *
  * @since 1.1
  */
@@ -27,6 +29,12 @@ public final class CapturePlan {
   public static final int SLOTS = 8;
   public static final int MAX_COPIES = 8;
   public static final int MAX_COPY_BYTES = 16 << 10;
+  /** Most records one {@link CaptureStep.Chain} step visits. @since 1.6 */
+  public static final int MAX_CHAIN_HOPS = 16;
+  /** Most bytes a chain copies of each record. @since 1.6 */
+  public static final int MAX_CHAIN_COPY_BYTES = 4096;
+  /** Largest {@link CaptureStep.LoadIndexed} scale. @since 1.6 */
+  public static final int MAX_SCALE = 4096;
 
   /** No plan: the runtime's reads go to the live process after the tick. */
   public static final CapturePlan NONE = new CapturePlan(List.of());
@@ -40,7 +48,9 @@ public final class CapturePlan {
       throw new IllegalArgumentException(
           "a capture plan has at most " + MAX_STEPS + " steps, got " + this.steps.size());
     }
-    long copies = this.steps.stream().filter(s -> s instanceof CaptureStep.Copy).count();
+    long copies = this.steps.stream()
+        .filter(s -> s instanceof CaptureStep.Copy || s instanceof CaptureStep.Chain)
+        .count();
     if (copies > MAX_COPIES) {
       throw new IllegalArgumentException(
           "a capture plan has at most " + MAX_COPIES + " copies, got " + copies);
@@ -62,6 +72,25 @@ public final class CapturePlan {
   static void checkSlot(int slot) {
     if (slot < 0 || slot >= SLOTS) {
       throw new IllegalArgumentException("slot must be 0.." + (SLOTS - 1) + ", got " + slot);
+    }
+  }
+
+  static void checkLoadSize(int size) {
+    if (size != 1 && size != 2 && size != 4 && size != 8) {
+      throw new IllegalArgumentException("load size must be 1, 2, 4 or 8, got " + size);
+    }
+  }
+
+  static void checkShift(int bits) {
+    if (bits < 0 || bits > 63) {
+      throw new IllegalArgumentException("shift must be 0..63 bits, got " + bits);
+    }
+  }
+
+  static void checkLabel(String label) {
+    Objects.requireNonNull(label, "label");
+    if (label.isEmpty() || label.length() > 64) {
+      throw new IllegalArgumentException("copy label must be 1..64 characters");
     }
   }
 
@@ -121,6 +150,50 @@ public final class CapturePlan {
 
     public Builder and(String into, String from, long mask) {
       return add(new CaptureStep.And(assign(into), read(from), mask));
+    }
+
+    /** @since 1.6 */
+    public Builder shiftLeft(String into, String from, int bits) {
+      return add(new CaptureStep.ShiftLeft(assign(into), read(from), bits));
+    }
+
+    /** Logical shift. @since 1.6 */
+    public Builder shiftRight(String into, String from, int bits) {
+      return add(new CaptureStep.ShiftRight(assign(into), read(from), bits));
+    }
+
+    /** @since 1.6 */
+    public Builder multiply(String into, String from, long factor) {
+      int f = read(from);
+      return add(new CaptureStep.Multiply(assign(into), f, factor));
+    }
+
+    /** {@code into = a + b}. @since 1.6 */
+    public Builder addSlots(String into, String a, String b) {
+      int x = read(a);
+      int y = read(b);
+      return add(new CaptureStep.AddSlots(assign(into), x, y));
+    }
+
+    /** {@code into = *(u<size*8> *)(base + index * scale + offset)}. @since 1.6 */
+    public Builder loadIndexed(String into, String base, String index, int scale, long offset,
+        int size) {
+      int b = read(base);
+      int i = read(index);
+      return add(new CaptureStep.LoadIndexed(assign(into), b, i, scale, offset, size));
+    }
+
+    /**
+     * Follows records from {@code start} (see {@link CaptureStep.Chain}); {@code into} gets
+     * where the chain would go next.
+     *
+     * @since 1.6
+     */
+    public Builder chain(String into, String start, long copyOffset, int copyBytes,
+        int nextOffset, int maxHops, String label) {
+      int from = read(start);
+      return add(new CaptureStep.Chain(assign(into), from, copyOffset, copyBytes, nextOffset,
+          maxHops, label));
     }
 
     /** {@code into = *(u<size*8> *)(address + offset)}. */

@@ -94,9 +94,92 @@ public sealed interface CaptureStep {
     public Load {
       CapturePlan.checkSlot(into);
       CapturePlan.checkSlot(address);
-      if (size != 1 && size != 2 && size != 4 && size != 8) {
-        throw new IllegalArgumentException("load size must be 1, 2, 4 or 8, got " + size);
+      CapturePlan.checkLoadSize(size);
+    }
+  }
+
+  /** {@code into = from << bits}, {@code bits} 0..63. @since 1.6 */
+  record ShiftLeft(int into, int from, int bits) implements CaptureStep {
+    public ShiftLeft {
+      CapturePlan.checkSlot(into);
+      CapturePlan.checkSlot(from);
+      CapturePlan.checkShift(bits);
+    }
+  }
+
+  /** {@code into = from >>> bits} (logical), {@code bits} 0..63. @since 1.6 */
+  record ShiftRight(int into, int from, int bits) implements CaptureStep {
+    public ShiftRight {
+      CapturePlan.checkSlot(into);
+      CapturePlan.checkSlot(from);
+      CapturePlan.checkShift(bits);
+    }
+  }
+
+  /** {@code into = from * factor}, modulo 2^64 (e.g. an index times an entry size). @since 1.6 */
+  record Multiply(int into, int from, long factor) implements CaptureStep {
+    public Multiply {
+      CapturePlan.checkSlot(into);
+      CapturePlan.checkSlot(from);
+    }
+  }
+
+  /** {@code into = a + b}, modulo 2^64 (e.g. a base plus a computed offset). @since 1.6 */
+  record AddSlots(int into, int a, int b) implements CaptureStep {
+    public AddSlots {
+      CapturePlan.checkSlot(into);
+      CapturePlan.checkSlot(a);
+      CapturePlan.checkSlot(b);
+    }
+  }
+
+  /**
+   * {@code into} = the {@code size}-byte little-endian value at {@code base + index * scale +
+   * offset}, zero-extended: an array element (a pthread key's slot, a code-cache bucket). An
+   * unreadable address ends the plan, as {@link Load} does.
+   *
+   * @since 1.6
+   */
+  record LoadIndexed(int into, int base, int index, int scale, long offset, int size)
+      implements CaptureStep {
+    public LoadIndexed {
+      CapturePlan.checkSlot(into);
+      CapturePlan.checkSlot(base);
+      CapturePlan.checkSlot(index);
+      if (scale < 1 || scale > CapturePlan.MAX_SCALE) {
+        throw new IllegalArgumentException(
+            "index scale must be 1.." + CapturePlan.MAX_SCALE + ", got " + scale);
       }
+      CapturePlan.checkLoadSize(size);
+    }
+  }
+
+  /**
+   * Follows a chain of records (frames linked by a previous pointer, a list of thread states):
+   * starting at the address in {@code start}, for at most {@code maxHops} records, copies
+   * {@code copyBytes} from {@code record + copyOffset} as a region (as {@link Copy} does, page by
+   * page), then reads the 8-byte pointer at {@code record + nextOffset} and goes on there. It
+   * ends early at a pointer of 0 or above user space, or at an unreadable next pointer; it never
+   * ends the plan. {@code into} = the address the chain would have gone to next (0 when it
+   * reached its end), so a second chain step can go on from there.
+   *
+   * @param label what each record holds, for counters and diagnostics ({@code py_frame})
+   * @since 1.6
+   */
+  record Chain(int into, int start, long copyOffset, int copyBytes, int nextOffset, int maxHops,
+      String label) implements CaptureStep {
+    public Chain {
+      CapturePlan.checkSlot(into);
+      CapturePlan.checkSlot(start);
+      if (copyBytes < 1 || copyBytes > CapturePlan.MAX_CHAIN_COPY_BYTES) {
+        throw new IllegalArgumentException("chain copy must be 1.."
+            + CapturePlan.MAX_CHAIN_COPY_BYTES + " bytes per record, got " + copyBytes);
+      }
+      if (maxHops < 1 || maxHops > CapturePlan.MAX_CHAIN_HOPS) {
+        throw new IllegalArgumentException(
+            "chain hops must be 1.." + CapturePlan.MAX_CHAIN_HOPS + ", got " + maxHops);
+      }
+      CapturePlan.checkLabel(label);
     }
   }
 
@@ -140,10 +223,7 @@ public sealed interface CaptureStep {
         throw new IllegalArgumentException(
             "copy must be 1.." + CapturePlan.MAX_COPY_BYTES + " bytes, got " + maxBytes);
       }
-      Objects.requireNonNull(label, "label");
-      if (label.isEmpty() || label.length() > 64) {
-        throw new IllegalArgumentException("copy label must be 1..64 characters");
-      }
+      CapturePlan.checkLabel(label);
     }
   }
 }

@@ -74,4 +74,49 @@ class CapturePlanTest {
     }
     assertThrows(IllegalArgumentException.class, () -> new CapturePlan(copies));
   }
+
+  @Test
+  void dataFollowingStepsCheckTheirBounds() {
+    assertThrows(IllegalArgumentException.class, () -> new CaptureStep.ShiftLeft(0, 1, 64));
+    assertThrows(IllegalArgumentException.class, () -> new CaptureStep.ShiftRight(0, 1, -1));
+    assertThrows(IllegalArgumentException.class, () -> new CaptureStep.AddSlots(0, 1, 8));
+    assertThrows(IllegalArgumentException.class,
+        () -> new CaptureStep.LoadIndexed(0, 1, 2, 0, 0, 8));
+    assertThrows(IllegalArgumentException.class,
+        () -> new CaptureStep.LoadIndexed(0, 1, 2, CapturePlan.MAX_SCALE + 1, 0, 8));
+    assertThrows(IllegalArgumentException.class,
+        () -> new CaptureStep.LoadIndexed(0, 1, 2, 8, 0, 3));
+    assertThrows(IllegalArgumentException.class,
+        () -> new CaptureStep.Chain(0, 1, 0, 8, 8, CapturePlan.MAX_CHAIN_HOPS + 1, "frame"));
+    assertThrows(IllegalArgumentException.class,
+        () -> new CaptureStep.Chain(0, 1, 0, CapturePlan.MAX_CHAIN_COPY_BYTES + 1, 8, 4, "f"));
+    assertThrows(IllegalArgumentException.class,
+        () -> new CaptureStep.Chain(0, 1, 0, 8, 8, 0, "frame"));
+    // A chain is a copy step for the plan's bound on copies.
+    List<CaptureStep> copies = new ArrayList<>();
+    for (int i = 0; i < CapturePlan.MAX_COPIES; i++) {
+      copies.add(new CaptureStep.Copy(0, 0, -1, 8, "c" + i));
+    }
+    copies.add(new CaptureStep.Chain(0, 0, 0, 8, 8, 2, "one more"));
+    assertThrows(IllegalArgumentException.class, () -> new CapturePlan(copies));
+  }
+
+  @Test
+  void theBuilderNamesTheSlotsOfDataFollowingSteps() {
+    CapturePlan plan = CapturePlan.builder()
+        .register("sp", Register.RSP)
+        .constant("index", 3)
+        .shiftLeft("offset", "index", 3)
+        .addSlots("at", "sp", "offset")
+        .loadIndexed("frame", "sp", "index", 8, 16, 8)
+        .chain("rest", "frame", 0, 64, 8, 4, "frames")
+        .build();
+    assertEquals(List.of(
+        new CaptureStep.ReadRegister(0, Register.RSP),
+        new CaptureStep.Constant(1, 3),
+        new CaptureStep.ShiftLeft(2, 1, 3),
+        new CaptureStep.AddSlots(3, 0, 2),
+        new CaptureStep.LoadIndexed(4, 0, 1, 8, 16, 8),
+        new CaptureStep.Chain(5, 4, 0, 64, 8, 4, "frames")), plan.steps());
+  }
 }

@@ -25,6 +25,11 @@ final class MemoryBlob {
     this.reads = List.copyOf(reads);
   }
 
+  /** Recorded bytes with no read log, as a test lays them out. */
+  static MemoryBlob of(List<Range> ranges) {
+    return new MemoryBlob(ranges, List.of());
+  }
+
   static MemoryBlob parse(byte[] data, String entry) {
     try {
       ByteBuffer b = ByteBuffer.wrap(data); // big-endian, as the format says

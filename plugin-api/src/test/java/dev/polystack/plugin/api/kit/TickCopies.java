@@ -28,6 +28,8 @@ final class TickCopies {
   static final int HEADER = 200;
   static final int REGION_HEADER = 16;
   private static final long PAGE = 4096;
+  /** Where user space ends: a chain stops at a pointer at or above it, as the kernel's does. */
+  private static final long USER_TOP = 1L << 47;
 
   /** A copied range of target memory; {@code plan} -1 for the stack window. */
   record Region(long address, long length, int plan, int step, String label) {
@@ -144,22 +146,46 @@ final class TickCopies {
         s[m.into()] = Long.compareUnsigned(s[m.a()], s[m.b()]) <= 0 ? s[m.a()] : s[m.b()];
       } else if (step instanceof CaptureStep.And a) {
         s[a.into()] = s[a.from()] & a.mask();
+      } else if (step instanceof CaptureStep.ShiftLeft x) {
+        s[x.into()] = s[x.from()] << x.bits();
+      } else if (step instanceof CaptureStep.ShiftRight x) {
+        s[x.into()] = s[x.from()] >>> x.bits();
+      } else if (step instanceof CaptureStep.Multiply x) {
+        s[x.into()] = s[x.from()] * x.factor();
+      } else if (step instanceof CaptureStep.AddSlots x) {
+        s[x.into()] = s[x.a()] + s[x.b()];
       } else if (step instanceof CaptureStep.Load l) {
         long address = s[l.address()] + l.offset();
-        byte[] b = new byte[l.size()];
-        if (thread.copy(address, b, 0, l.size()) != l.size()
-            && process.copy(address, b, 0, l.size()) != l.size()) {
-          boolean mapped = readable(address, l.size(), mappings) == l.size();
-          return new Stop(p, i, mapped
-              ? "load of 0x" + Long.toHexString(address) + ", mapped but not in the snapshot"
-                  + " (the live walk never read it, so the kit cannot know its value)"
-              : "load of 0x" + Long.toHexString(address) + ", unreadable", mapped);
-        }
-        long v = 0;
-        for (int k = l.size() - 1; k >= 0; k--) {
-          v = v << 8 | (b[k] & 0xff);
+        Long v = load(address, l.size(), thread, process);
+        if (v == null) {
+          return unloaded(p, i, address, l.size(), mappings);
         }
         s[l.into()] = v;
+      } else if (step instanceof CaptureStep.LoadIndexed l) {
+        long address = s[l.base()] + s[l.index()] * l.scale() + l.offset();
+        Long v = load(address, l.size(), thread, process);
+        if (v == null) {
+          return unloaded(p, i, address, l.size(), mappings);
+        }
+        s[l.into()] = v;
+      } else if (step instanceof CaptureStep.Chain c) {
+        long at = s[c.start()];
+        for (int hop = 0; hop < c.maxHops() && at != 0 && Long.compareUnsigned(at, USER_TOP) < 0;
+            hop++) {
+          copy(p, i, at + c.copyOffset(), c.copyBytes(), c.label(), mappings, regions, offset);
+          Long next = load(at + c.nextOffset(), 8, thread, process);
+          if (next == null) {
+            if (readable(at + c.nextOffset(), 8, mappings) == 8) {
+              return new Stop(p, i, "chain's next pointer at 0x"
+                  + Long.toHexString(at + c.nextOffset()) + " is mapped but not in the snapshot"
+                  + " (the live walk never read it, so the kit cannot know where the chain goes)",
+                  true);
+            }
+            next = 0L;
+          }
+          at = next;
+        }
+        s[c.into()] = Long.compareUnsigned(at, USER_TOP) < 0 ? at : 0;
       } else if (step instanceof CaptureStep.KeepIfInRange k) {
         long v = s[k.value()];
         if (Long.compareUnsigned(s[k.low()], v) <= 0 && Long.compareUnsigned(v, s[k.high()]) < 0) {
@@ -175,19 +201,45 @@ final class TickCopies {
         if (c.length() != -1 && Long.compareUnsigned(s[c.length()], length) < 0) {
           length = s[c.length()];
         }
-        long address = s[c.address()] + c.offset();
-        long room = RECORD_MAX - offset[0] - REGION_HEADER;
-        length = Math.max(0, Math.min(length, room));
-        long got = readable(address, length, mappings);
-        if (offset[0] + REGION_HEADER <= RECORD_MAX) {
-          offset[0] = align8(offset[0] + REGION_HEADER + got);
-          if (got > 0) {
-            regions.add(new Region(address, got, p, i, c.label()));
-          }
-        }
+        copy(p, i, s[c.address()] + c.offset(), length, c.label(), mappings, regions, offset);
       }
     }
     return null;
+  }
+
+  /** Appends a region as the kernel does: page by page, bounded by what the record has left. */
+  private static void copy(int p, int i, long address, long length, String label,
+      List<Mapping> mappings, List<Region> regions, long[] offset) {
+    long room = RECORD_MAX - offset[0] - REGION_HEADER;
+    length = Math.max(0, Math.min(length, room));
+    long got = readable(address, length, mappings);
+    if (offset[0] + REGION_HEADER <= RECORD_MAX) {
+      offset[0] = align8(offset[0] + REGION_HEADER + got);
+      if (got > 0) {
+        regions.add(new Region(address, got, p, i, label));
+      }
+    }
+  }
+
+  /** The recorded little-endian value at {@code address}, or null if the snapshot lacks it. */
+  private static Long load(long address, int size, MemoryBlob thread, MemoryBlob process) {
+    byte[] b = new byte[size];
+    if (thread.copy(address, b, 0, size) != size && process.copy(address, b, 0, size) != size) {
+      return null;
+    }
+    long v = 0;
+    for (int k = size - 1; k >= 0; k--) {
+      v = v << 8 | (b[k] & 0xff);
+    }
+    return v;
+  }
+
+  private static Stop unloaded(int p, int i, long address, int size, List<Mapping> mappings) {
+    boolean mapped = readable(address, size, mappings) == size;
+    return new Stop(p, i, mapped
+        ? "load of 0x" + Long.toHexString(address) + ", mapped but not in the snapshot"
+            + " (the live walk never read it, so the kit cannot know its value)"
+        : "load of 0x" + Long.toHexString(address) + ", unreadable", mapped);
   }
 
   /** Bytes of [address, address + length) before the first page no readable mapping holds. */
