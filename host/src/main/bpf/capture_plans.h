@@ -77,6 +77,19 @@ static __always_inline int user_addr(__u64 v)
 	return v != 0 && v < USER_TOP;
 }
 
+/*
+ * The thread pointer (x86-64: the FS base, glibc's struct pthread), as the kernel saved it at
+ * the thread's last switch or arch_prctl: where thread-local state starts.
+ */
+static __always_inline __u64 thread_pointer(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 fs = 0;
+
+	bpf_probe_read_kernel(&fs, sizeof(fs), __builtin_preserve_access_index(&task->thread.fsbase));
+	return fs;
+}
+
 static __always_inline long stop(struct state *st, __u64 step, __u32 reason, __u32 counter)
 {
 	count(counter);
@@ -181,19 +194,9 @@ static long step_cb(__u64 idx, struct run *r)
 	case OP_CONST:
 		s[dst] = sp->imm;
 		break;
-	case OP_TP: {
-		/*
-		 * The thread pointer (x86-64: the FS base, glibc's struct pthread), as the kernel
-		 * saved it at the thread's last switch or arch_prctl: where thread-local state starts.
-		 */
-		struct task_struct *task = bpf_get_current_task_btf();
-		__u64 fs = 0;
-
-		bpf_probe_read_kernel(&fs, sizeof(fs),
-				      __builtin_preserve_access_index(&task->thread.fsbase));
-		s[dst] = fs;
+	case OP_TP:
+		s[dst] = thread_pointer();
 		break;
-	}
 	case OP_ADD:
 		s[dst] = s[a & 7] + sp->imm;
 		break;

@@ -55,6 +55,8 @@ enum { STOP_LOAD = 1, STOP_CHECK = 2, STOP_INVALID = 3 };
 #define FLAG_IN_KERNEL 1
 /* A v1 record that defines an allocation stack: reserved carries its digest (alloc_probe.h). */
 #define FLAG_STACK_DEFINITION 2
+/* A tick record whose reserved field carries the thread pointer (x86-64: the FS base). */
+#define FLAG_THREAD_POINTER 4
 
 /* struct target flags: also capture the processes this one creates (set on them in turn). */
 #define TARGET_FOLLOW 1
@@ -402,7 +404,8 @@ int tick_capture(struct bpf_perf_event_data *ctx)
 	bpf_loop(MAX_PLANS, plan_cb, &r, 0);
 
 	__u32 size = st->off;
-	fill_header(h, size, tgid, tid, cpu, flags, rsp, got, st->regions, 0);
+	fill_header(h, size, tgid, tid, cpu, flags | FLAG_THREAD_POINTER, rsp, got, st->regions,
+		    thread_pointer());
 	if (size > RECORD_MAX)
 		size = RECORD_MAX;
 	/*

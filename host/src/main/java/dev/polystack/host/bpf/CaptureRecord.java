@@ -15,14 +15,18 @@ import java.util.List;
  * @param inKernel the tick landed in the kernel (a system call): {@code regs} are the thread's
  *     saved user registers, where it will resume
  * @param planStops per plan run, 0 if it ran to its end, else (step index + 1) | reason << 8
+ * @param threadPointer the thread's FS base at the tick, 0 where the record has none
  */
 public record CaptureRecord(int tgid, int tid, long monotonicNanos, int cpu, boolean inKernel,
-    long[] regs, long stackStart, byte[] stack, int[] planStops, List<Region> regions) {
+    long[] regs, long stackStart, byte[] stack, int[] planStops, List<Region> regions,
+    long threadPointer) {
 
   static final int VERSION = 1;
   static final int HEADER_SIZE = 200;
   static final int REGION_HEADER = 16;
   static final int REGISTERS = 17;
+  private static final int FLAG_THREAD_POINTER = 4;
+  private static final int RESERVED_OFFSET = 192;
   /** Stop reasons of a plan. */
   public static final int STOP_LOAD = 1;
   public static final int STOP_CHECK = 2;
@@ -94,8 +98,10 @@ public record CaptureRecord(int tgid, int tid, long monotonicNanos, int cpu, boo
       at += pad8(length);
       regions.add(new Region(address, bytes, plan, step));
     }
+    long threadPointer = (flags & FLAG_THREAD_POINTER) != 0
+        ? b.getLong(base + RESERVED_OFFSET) : 0;
     return new CaptureRecord(tgid, tid, time, cpu, (flags & 1) != 0, regs, stackStart, stack,
-        stops, List.copyOf(regions));
+        stops, List.copyOf(regions), threadPointer);
   }
 
   private static long pad8(long n) {

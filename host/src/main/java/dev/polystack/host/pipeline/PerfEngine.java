@@ -263,7 +263,7 @@ final class PerfEngine implements CaptureEngine {
     int copied = (int) Math.max(0, Math.min(s.stackDynSize(), s.stack().length));
     count("records", 1);
     listener.tick(new CaptureRecord(s.pid(), s.tid(), s.time(), s.cpu(), false, byOrdinal,
-        regs.sp(), Arrays.copyOf(s.stack(), copied), new int[0], List.of()));
+        regs.sp(), Arrays.copyOf(s.stack(), copied), new int[0], List.of(), 0));
   }
 
   /** PERF_RECORD_FORK and _EXIT: {u32 pid, ppid, tid, ptid; u64 time}; threads are not news. */

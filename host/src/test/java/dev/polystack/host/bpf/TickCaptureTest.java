@@ -268,6 +268,7 @@ class TickCaptureTest {
         assertEquals(tp + 0x10, self.address(), "the copy's address: FS base + 0x10");
         assertEquals(tp, ByteBuffer.wrap(self.bytes()).order(ByteOrder.LITTLE_ENDIAN).getLong(),
             "tcbhead_t.self");
+        assertEquals(tp, r.threadPointer(), "the record's own thread pointer");
       }
     }
   }
@@ -430,7 +431,7 @@ class TickCaptureTest {
 
   /** The record header fields the tests look at (struct record_header). */
   record Rec(int tgid, int tid, boolean inKernel, long[] regs, long stackStart, int stackLen,
-      long atRsp, int planCount, byte[] stops, List<Region> regions) {
+      long atRsp, int planCount, byte[] stops, List<Region> regions, long threadPointer) {
     long rip() {
       return regs[16];
     }
@@ -472,8 +473,9 @@ class TickCaptureTest {
       }
       assertEquals(size, at, "regions fill the record");
       long atRsp = stackLen >= 136 ? b.getLong(200 + 128) : 0;
+      assertEquals(4, b.getInt(28) & 4, "a tick record carries its thread pointer");
       return new Rec(b.getInt(8), b.getInt(12), (b.getInt(28) & 1) != 0, regs, b.getLong(168),
-          stackLen, atRsp, b.getShort(180), stops, regions);
+          stackLen, atRsp, b.getShort(180), stops, regions, b.getLong(192));
     }
   }
 

@@ -253,7 +253,8 @@ public final class ProcessTicks {
   private RawStack walk(CaptureRecord r, TickMemory memory) {
     Registers regs = Registers.of(r.regs());
     RawStack stack = walker.walk(new CapturedThread(target.pid(), r.tid(), regs, memory,
-        r.stackStart(), r.stack().length), target.table());
+        r.stackStart(), r.stack().length, r.threadPointer(), PlanOutcomes.of(r, plans)),
+        target.table());
     if (memory.uncapturedReads() > 0) {
       uncapturedSamples++;
       learned.walked(memory.uncapturedPages());

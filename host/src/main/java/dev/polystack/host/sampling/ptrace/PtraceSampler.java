@@ -7,6 +7,7 @@ import dev.polystack.host.process.ModuleTable;
 import dev.polystack.host.process.TargetProcess;
 import dev.polystack.host.ptrace.HoldPriority;
 import dev.polystack.host.ptrace.Ptrace;
+import dev.polystack.host.ptrace.UserRegs;
 import dev.polystack.host.ptrace.TraceEvent;
 import dev.polystack.host.ptrace.TraceeControl;
 import dev.polystack.host.ptrace.Tracer;
@@ -32,6 +33,7 @@ import dev.polystack.host.sys.SyscallException;
 import dev.polystack.host.unwind.UnwindError;
 import dev.polystack.otel.counters.HostCounters;
 import dev.polystack.plugin.api.Registers;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
@@ -280,7 +282,7 @@ public final class PtraceSampler {
       Registers regs = RegisterConversion.of(p.getRegs(pid));
       for (int i = 0; i < WARM_UP_WALKS; i++) {
         capture.copy(regs.sp());
-        walker.walk(thread(pid, regs, capture.memory(target.hostMemory())), target.table());
+        walker.walk(thread(pid, regs, 0, capture.memory(target.hostMemory())), target.table());
       }
     }
   }
@@ -410,7 +412,7 @@ public final class PtraceSampler {
    * ({@link WalkPlan#RUNTIME_STOPPED}) or the frozen copy to walk after the resume
    * ({@link WalkPlan#RUNTIME_FROM_COPY}), else null.
    */
-  private record Held(Registers regs, RawStack stack, SampleMemory snapshot) {}
+  private record Held(Registers regs, long threadPointer, RawStack stack, SampleMemory snapshot) {}
 
   /**
    * Reads the stopped thread as {@code plan} says (its caller resumes it); null when it was gone
@@ -419,8 +421,11 @@ public final class PtraceSampler {
   private Held readWhileStopped(Ptrace p, int tid, WalkPlan plan, ModuleTable table)
       throws SyscallException {
     Registers regs;
+    long threadPointer;
     try {
-      regs = RegisterConversion.of(p.getRegs(tid));
+      UserRegs user = p.getRegs(tid);
+      regs = RegisterConversion.of(user);
+      threadPointer = user.fsBase();
     } catch (SyscallException e) {
       // ESRCH: killed in its stop (another thread's exit_group or exec), its exit follows.
       if (e.errno() != Errno.ESRCH) {
@@ -442,12 +447,12 @@ public final class PtraceSampler {
     RawStack stack = null;
     if (plan == WalkPlan.RUNTIME_STOPPED) {
       SampleMemory memory = capture.memory(target.hostMemory());
-      stack = walker.walk(thread(tid, regs, memory), table);
+      stack = walker.walk(thread(tid, regs, threadPointer, memory), table);
       prefetch.learned(tid, memory.pagesRead());
       breakdown.count(PauseBreakdown.STOPPED_READS, memory.liveReads());
       breakdown.mark(PauseBreakdown.WALK);
     }
-    return new Held(regs, stack, snapshot);
+    return new Held(regs, threadPointer, stack, snapshot);
   }
 
   /** The tracer's work once the thread runs again: the walk the plan left, then the sample. */
@@ -457,14 +462,14 @@ public final class PtraceSampler {
     RawStack stack;
     switch (plan) {
       case LEARNING:
-        learnAfterResume(tid, held.regs(), table);
+        learnAfterResume(tid, held, table);
         return;
       case RUNTIME_STOPPED:
         stack = held.stack();
         refreshIfStale(stack);
         break;
       case NATIVE_AFTER_RESUME:
-        stack = walkCopy(tid, held.regs(), table);
+        stack = walkCopy(tid, held, table);
         breakdown.mark(PauseBreakdown.WALK_AFTER);
         break;
       case RUNTIME_FROM_COPY:
@@ -486,12 +491,12 @@ public final class PtraceSampler {
    */
   private RawStack walkFromCopy(int tid, Held held, ModuleTable table) {
     SampleMemory snapshot = held.snapshot();
-    RawStack stack = walker.walk(thread(tid, held.regs(), snapshot), table);
+    RawStack stack = walker.walk(thread(tid, held, snapshot), table);
     if (stack.endedWith(UnwindError.NO_MODULE) && refreshNow()) {
       // A library mapped since the table was read (libc, loaded after the exec the record
       // started at, met by the first sample): the copy is frozen, so the walk can be redone
       // against the fresh table as if it had been current at the stop.
-      stack = walker.walk(thread(tid, held.regs(), snapshot), target.table());
+      stack = walker.walk(thread(tid, held, snapshot), target.table());
     }
     java.util.Set<Long> missed = snapshot.missedPages();
     prefetch.walked(tid, snapshot.pagesRead(), missed);
@@ -541,9 +546,9 @@ public final class PtraceSampler {
    * are not kept (counted as {@code learning_walk}); the pages it read become the thread's set,
    * so its next sample is walked from a copy taken while it is held.
    */
-  private void learnAfterResume(int tid, Registers regs, ModuleTable table) {
+  private void learnAfterResume(int tid, Held held, ModuleTable table) {
     SampleMemory memory = capture.memory(target.hostMemory());
-    walker.walk(thread(tid, regs, memory), table);
+    walker.walk(thread(tid, held, memory), table);
     prefetch.learned(tid, memory.pagesRead());
     learningWalks++;
     sink.lost(HostCounters.LEARNING_WALK);
@@ -557,15 +562,15 @@ public final class PtraceSampler {
    * every frame it derives), and is counted. The copy stays ours, so a walk that met code in no
    * known module is repeated once the memory map has been re-read.
    */
-  private RawStack walkCopy(int tid, Registers regs, ModuleTable table) {
+  private RawStack walkCopy(int tid, Held held, ModuleTable table) {
     SampleMemory memory = capture.memory(target.hostMemory());
-    RawStack stack = walker.walk(thread(tid, regs, memory), table);
+    RawStack stack = walker.walk(thread(tid, held, memory), table);
     long lateReads = memory.liveReads();
     if (stack.endedWith(UnwindError.NO_MODULE) && refreshNow()) {
       ModuleTable fresh = target.table();
       if (fresh.bindings().isEmpty()) {
         memory = capture.memory(target.hostMemory());
-        stack = walker.walk(thread(tid, regs, memory), fresh);
+        stack = walker.walk(thread(tid, held, memory), fresh);
         lateReads += memory.liveReads();
       }
     }
@@ -573,8 +578,14 @@ public final class PtraceSampler {
     return stack;
   }
 
-  private CapturedThread thread(int tid, Registers regs, SampleMemory memory) {
-    return new CapturedThread(target.pid(), tid, regs, memory, capture.start(), capture.length());
+  private CapturedThread thread(int tid, Held held, SampleMemory memory) {
+    return thread(tid, held.regs(), held.threadPointer(), memory);
+  }
+
+  private CapturedThread thread(int tid, Registers regs, long threadPointer,
+      SampleMemory memory) {
+    return new CapturedThread(target.pid(), tid, regs, memory, capture.start(), capture.length(),
+        threadPointer, List.of());
   }
 
   /**

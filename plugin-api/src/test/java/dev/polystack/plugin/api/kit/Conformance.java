@@ -3,12 +3,14 @@ package dev.polystack.plugin.api.kit;
 import dev.polystack.plugin.api.ApiVersion;
 import dev.polystack.plugin.api.AttachException;
 import dev.polystack.plugin.api.Capability;
+import dev.polystack.plugin.api.CapturePlan;
 import dev.polystack.plugin.api.CodeRange;
 import dev.polystack.plugin.api.Frame;
 import dev.polystack.plugin.api.ImageReadException;
 import dev.polystack.plugin.api.Inspection;
 import dev.polystack.plugin.api.Mapping;
 import dev.polystack.plugin.api.ModuleImage;
+import dev.polystack.plugin.api.PlanOutcome;
 import dev.polystack.plugin.api.Plugin;
 import dev.polystack.plugin.api.PluginDescriptor;
 import dev.polystack.plugin.api.ProbePlan;
@@ -27,6 +29,8 @@ import dev.polystack.plugin.api.WalkResult;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -420,7 +424,8 @@ public final class Conformance {
     for (Bound b : bound) {
       // A throwaway memory: this only asks who claims the frame; walkOnce asks again, counted.
       ThreadContext probe = new KitThread(c.pid(), t.tid(), t.registers(),
-          new ReplayedMemory(t.memory(), null, Long.MAX_VALUE, Long.MAX_VALUE));
+          new ReplayedMemory(t.memory(), null, Long.MAX_VALUE, Long.MAX_VALUE),
+          t.threadPointer());
       guard(c, "thread " + t.tid(), "beginSample", () -> {
         b.instance().beginSample(probe);
         return null;
@@ -510,7 +515,8 @@ public final class Conformance {
   private Walk walkOnce(SnapshotCase c, Bound b, SnapshotCase.ThreadRecord t, ReadFault fault) {
     ReplayedMemory memory = new ReplayedMemory(t.memory(), fault, bounds.maxReads(),
         bounds.maxBytes());
-    ThreadContext thread = new KitThread(c.pid(), t.tid(), t.registers(), memory);
+    ThreadContext thread = new KitThread(c.pid(), t.tid(), t.registers(), memory,
+        t.threadPointer());
     String where = "thread " + t.tid() + (fault == null ? "" : " with " + fault);
     guard(c, where, "beginSample", () -> {
       b.instance().beginSample(thread);
@@ -591,8 +597,26 @@ public final class Conformance {
     throw new AssertionError(message);
   }
 
-  record KitThread(int pid, int tid, Registers registers, RemoteMemory memory)
-      implements ThreadContext {
+  /**
+   * @param fsBase the thread pointer, null where the snapshot does not hold it
+   * @param outcomes the plans' outcomes at the replayed tick (plan coverage), else empty
+   */
+  record KitThread(int pid, int tid, Registers registers, RemoteMemory memory, Long fsBase,
+      List<PlanOutcome> outcomes) implements ThreadContext {
+    KitThread(int pid, int tid, Registers registers, RemoteMemory memory, Long fsBase) {
+      this(pid, tid, registers, memory, fsBase, List.of());
+    }
+
+    @Override
+    public OptionalLong threadPointer() {
+      return fsBase == null ? OptionalLong.empty() : OptionalLong.of(fsBase);
+    }
+
+    @Override
+    public Optional<PlanOutcome> planOutcome(CapturePlan plan) {
+      return outcomes.stream().filter(o -> o.plan().equals(plan)).findFirst();
+    }
+
     @Override
     public long stackStart() {
       return registers.sp();

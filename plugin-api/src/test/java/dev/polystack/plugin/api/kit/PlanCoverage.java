@@ -3,6 +3,7 @@ package dev.polystack.plugin.api.kit;
 import dev.polystack.plugin.api.Capability;
 import dev.polystack.plugin.api.CapturePlan;
 import dev.polystack.plugin.api.Frame;
+import dev.polystack.plugin.api.PlanOutcome;
 import dev.polystack.plugin.api.PluginDescriptor;
 import dev.polystack.plugin.api.Register;
 import dev.polystack.plugin.api.Registers;
@@ -105,14 +106,14 @@ public final class PlanCoverage {
         segments += frames.size();
         ReplayedMemory full = new ReplayedMemory(t.memory(), null, Long.MAX_VALUE,
             Long.MAX_VALUE);
-        List<Driven> base = drive(c, t, bound, frames, full, null);
+        List<Driven> base = drive(c, t, bound, frames, full, null, List.of());
         List<CapturePlan> plans = plans(c, bound);
         TickCopies tick = TickCopies.of(plans, t.registers(), t.threadPointer(), t.memory(),
             c.processMemory(), c.mappings());
         copies += (int) tick.regions().stream().filter(r -> r.plan() >= 0).count();
         tick.stops().forEach(s -> stops.add("thread " + t.tid() + ": " + s));
         CoverageMemory memory = new CoverageMemory(t.memory(), tick);
-        List<Driven> replay = drive(c, t, bound, frames, memory, memory);
+        List<Driven> replay = drive(c, t, bound, frames, memory, memory, tick.outcomes(plans));
         List<String> live = LiveStacks.thread(c.liveStacks(), t.tid());
         Map<Conformance.Bound, Integer> segment = new IdentityHashMap<>();
         for (int i = 0; i < frames.size(); i++) {
@@ -201,7 +202,8 @@ public final class PlanCoverage {
     if (leaf != null) {
       frames.add(new NativeFrame(leaf, regs, true));
       ThreadContext probe = new Conformance.KitThread(c.pid(), t.tid(), regs,
-          new ReplayedMemory(t.memory(), null, Long.MAX_VALUE, Long.MAX_VALUE));
+          new ReplayedMemory(t.memory(), null, Long.MAX_VALUE, Long.MAX_VALUE),
+          t.threadPointer());
       Registers caller = Conformance.guard(c, "thread " + t.tid(), "unwindCaller", () -> {
         leaf.instance().beginSample(probe);
         return leaf.instance().unwindCaller(probe, regs);
@@ -246,8 +248,9 @@ public final class PlanCoverage {
    */
   private static List<Driven> drive(SnapshotCase c, SnapshotCase.ThreadRecord t,
       List<Conformance.Bound> bound, List<NativeFrame> frames, RemoteMemory memory,
-      CoverageMemory coverage) {
-    ThreadContext thread = new Conformance.KitThread(c.pid(), t.tid(), t.registers(), memory);
+      CoverageMemory coverage, List<PlanOutcome> outcomes) {
+    ThreadContext thread = new Conformance.KitThread(c.pid(), t.tid(), t.registers(), memory,
+        t.threadPointer(), outcomes);
     String where = "thread " + t.tid() + " (plan coverage)";
     for (Conformance.Bound b : bound) {
       Conformance.guard(c, where, "beginSample", () -> {

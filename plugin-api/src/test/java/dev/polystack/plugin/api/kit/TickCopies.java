@@ -2,7 +2,9 @@ package dev.polystack.plugin.api.kit;
 
 import dev.polystack.plugin.api.CapturePlan;
 import dev.polystack.plugin.api.CaptureStep;
+import dev.polystack.plugin.api.CapturedRegion;
 import dev.polystack.plugin.api.Mapping;
+import dev.polystack.plugin.api.PlanOutcome;
 import dev.polystack.plugin.api.Registers;
 import java.util.ArrayList;
 import java.util.List;
@@ -69,6 +71,28 @@ final class TickCopies {
 
   List<Stop> stops() {
     return stops;
+  }
+
+  /**
+   * What each of {@code plans} did, as a walk sees it through {@code ThreadContext.planOutcome};
+   * a plan the kit could not run to a decision has none.
+   */
+  List<PlanOutcome> outcomes(List<CapturePlan> plans) {
+    List<PlanOutcome> out = new ArrayList<>();
+    for (int p = 0; p < plans.size(); p++) {
+      int plan = p;
+      Stop stop = stops.stream().filter(s -> s.plan() == plan).findFirst().orElse(null);
+      if (stop != null && stop.undecidable()) {
+        continue;
+      }
+      List<CapturedRegion> copied = regions.stream().filter(r -> r.plan() == plan)
+          .map(r -> new CapturedRegion(r.address(), (int) r.length(), r.step(), r.label()))
+          .toList();
+      out.add(stop == null ? new PlanOutcome(plans.get(p), -1, PlanOutcome.Stop.NONE, copied)
+          : new PlanOutcome(plans.get(p), stop.step(), stop.reason().startsWith("check")
+              ? PlanOutcome.Stop.CHECK : PlanOutcome.Stop.LOAD, copied));
+    }
+    return out;
   }
 
   /** Whether every plan ran as the kernel would have run it on this memory. */

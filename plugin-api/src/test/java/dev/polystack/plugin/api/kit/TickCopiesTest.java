@@ -5,7 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.polystack.plugin.api.CapturePlan;
+import dev.polystack.plugin.api.CapturedRegion;
 import dev.polystack.plugin.api.Mapping;
+import dev.polystack.plugin.api.PlanOutcome;
 import dev.polystack.plugin.api.Register;
 import dev.polystack.plugin.api.Registers;
 import java.nio.ByteBuffer;
@@ -92,6 +94,10 @@ class TickCopiesTest {
       assertEquals(i < 3 ? 16 : 8, nodes.get(i).length());
       assertEquals(i < 3 ? 1 : 4, nodes.get(i).step());
     }
+    PlanOutcome outcome = tick.outcomes(List.of(plan)).get(0);
+    assertTrue(outcome.completed());
+    assertEquals(5, outcome.regions().size());
+    assertEquals(new CapturedRegion(NODES + 48, 8, 4, "node"), outcome.regions().get(3));
   }
 
   @Test
@@ -105,6 +111,9 @@ class TickCopiesTest {
     assertEquals(1, tick.stops().size());
     assertEquals(2, tick.stops().get(0).step());
     assertTrue(tick.decidable(), "an unmapped address stops the kernel's plan too");
+    PlanOutcome stopped = tick.outcomes(List.of(unreadable)).get(0);
+    assertEquals(PlanOutcome.Stop.LOAD, stopped.stop());
+    assertEquals(2, stopped.stoppedAtStep());
 
     CapturePlan intoTheGap = CapturePlan.builder()
         .constant("record", DATA + 0x800)
@@ -112,5 +121,6 @@ class TickCopiesTest {
         .build();
     TickCopies gap = run(intoTheGap);
     assertFalse(gap.decidable(), "mapped but never recorded: the kit cannot know the pointer");
+    assertEquals(List.of(), gap.outcomes(List.of(intoTheGap)), "no outcome it cannot know");
   }
 }
