@@ -6,9 +6,8 @@ import dev.polystack.plugin.api.CapturePlan;
  * The capture plan: at each tick, from the sampled thread's own thread pointer, its
  * {@code PyThreadState} (the gilstate key's {@code pthread_getspecific} slot, which every Python
  * thread has whether or not it holds the GIL), the current {@code _PyCFrame}, and the frames
- * under the current one in the thread's frame data stack, and then the header of each frame down
- * the {@code previous} links (at most 32), wherever it lives. The walk then reads them as they
- * were at the tick.
+ * under the current one in the thread's frame data stack. The walk then reads them as they were
+ * at the tick.
  *
  * <p>The glibc x86-64 layout of {@code struct pthread} is written here, not discovered (plug-in
  * API 1.5 gives a plug-in no image of libc); {@link CPythonInstance} checks it against one live
@@ -26,8 +25,6 @@ final class Plans {
   static final int MAX_KEY = 1024;
   /** Frame bytes copied under the current frame's end: the first data stack chunk's size. */
   static final int FRAME_BYTES = 16 << 10;
-  /** Frame headers each of the plan's two chain steps follows. */
-  static final int CHAIN_HOPS = CapturePlan.MAX_CHAIN_HOPS;
 
   private Plans() {}
 
@@ -59,9 +56,6 @@ final class Plans {
         .max("start", "start", "tp") // not below the current chunk
         .subtract("end", "end", "start")
         .copy("start", 0, "end", FRAME_BYTES, "py_frames")
-        // Frames outside that window (a generator's, one in an older chunk), by their links.
-        .chain("a", "a", 0, layout.frameSize(), layout.framePrevious(), CHAIN_HOPS, "py_frame")
-        .chain("a", "a", 0, layout.frameSize(), layout.framePrevious(), CHAIN_HOPS, "py_frame")
         .build();
   }
 }

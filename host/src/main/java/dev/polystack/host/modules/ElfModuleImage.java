@@ -6,10 +6,13 @@ import dev.polystack.host.elf.ElfParseException;
 import dev.polystack.host.elf.ElfSymbol;
 import dev.polystack.host.elf.Fde;
 import dev.polystack.host.elf.FrameTable;
+import dev.polystack.host.elf.ProgramHeader;
 import dev.polystack.host.elf.RodataMatch;
 import dev.polystack.plugin.api.CodeRange;
 import dev.polystack.plugin.api.ImageReadException;
 import dev.polystack.plugin.api.ModuleImage;
+import dev.polystack.plugin.api.ModuleSection;
+import dev.polystack.plugin.api.ModuleSegment;
 import dev.polystack.plugin.api.ModuleSymbol;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -32,9 +35,23 @@ public final class ElfModuleImage implements ModuleImage {
   private volatile List<ModuleSymbol> dynamicSymbols;
   private volatile List<CodeRange> unwindRanges;
 
+  /** Where a stripped image's full symbol table comes from: itself, or its debug file. */
+  @FunctionalInterface
+  public interface StaticSymbols {
+    ElfFile source() throws ElfParseException;
+  }
+
+  private final StaticSymbols staticSymbols;
+
   public ElfModuleImage(ElfFile elf, String name) {
+    this(elf, name, () -> elf);
+  }
+
+  /** @param staticSymbols the full symbol table's file, e.g. a verified separate debug file */
+  public ElfModuleImage(ElfFile elf, String name, StaticSymbols staticSymbols) {
     this.elf = Objects.requireNonNull(elf, "elf");
     this.name = Objects.requireNonNull(name, "name");
+    this.staticSymbols = Objects.requireNonNull(staticSymbols, "staticSymbols");
     Optional<String> id;
     try {
       id = elf.buildId().map(b -> b.hex());
@@ -158,6 +175,41 @@ public final class ElfModuleImage implements ModuleImage {
       return elf.source().read(fileOffset.getAsLong(), dst, offset, length);
     } catch (IOException e) {
       throw new ImageReadException(name + ": cannot read: " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public List<ModuleSegment> segments() {
+    List<ModuleSegment> out = new ArrayList<>();
+    for (ProgramHeader p : elf.programHeaders()) {
+      out.add(new ModuleSegment(p.type(), p.flags(), p.vaddr(), p.fileSize(), p.memSize(),
+          p.align()));
+    }
+    return out;
+  }
+
+  @Override
+  public Optional<ModuleSection> section(String sectionName) {
+    return elf.section(sectionName)
+        .map(h -> new ModuleSection(h.name(), h.type(), h.flags(), h.addr(), h.size()));
+  }
+
+  @Override
+  public Optional<ModuleSymbol> threadLocalSymbol(String symbolName) throws ImageReadException {
+    try {
+      for (ElfSymbol s : staticSymbols.source().staticSymbols().named(symbolName)) {
+        if (s.type() == ElfSymbol.STT_TLS && s.isDefined()) {
+          return Optional.of(toModuleSymbol(s));
+        }
+      }
+      for (ElfSymbol s : elf.dynamicSymbols().named(symbolName)) {
+        if (s.type() == ElfSymbol.STT_TLS && s.isDefined()) {
+          return Optional.of(toModuleSymbol(s));
+        }
+      }
+      return Optional.empty();
+    } catch (ElfParseException e) {
+      throw wrap(e);
     }
   }
 

@@ -89,7 +89,8 @@ public final class NativeSymbols {
     return path.substring(path.lastIndexOf('/') + 1);
   }
 
-  private ElfFile symbolSource() throws ElfParseException {
+  /** The module's full symbol table's file: itself, or its verified debug file. */
+  ElfFile symbolSource() throws ElfParseException {
     ElfFile s = source;
     return s != null ? s : resolveSource();
   }

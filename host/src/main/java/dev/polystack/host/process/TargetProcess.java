@@ -22,10 +22,12 @@ import dev.polystack.plugin.api.CodeRange;
 import dev.polystack.plugin.api.Inspection;
 import dev.polystack.plugin.api.Mapping;
 import dev.polystack.plugin.api.ProcessContext;
+import dev.polystack.plugin.api.ProcessModule;
 import dev.polystack.plugin.api.RuntimeInstance;
 import dev.polystack.plugin.api.RuntimePlugin;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -59,6 +61,8 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
   private final int maxModules;
   private final MapsSource mapsSource;
   private final ModuleSource opener;
+  private final Map<LoadedModule, ProcessModule> moduleViews = new IdentityHashMap<>();
+  private volatile List<ProcessModule> modules = List.of();
   private final ProcessMemory memory;
   private final PluginMemory pluginMemory;
   private final PluginRegistry plugins;
@@ -136,6 +140,30 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
   @Override
   public dev.polystack.plugin.api.RemoteMemory memory() {
     return pluginMemory;
+  }
+
+  @Override
+  public List<ProcessModule> modules() {
+    return modules;
+  }
+
+  /** The plug-ins' view of {@code all}, reusing each module's image while it stays mapped. */
+  private List<ProcessModule> views(java.util.Collection<LoadedModule> all) {
+    Map<LoadedModule, ProcessModule> kept = new IdentityHashMap<>();
+    List<ProcessModule> out = new ArrayList<>();
+    for (LoadedModule m : all) {
+      ProcessModule view = moduleViews.get(m);
+      if (view == null) {
+        view = new ProcessModule(m.path(), m.start(), m.end(), m.bias(),
+            new ElfModuleImage(m.elf(), m.path(), m.symbols()::symbolSource));
+      }
+      kept.put(m, view);
+      out.add(view);
+    }
+    moduleViews.clear();
+    moduleViews.putAll(kept);
+    out.sort((a, b) -> Long.compareUnsigned(a.start(), b.start()));
+    return List.copyOf(out);
   }
 
   public ProcessMemory hostMemory() {
@@ -222,6 +250,7 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
     }
     loaded.clear();
     loaded.putAll(seen);
+    modules = views(seen.values());
     List<RuntimeBinding> all = new ArrayList<>();
     bindings.values().forEach(all::addAll);
     for (RuntimeBinding b : all) {

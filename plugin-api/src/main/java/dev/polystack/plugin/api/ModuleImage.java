@@ -42,4 +42,34 @@ public interface ModuleImage {
    * the number of bytes read (0 when the address is not backed by the image).
    */
   int read(long address, byte[] dst, int offset, int length) throws ImageReadException;
+
+  /**
+   * Program headers in file order; empty for an image the host cannot list them for.
+   *
+   * @since 1.6
+   */
+  default List<ModuleSegment> segments() throws ImageReadException {
+    return List.of();
+  }
+
+  /**
+   * The first section named {@code name}; empty when there is none or no section headers.
+   *
+   * @since 1.6
+   */
+  default Optional<ModuleSection> section(String name) throws ImageReadException {
+    return Optional.empty();
+  }
+
+  /**
+   * A thread-local ({@code STT_TLS}) symbol by name, from the image's full symbol table or, for a
+   * stripped image, its separate debug file where the host found and verified one. Its {@code
+   * value} is an offset into the module's thread-local block ({@link ModuleSegment#PT_TLS}), not
+   * an address. Empty when there is no such symbol or it is not thread-local.
+   *
+   * @since 1.6
+   */
+  default Optional<ModuleSymbol> threadLocalSymbol(String name) throws ImageReadException {
+    return Optional.empty();
+  }
 }
