@@ -175,6 +175,9 @@ class CPythonPluginTest {
         python.toString(), script.toString(), times.toString(), "2.5");
     assertEquals(0, result.exitCode(), result.stderr());
     assertTrue(result.stderr().contains("target never stopped (bpf mode)"), result.stderr());
+    // The walks took the thread state the plan reached at the tick (ThreadContext.planOutcome).
+    assertTrue(result.stderr().contains("plugin.cpython.thread_state_from_tick"),
+        result.stderr());
     String[] own = Files.readString(times).strip().split(" ");
     double ownHeavy = Double.parseDouble(own[0]);
     double ownShare = ownHeavy / (ownHeavy + Double.parseDouble(own[1]));

@@ -2,9 +2,11 @@ package example.cpython;
 
 import dev.polystack.plugin.api.Bytes;
 import dev.polystack.plugin.api.CapturePlan;
+import dev.polystack.plugin.api.CapturedRegion;
 import dev.polystack.plugin.api.DiscoveredOffset;
 import dev.polystack.plugin.api.Frame;
 import dev.polystack.plugin.api.MemoryReadException;
+import dev.polystack.plugin.api.PlanOutcome;
 import dev.polystack.plugin.api.ProcessContext;
 import dev.polystack.plugin.api.Provenance;
 import dev.polystack.plugin.api.RemoteMemory;
@@ -16,6 +18,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 
 /**
@@ -140,7 +143,7 @@ final class CPythonInstance implements RuntimeInstance {
     List<Frame> current = new ArrayList<>();
     RemoteMemory memory = thread.memory();
     try {
-      long ts = threadState(memory, thread.tid());
+      long ts = threadState(thread);
       if (plan.isEmpty()) {
         checkThreadLayout(ts);
       }
@@ -223,11 +226,26 @@ final class CPythonInstance implements RuntimeInstance {
   }
 
   /**
-   * The thread's PyThreadState: the one remembered for its tid while that state still names the
-   * tid (read through the sample's memory, so from the tick's copy when the plan made one), else
-   * a fresh scan of every interpreter's thread list.
+   * The thread's PyThreadState: where this sample's plan found it at the tick, from the thread's
+   * own thread pointer (its copy exists only if the state named that thread); else the one
+   * remembered for its tid while that state still names the tid (read through the sample's
+   * memory, so from the tick's copy when the plan made one); else a fresh scan of every
+   * interpreter's thread list.
    */
-  private long threadState(RemoteMemory memory, int tid) throws WalkException {
+  private long threadState(ThreadContext thread) throws WalkException {
+    if (!plan.isEmpty()) {
+      Optional<PlanOutcome> outcome = thread.planOutcome(plan);
+      if (outcome.isPresent()) {
+        for (CapturedRegion r : outcome.get().regions()) {
+          if (r.label().equals(Plans.THREAD_STATE)) {
+            count("thread_state_from_tick", 1);
+            return r.address();
+          }
+        }
+      }
+    }
+    RemoteMemory memory = thread.memory();
+    int tid = thread.tid();
     Long known = threadStates.get(tid);
     if (known != null && nativeTid(memory, known) == tid) {
       return known;

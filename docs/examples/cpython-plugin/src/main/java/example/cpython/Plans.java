@@ -25,6 +25,8 @@ final class Plans {
   static final int MAX_KEY = 1024;
   /** Frame bytes copied under the current frame's end: the first data stack chunk's size. */
   static final int FRAME_BYTES = 16 << 10;
+  /** The label of the thread state's copy, which the walk looks for in the plan's outcome. */
+  static final String THREAD_STATE = "py_thread_state";
 
   private Plans() {}
 
@@ -45,7 +47,7 @@ final class Plans {
     return b.checkNotEquals("ts", "zero")
         .load("a", "ts", layout.tstateThreadId(), 8)
         .checkEquals("a", "tp") // this thread's own state, not a stale slot
-        .copy("ts", 0, layout.tstateSize(), "py_thread_state")
+        .copy("ts", 0, layout.tstateSize(), THREAD_STATE)
         .load("a", "ts", layout.tstateCframe(), 8)
         .copy("a", 0, 16, "py_cframe")
         .load("a", "a", layout.cframeCurrentFrame(), 8)
