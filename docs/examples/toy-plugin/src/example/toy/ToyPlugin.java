@@ -26,7 +26,8 @@ public final class ToyPlugin implements RuntimePlugin {
 
   @Override
   public PluginDescriptor descriptor() {
-    return new PluginDescriptor("toy", "1.0.0", ApiVersion.CURRENT, "toy",
+    // The oldest API it needs: capture plans came with 1.1.
+    return new PluginDescriptor("toy", "1.0.0", new ApiVersion(1, 1), "toy",
         Set.of(Capability.DETECT, Capability.DISCOVER_OFFSETS, Capability.WALK_FRAMES,
             Capability.CAPTURE_AT_TICK),
         "example: script frames of the toy interpreter (docs/plugin-authoring.md)");

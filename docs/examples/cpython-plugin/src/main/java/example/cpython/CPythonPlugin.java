@@ -29,7 +29,8 @@ public final class CPythonPlugin implements RuntimePlugin {
 
   @Override
   public PluginDescriptor descriptor() {
-    return new PluginDescriptor("cpython", "0.1.0", ApiVersion.CURRENT, "cpython",
+    // The oldest API it needs: ThreadContext.planOutcome came with 1.6.
+    return new PluginDescriptor("cpython", "0.1.0", new ApiVersion(1, 6), "cpython",
         Set.of(Capability.DETECT, Capability.DISCOVER_OFFSETS, Capability.WALK_FRAMES,
             Capability.SYMBOLIZE, Capability.CAPTURE_AT_TICK),
         "example: Python frames of CPython 3.11 and 3.12 (docs/examples/cpython-plugin)");

@@ -33,6 +33,19 @@ public record ApiVersion(int major, int minor) implements Comparable<ApiVersion>
     }
   }
 
+  /**
+   * Whether this version provides everything of {@code major.minor}: how a plug-in asks at run
+   * time what the host it runs in offers, since {@link #CURRENT} read at run time is the host's
+   * ({@code if (ApiVersion.CURRENT.atLeast(1, 6)) ... thread.planOutcome(plan) ...}). A call of a
+   * newer method is linked only when it runs, so a guarded one is safe on an older host. On a
+   * host older than 1.6, which lacks this method, compare {@link #major()} and {@link #minor()}.
+   *
+   * @since 1.6
+   */
+  public boolean atLeast(int major, int minor) {
+    return this.major == major && this.minor >= minor;
+  }
+
   /** Whether a host at this version can load a plug-in built against {@code plugin}. */
   public boolean canLoad(ApiVersion plugin) {
     return plugin.major == major && plugin.minor <= minor;

@@ -11,8 +11,11 @@ import java.util.regex.Pattern;
  *
  * @param id stable identifier, lower case ({@code luajit}, {@code vdso})
  * @param version the plug-in's own version
- * @param apiVersion the plug-in API version it was built against, normally {@link
- *     ApiVersion#CURRENT}
+ * @param apiVersion the oldest plug-in API version the plug-in needs: the version that added
+ *     the newest API element it uses unguarded ({@code @since} says which). A host loads it when
+ *     its own API has the same major version and at least this minor; stating {@link
+ *     ApiVersion#CURRENT} instead makes a rebuild on a newer plugin-api unloadable on older hosts
+ *     for no reason
  * @param frameType the {@code profile.frame.type} of the frames it produces, or empty for probe
  *     plug-ins that produce none
  * @param capabilities what it says it can do (see {@link Capability})

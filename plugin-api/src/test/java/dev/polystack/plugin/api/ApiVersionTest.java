@@ -44,4 +44,14 @@ class ApiVersionTest {
         () -> new PluginDescriptor("ok", "1", null, "", Set.of(), "x"));
     assertEquals("plan-probes", Capability.PLAN_PROBES.displayName());
   }
+
+  @Test
+  void atLeastComparesMinorsWithinOneMajor() {
+    ApiVersion v = new ApiVersion(1, 6);
+    assertTrue(v.atLeast(1, 6));
+    assertTrue(v.atLeast(1, 1));
+    assertFalse(v.atLeast(1, 7));
+    assertFalse(v.atLeast(2, 0));
+    assertFalse(v.atLeast(0, 9), "another major version is neither older nor newer");
+  }
 }
