@@ -36,6 +36,8 @@ final class CPythonInstance implements RuntimeInstance {
   static final int MAX_INTERPRETERS = 64;
   /** Code units beyond this from a code object's start are not its own. */
   static final long MAX_CODE_BYTES = 16 << 20;
+  /** Farther apart than this, two frames lie in different data stack chunks. */
+  static final long MAX_CHUNK_BYTES = 16 << 20;
   /** Live threads checked against the glibc thread layout before the plan is given up. */
   static final int MAX_LAYOUT_CHECKS = 16;
 
@@ -153,6 +155,8 @@ final class CPythonInstance implements RuntimeInstance {
       }
       long frame = memory.readLong(cframe + layout.cframeCurrentFrame());
       byte[] f = new byte[layout.frameSize()];
+      long callee = 0;
+      int calleeOwner = -1;
       for (int n = 0; frame != 0; n++) {
         if (n >= MAX_FRAMES) {
           throw new WalkException("too_many_frames");
@@ -167,12 +171,21 @@ final class CPythonInstance implements RuntimeInstance {
           runs.add(current); // 3.12: the C call's own entry frame ends its run
           current = new ArrayList<>();
         } else {
-          current.add(frameOrReread(memory, f, frame, n));
+          long code = Bytes.getLong(f, layout.frameCode());
+          Frame named = frameOrReread(memory, f, frame, n);
+          if (code == Bytes.getLong(f, layout.frameCode())) {
+            // Not when the header was read again: that path names the frame the process holds
+            // now, and its link to the callee was not checked at the tick either.
+            checkLink(memory, f, frame, callee, calleeOwner);
+          }
+          current.add(named);
           if (layout.frameIsEntry() >= 0 && f[layout.frameIsEntry()] != 0) {
             runs.add(current); // 3.11: the first frame a C call ran ends its run
             current = new ArrayList<>();
           }
         }
+        callee = frame;
+        calleeOwner = f[layout.frameOwner()];
         frame = Bytes.getLong(f, layout.framePrevious());
       }
     } catch (WalkException e) {
@@ -184,6 +197,30 @@ final class CPythonInstance implements RuntimeInstance {
       runs.add(current);
     }
     s.runs = runs;
+  }
+
+  /**
+   * A frame on the data stack is pushed where its caller's frame ends, so a thread-owned callee
+   * starts {@code frameWords} words of the caller's code above the caller. A callee whose link
+   * breaks that was caught between being made current and being linked: its {@code previous}
+   * names a dead slot, which may still hold an earlier, self-consistent frame (README.md,
+   * "Limits"). Frames in different chunks, and frames not on the data stack, are not checked.
+   */
+  private void checkLink(RemoteMemory memory, byte[] f, long frame, long callee, int calleeOwner)
+      throws WalkException {
+    if (callee == 0 || calleeOwner != Layout.OWNED_BY_THREAD
+        || f[layout.frameOwner()] != Layout.OWNED_BY_THREAD) {
+      return;
+    }
+    long gap = callee - frame;
+    if (gap <= 0 || gap > MAX_CHUNK_BYTES) {
+      return; // the callee opened another chunk
+    }
+    int words = codes.code(memory.stable(), Bytes.getLong(f, layout.frameCode())).frameWords();
+    if (words > 0 && gap != 8L * words) {
+      throw new WalkException("torn_frame_link");
+    }
+    count("frame_links_checked", 1);
   }
 
   /**

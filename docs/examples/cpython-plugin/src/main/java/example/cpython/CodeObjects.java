@@ -22,8 +22,12 @@ final class CodeObjects {
   static final int MAX_LINE_TABLE = 64 << 10;
 
   /** What a frame needs of one code object. */
+  /** @param frameWords data stack words a frame of this code takes, -1 if implausible */
   record Code(long filenameRef, long qualnameRef, int firstLine, long linetableRef,
-      String qualname, String filename, byte[] lineTable) {}
+      String qualname, String filename, byte[] lineTable, int frameWords) {}
+
+  /** Largest plausible {@code co_nlocalsplus} or {@code co_stacksize}. */
+  static final int MAX_SLOTS = 1 << 20;
 
   private final Layout layout;
   private final long codeType;
@@ -63,13 +67,19 @@ final class CodeObjects {
     long qualnameRef = Bytes.getLong(header, layout.codeQualname());
     long linetableRef = Bytes.getLong(header, layout.codeLinetable());
     int firstLine = Bytes.getInt(header, layout.codeFirstLine());
+    int stack = Bytes.getInt(header, layout.codeStacksize());
+    int locals = Bytes.getInt(header, layout.codeNlocalsplus());
+    int frameWords = stack < 0 || stack > MAX_SLOTS || locals < 0 || locals > MAX_SLOTS ? -1
+        : layout.frameSpecialWords() + stack + locals;
     Code cached = cache.get(address);
     if (cached != null && cached.filenameRef == filenameRef && cached.qualnameRef == qualnameRef
-        && cached.firstLine == firstLine && cached.linetableRef == linetableRef) {
+        && cached.firstLine == firstLine && cached.linetableRef == linetableRef
+        && cached.frameWords == frameWords) {
       return cached;
     }
     Code code = new Code(filenameRef, qualnameRef, firstLine, linetableRef,
-        string(stable, qualnameRef), string(stable, filenameRef), lineTable(stable, linetableRef));
+        string(stable, qualnameRef), string(stable, filenameRef), lineTable(stable, linetableRef),
+        frameWords);
     cache.put(address, code);
     return code;
   }

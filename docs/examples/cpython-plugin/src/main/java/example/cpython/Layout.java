@@ -27,6 +27,8 @@ package example.cpython;
  * @param frameOwner {@code _PyInterpreterFrame.owner} (char); 3.12's C-stack entry frame has 3
  * @param frameSize {@code sizeof(_PyInterpreterFrame)}
  * @param codeFirstLine {@code PyCodeObject.co_firstlineno} (int)
+ * @param codeStacksize {@code PyCodeObject.co_stacksize} (int)
+ * @param codeNlocalsplus {@code PyCodeObject.co_nlocalsplus} (int)
  * @param codeFilename {@code PyCodeObject.co_filename}
  * @param codeQualname {@code PyCodeObject.co_qualname}
  * @param codeLinetable {@code PyCodeObject.co_linetable} (a bytes object)
@@ -55,6 +57,8 @@ record Layout(
     int frameOwner,
     int frameSize,
     int codeFirstLine,
+    int codeStacksize,
+    int codeNlocalsplus,
     int codeFilename,
     int codeQualname,
     int codeLinetable,
@@ -62,6 +66,8 @@ record Layout(
     int asciiSize,
     int compactSize) {
 
+  /** {@code FRAME_OWNED_BY_THREAD}: a frame on the thread's data stack. */
+  static final int OWNED_BY_THREAD = 0;
   /** {@code FRAME_OWNED_BY_CSTACK}: 3.12's entry frame on the C stack, not Python code. */
   static final int OWNED_BY_CSTACK = 3;
   /** {@code PyObject.ob_type}. */
@@ -74,9 +80,18 @@ record Layout(
   static final int STR_STATE = 32;
 
   static final Layout PY311 = new Layout(11, 596, 592, 40, 16, 8, 16, 56, 152, 160, 296, 312,
-      8, 32, 48, 56, 68, 69, 80, 72, 112, 128, 136, 184, 48, 72);
+      8, 32, 48, 56, 68, 69, 80, 72, 68, 76, 112, 128, 136, 184, 48, 72);
   static final Layout PY312 = new Layout(12, 1548, 1544, 40, 72, 8, 16, 56, 136, 144, 232, 248,
-      0, 0, 8, 56, -1, 70, 80, 68, 112, 128, 136, 192, 40, 56);
+      0, 0, 8, 56, -1, 70, 80, 68, 64, 72, 112, 128, 136, 192, 40, 56);
+
+  /**
+   * {@code FRAME_SPECIALS_SIZE}: the words of a frame before its locals, {@code
+   * (sizeof(_PyInterpreterFrame) - 1) / 8}; a frame takes this plus {@code co_nlocalsplus} plus
+   * {@code co_stacksize} words of the data stack (3.12's {@code co_framesize}).
+   */
+  int frameSpecialWords() {
+    return (frameSize - 1) / 8;
+  }
 
   /** The layout of Python 3.{@code minor}, or null when this plug-in has none. */
   static Layout forMinor(int minor) {
