@@ -217,6 +217,14 @@ class PerfModeTest {
     });
     watcher.start();
     try {
+      // A CPU reading wholly before the run's first sample bounds its CPU time from above: on a
+      // busy machine the watcher's first reading could otherwise come after the first sample.
+      long ready = System.nanoTime() + 10_000_000_000L;
+      while (cpu.isEmpty() || epochNanos() - cpu.get(0).beforeEpochNanos()
+          < 2 * CLOCK_SLACK_NANOS) {
+        assertTrue(System.nanoTime() < ready && watcher.isAlive(), "no CPU reading");
+        Thread.sleep(1);
+      }
       long t0 = System.currentTimeMillis() * 1_000_000L;
       RecordSession.Result result = session().attach(child.pid(), RecordSession.Mode.PERF,
           options(2000), () -> false, (a, b, c, d) -> {});
