@@ -171,13 +171,8 @@ final class CPythonInstance implements RuntimeInstance {
           runs.add(current); // 3.12: the C call's own entry frame ends its run
           current = new ArrayList<>();
         } else {
-          long code = Bytes.getLong(f, layout.frameCode());
           Frame named = frameOrReread(memory, f, frame, n);
-          if (code == Bytes.getLong(f, layout.frameCode())) {
-            // Not when the header was read again: that path names the frame the process holds
-            // now, and its link to the callee was not checked at the tick either.
-            checkLink(memory, f, frame, callee, calleeOwner);
-          }
+          checkLink(memory, f, frame, callee, calleeOwner);
           current.add(named);
           if (layout.frameIsEntry() >= 0 && f[layout.frameIsEntry()] != 0) {
             runs.add(current); // 3.11: the first frame a C call ran ends its run
