@@ -1,12 +1,14 @@
 package dev.polystack.host.sampling.nostop;
 
 import dev.polystack.host.bpf.CaptureRecord;
+import dev.polystack.host.bpf.PlanEncoder;
 import dev.polystack.plugin.api.CapturePlan;
-import dev.polystack.plugin.api.CaptureStep;
 import dev.polystack.plugin.api.CapturedRegion;
 import dev.polystack.plugin.api.PlanOutcome;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * What each installed plug-in plan did at a record's tick, as plug-ins see it through {@code
@@ -18,41 +20,38 @@ import java.util.List;
 final class PlanOutcomes {
   private PlanOutcomes() {}
 
-  /** One outcome per plan of {@code installed} the record ran; a malformed entry is left out. */
-  static List<PlanOutcome> of(CaptureRecord r, List<CapturePlan> installed) {
-    int n = Math.min(r.planStops().length, installed.size());
-    List<PlanOutcome> out = new ArrayList<>(n);
-    for (int i = 0; i < n; i++) {
-      CapturePlan plan = installed.get(i);
-      List<CaptureStep> steps = plan.steps();
-      int stop = r.planStops()[i];
-      int step = (stop & 0xff) - 1;
-      if (step >= steps.size()) {
-        continue;
-      }
-      PlanOutcome.Stop why = step < 0 ? PlanOutcome.Stop.NONE : switch (stop >>> 8) {
-        case CaptureRecord.STOP_LOAD -> PlanOutcome.Stop.LOAD;
-        case CaptureRecord.STOP_CHECK -> PlanOutcome.Stop.CHECK;
-        default -> PlanOutcome.Stop.INVALID;
-      };
-      List<CapturedRegion> regions = new ArrayList<>();
-      for (CaptureRecord.Region g : r.regions()) {
-        if (g.plan() == i && g.bytes().length > 0 && g.step() < steps.size()) {
-          String label = label(steps.get(g.step()));
-          if (label != null) {
-            regions.add(new CapturedRegion(g.address(), g.bytes().length, g.step(), label));
-          }
-        }
-      }
-      out.add(new PlanOutcome(plan, Math.max(step, -1), why, regions));
-    }
-    return out;
+  /**
+   * The outcome of each plan of {@code installed} the record ran, worked out only when a walk
+   * asks for it: most walks never do, and every sample of bpf mode comes through here.
+   */
+  static Function<CapturePlan, Optional<PlanOutcome>> of(CaptureRecord r,
+      List<CapturePlan> installed) {
+    return plan -> outcome(r, installed.indexOf(plan), plan);
   }
 
-  private static String label(CaptureStep step) {
-    if (step instanceof CaptureStep.Copy c) {
-      return c.label();
+  /** What the record says of its plan {@code i}; empty if it did not run it or is malformed. */
+  private static Optional<PlanOutcome> outcome(CaptureRecord r, int i, CapturePlan plan) {
+    if (i < 0 || i >= r.planStops().length) {
+      return Optional.empty();
     }
-    return step instanceof CaptureStep.Chain c ? c.label() : null;
+    List<String> labels = PlanEncoder.labels(plan);
+    int stop = r.planStops()[i];
+    int step = (stop & 0xff) - 1;
+    if (step >= labels.size()) {
+      return Optional.empty();
+    }
+    PlanOutcome.Stop why = step < 0 ? PlanOutcome.Stop.NONE : switch (stop >>> 8) {
+      case CaptureRecord.STOP_LOAD -> PlanOutcome.Stop.LOAD;
+      case CaptureRecord.STOP_CHECK -> PlanOutcome.Stop.CHECK;
+      default -> PlanOutcome.Stop.INVALID;
+    };
+    List<CapturedRegion> regions = new ArrayList<>();
+    for (CaptureRecord.Region g : r.regions()) {
+      String label = g.plan() == i && g.step() < labels.size() ? labels.get(g.step()) : null;
+      if (label != null && g.bytes().length > 0) {
+        regions.add(new CapturedRegion(g.address(), g.bytes().length, g.step(), label));
+      }
+    }
+    return Optional.of(new PlanOutcome(plan, Math.max(step, -1), why, regions));
   }
 }

@@ -33,7 +33,6 @@ import dev.polystack.host.sys.SyscallException;
 import dev.polystack.host.unwind.UnwindError;
 import dev.polystack.otel.counters.HostCounters;
 import dev.polystack.plugin.api.Registers;
-import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
@@ -585,7 +584,7 @@ public final class PtraceSampler {
   private CapturedThread thread(int tid, Registers regs, long threadPointer,
       SampleMemory memory) {
     return new CapturedThread(target.pid(), tid, regs, memory, capture.start(), capture.length(),
-        threadPointer, List.of());
+        threadPointer, CapturedThread.NO_PLANS);
   }
 
   /**
