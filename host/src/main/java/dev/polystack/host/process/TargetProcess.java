@@ -26,11 +26,13 @@ import dev.polystack.plugin.api.ProcessModule;
 import dev.polystack.plugin.api.RuntimeInstance;
 import dev.polystack.plugin.api.RuntimePlugin;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
@@ -61,8 +63,10 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
   private final int maxModules;
   private final MapsSource mapsSource;
   private final ModuleSource opener;
-  private final Map<LoadedModule, ProcessModule> moduleViews = new IdentityHashMap<>();
-  private volatile List<ProcessModule> modules = List.of();
+  /** The plug-ins' image of each open module: one per module, for inspection and discovery. */
+  private final Map<LoadedModule, ElfModuleImage> images = new IdentityHashMap<>();
+  /** {@link #modules()}, made when first asked after a refresh; null until then. */
+  private List<ProcessModule> modules;
   private final ProcessMemory memory;
   private final PluginMemory pluginMemory;
   private final PluginRegistry plugins;
@@ -142,28 +146,21 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
     return pluginMemory;
   }
 
+  /** Made when a plug-in asks, not at every refresh: most plug-ins never do. */
   @Override
-  public List<ProcessModule> modules() {
+  public synchronized List<ProcessModule> modules() {
+    if (modules == null) {
+      modules = loaded.values().stream()
+          .sorted((a, b) -> Long.compareUnsigned(a.start(), b.start()))
+          .map(m -> new ProcessModule(m.path(), m.start(), m.end(), m.bias(), imageOf(m)))
+          .toList();
+    }
     return modules;
   }
 
-  /** The plug-ins' view of {@code all}, reusing each module's image while it stays mapped. */
-  private List<ProcessModule> views(java.util.Collection<LoadedModule> all) {
-    Map<LoadedModule, ProcessModule> kept = new IdentityHashMap<>();
-    List<ProcessModule> out = new ArrayList<>();
-    for (LoadedModule m : all) {
-      ProcessModule view = moduleViews.get(m);
-      if (view == null) {
-        view = new ProcessModule(m.path(), m.start(), m.end(), m.bias(),
-            new ElfModuleImage(m.elf(), m.path(), m.symbols()::symbolSource));
-      }
-      kept.put(m, view);
-      out.add(view);
-    }
-    moduleViews.clear();
-    moduleViews.putAll(kept);
-    out.sort((a, b) -> Long.compareUnsigned(a.start(), b.start()));
-    return List.copyOf(out);
+  private ElfModuleImage imageOf(LoadedModule m) {
+    return images.computeIfAbsent(m,
+        k -> new ElfModuleImage(k.elf(), k.path(), k.symbols()::symbolSource));
   }
 
   public ProcessMemory hostMemory() {
@@ -250,7 +247,10 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
     }
     loaded.clear();
     loaded.putAll(seen);
-    modules = views(seen.values());
+    Set<LoadedModule> open = Collections.newSetFromMap(new IdentityHashMap<>());
+    open.addAll(seen.values());
+    images.keySet().retainAll(open);
+    modules = null;
     List<RuntimeBinding> all = new ArrayList<>();
     bindings.values().forEach(all::addAll);
     for (RuntimeBinding b : all) {
@@ -339,7 +339,7 @@ public final class TargetProcess implements ProcessContext, AutoCloseable {
 
   private List<RuntimeBinding> attach(LoadedModule module, MappedFile file) {
     List<RuntimeBinding> out = new ArrayList<>();
-    ElfModuleImage image = new ElfModuleImage(module.elf(), module.path());
+    ElfModuleImage image = imageOf(module);
     for (LoadedPlugin p : plugins.runtimePlugins()) {
       RuntimePlugin plugin = (RuntimePlugin) p.plugin();
       Optional<Inspection> answer = inspections.of(file, p.id(),
