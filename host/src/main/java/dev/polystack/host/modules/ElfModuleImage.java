@@ -8,6 +8,7 @@ import dev.polystack.host.elf.Fde;
 import dev.polystack.host.elf.FrameTable;
 import dev.polystack.host.elf.ProgramHeader;
 import dev.polystack.host.elf.RodataMatch;
+import dev.polystack.host.elf.SymbolTable;
 import dev.polystack.plugin.api.CodeRange;
 import dev.polystack.plugin.api.ImageReadException;
 import dev.polystack.plugin.api.ModuleImage;
@@ -197,20 +198,20 @@ public final class ElfModuleImage implements ModuleImage {
   @Override
   public Optional<ModuleSymbol> threadLocalSymbol(String symbolName) throws ImageReadException {
     try {
-      for (ElfSymbol s : staticSymbols.source().staticSymbols().named(symbolName)) {
-        if (s.type() == ElfSymbol.STT_TLS && s.isDefined()) {
-          return Optional.of(toModuleSymbol(s));
-        }
-      }
-      for (ElfSymbol s : elf.dynamicSymbols().named(symbolName)) {
-        if (s.type() == ElfSymbol.STT_TLS && s.isDefined()) {
-          return Optional.of(toModuleSymbol(s));
-        }
-      }
-      return Optional.empty();
+      Optional<ModuleSymbol> full = threadLocal(staticSymbols.source().staticSymbols(), symbolName);
+      return full.isPresent() ? full : threadLocal(elf.dynamicSymbols(), symbolName);
     } catch (ElfParseException e) {
       throw wrap(e);
     }
+  }
+
+  private static Optional<ModuleSymbol> threadLocal(SymbolTable table, String symbolName) {
+    for (ElfSymbol s : table.named(symbolName)) {
+      if (s.type() == ElfSymbol.STT_TLS && s.isDefined()) {
+        return Optional.of(toModuleSymbol(s));
+      }
+    }
+    return Optional.empty();
   }
 
   static ModuleSymbol toModuleSymbol(ElfSymbol s) {
