@@ -47,10 +47,14 @@ final class TickCopies {
   }
 
   /**
-   * Where and why a plan stopped before its end; {@code undecidable} when it stopped for want of
-   * what the snapshot does not hold (the kernel would have read on).
+   * Where and why a plan stopped before its end: {@code kind} as a walk would see it, null when
+   * the kit stopped for want of what the snapshot does not hold (the kernel would have read on).
    */
-  record Stop(int plan, int step, String reason, boolean undecidable) {
+  record Stop(int plan, int step, PlanOutcome.Stop kind, String reason) {
+    boolean undecidable() {
+      return kind == null;
+    }
+
     @Override
     public String toString() {
       return "plan " + plan + " stopped at step " + step + ": " + reason;
@@ -89,8 +93,7 @@ final class TickCopies {
           .map(r -> new CapturedRegion(r.address(), (int) r.length(), r.step(), r.label()))
           .toList();
       out.add(stop == null ? new PlanOutcome(plans.get(p), -1, PlanOutcome.Stop.NONE, copied)
-          : new PlanOutcome(plans.get(p), stop.step(), stop.reason().startsWith("check")
-              ? PlanOutcome.Stop.CHECK : PlanOutcome.Stop.LOAD, copied));
+          : new PlanOutcome(plans.get(p), stop.step(), stop.kind(), copied));
     }
     return out;
   }
@@ -155,9 +158,9 @@ final class TickCopies {
         s[c.into()] = c.value();
       } else if (step instanceof CaptureStep.ThreadPointer tp) {
         if (threadPointer == null) {
-          return new Stop(p, i, "ThreadPointer: the snapshot records no thread pointer (format"
-              + " version 1; SnapshotCase.withThreadPointers supplies it), so the kit cannot run"
-              + " what follows", true);
+          return new Stop(p, i, null, "ThreadPointer: the snapshot records no thread pointer"
+              + " (format version 1; SnapshotCase.withThreadPointers supplies it), so the kit"
+              + " cannot run what follows");
         }
         s[tp.into()] = threadPointer;
       } else if (step instanceof CaptureStep.Add a) {
@@ -200,10 +203,9 @@ final class TickCopies {
           Long next = load(at + c.nextOffset(), 8, thread, process);
           if (next == null) {
             if (readable(at + c.nextOffset(), 8, mappings) == 8) {
-              return new Stop(p, i, "chain's next pointer at 0x"
+              return new Stop(p, i, null, "chain's next pointer at 0x"
                   + Long.toHexString(at + c.nextOffset()) + " is mapped but not in the snapshot"
-                  + " (the live walk never read it, so the kit cannot know where the chain goes)",
-                  true);
+                  + " (the live walk never read it, so the kit cannot know where the chain goes)");
             }
             next = 0L;
           }
@@ -217,8 +219,9 @@ final class TickCopies {
         }
       } else if (step instanceof CaptureStep.Check c) {
         if ((s[c.a()] == s[c.b()]) != c.equal()) {
-          return new Stop(p, i, "check " + (c.equal() ? "==" : "!=") + " failed (0x"
-              + Long.toHexString(s[c.a()]) + ", 0x" + Long.toHexString(s[c.b()]) + ")", false);
+          return new Stop(p, i, PlanOutcome.Stop.CHECK, "check " + (c.equal() ? "==" : "!=")
+              + " failed (0x" + Long.toHexString(s[c.a()]) + ", 0x"
+              + Long.toHexString(s[c.b()]) + ")");
         }
       } else if (step instanceof CaptureStep.Copy c) {
         long length = c.maxBytes();
@@ -260,10 +263,11 @@ final class TickCopies {
 
   private static Stop unloaded(int p, int i, long address, int size, List<Mapping> mappings) {
     boolean mapped = readable(address, size, mappings) == size;
-    return new Stop(p, i, mapped
-        ? "load of 0x" + Long.toHexString(address) + ", mapped but not in the snapshot"
-            + " (the live walk never read it, so the kit cannot know its value)"
-        : "load of 0x" + Long.toHexString(address) + ", unreadable", mapped);
+    return mapped
+        ? new Stop(p, i, null, "load of 0x" + Long.toHexString(address) + ", mapped but not in"
+            + " the snapshot (the live walk never read it, so the kit cannot know its value)")
+        : new Stop(p, i, PlanOutcome.Stop.LOAD, "load of 0x" + Long.toHexString(address)
+            + ", unreadable");
   }
 
   /** Bytes of [address, address + length) before the first page no readable mapping holds. */
