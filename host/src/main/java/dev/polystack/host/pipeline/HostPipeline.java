@@ -3,6 +3,7 @@ package dev.polystack.host.pipeline;
 import dev.polystack.host.bpf.CaptureRecord;
 import dev.polystack.host.bpf.ProcessEvent;
 import dev.polystack.host.bpf.TickCapture;
+import dev.polystack.host.cache.BoundedMap;
 import dev.polystack.host.memory.ProcessMemory;
 import dev.polystack.host.modules.ModuleOpener;
 import dev.polystack.host.plugins.PluginGuard;
@@ -119,6 +120,11 @@ public final class HostPipeline {
   private final List<TrackedProcess> retired = new ArrayList<>();
   /** Processes not to describe again until they exec or exit (gone, refused, unreadable). */
   private final Map<Integer, Long> unreadable = new HashMap<>();
+  /**
+   * When each recently exited process's exit event came (monotonic): a tick taken before it but
+   * read after it belongs to the gone process, not to a new one to describe from a zombie.
+   */
+  private final Map<Integer, Long> exitedAt;
   private final Map<String, Long> losses = new TreeMap<>();
   /** Losses and errors of released processes, so the totals stay cumulative. */
   private final Map<String, Long> releasedLosses = new TreeMap<>();
@@ -148,6 +154,7 @@ public final class HostPipeline {
     this.warn = warn;
     this.options = options;
     this.sampling = options.sampling();
+    this.exitedAt = BoundedMap.oldestFirst(Math.max(1, options.maxProcesses()));
     this.walker = new StackWalker(options.maxDepth(), guard);
     this.resources = ProcessResource.forThisHost(proc, options.commandLine());
   }
@@ -272,6 +279,11 @@ public final class HostPipeline {
       public void tick(CaptureRecord r) {
         TrackedProcess p = table.get(r.tgid());
         if (p == null) {
+          Long exit = exitedAt.get(r.tgid());
+          if (exit != null && r.monotonicNanos() <= exit) {
+            lost(HostCounters.PROCESS_GONE, 1);
+            return;
+          }
           p = track(r.tgid());
           if (p == null) {
             lost(HostCounters.PROCESS_GONE, 1);
@@ -365,6 +377,7 @@ public final class HostPipeline {
         }
       }
       case EXIT -> {
+        exitedAt.put(pid, e.monotonicNanos());
         retire(table.remove(pid));
         unreadable.remove(pid);
         if (!kernelSelects) {
