@@ -11,8 +11,10 @@
 extern __u64 *bpf_session_cookie(void) __ksym;
 extern _Bool bpf_session_is_return(void) __ksym;
 
-/* K_LUA_ALLOC: a runtime's lua_Alloc, f(ud, ptr, osize, nsize), named by its plug-in. */
-enum { K_MALLOC = 1, K_CALLOC, K_REALLOC, K_MEMALIGN, K_POSIX_MEMALIGN, K_FREE, K_LUA_ALLOC };
+/* K_LUA_ALLOC: a runtime's lua_Alloc, f(ud, ptr, osize, nsize), named by its plug-in.
+ * K_CALL: any function whose calls are sampled (record --event calls): each call weighs 1. */
+enum { K_MALLOC = 1, K_CALLOC, K_REALLOC, K_MEMALIGN, K_POSIX_MEMALIGN, K_FREE, K_LUA_ALLOC,
+       K_CALL };
 
 #define ALLOC_SITES 16
 #define EXP_TABLE 4096
@@ -486,6 +488,9 @@ int alloc_probe(struct pt_regs *ctx)
 		size = ctx->rdx;
 		memptr = ctx->rdi;
 		break;
+	case K_CALL:
+		size = 1;
+		break;
 	default:
 		return 1;
 	}
@@ -495,6 +500,25 @@ int alloc_probe(struct pt_regs *ctx)
 	__u64 digest = 0;
 	if (!define_stack(ctx, tgid, tid, site, ac, &digest))
 		return 1;
+	if (kind == K_CALL) {
+		/* A call is complete at its entry: its record goes now and no return probe is armed. */
+		struct alloc_event e = {
+			.version = 3,
+			.header_size = sizeof(e),
+			.size = sizeof(e),
+			.tgid = tgid,
+			.tid = tid,
+			.time_ns = bpf_ktime_get_ns(),
+			.site = site,
+			.kind = kind,
+			.flags = ALLOC_NO_ADDRESS,
+			.bytes = 1,
+			.digest = digest,
+		};
+		if (bpf_ringbuf_output(&events, &e, sizeof(e), ring_wake()))
+			count(C_ALLOC_EVENT_RING_FULL);
+		return 1;
+	}
 	struct alloc_pending p = {
 		.time_ns = bpf_ktime_get_ns(),
 		.size = size,

@@ -26,7 +26,9 @@ public final class AllocationProbes {
   public enum Kind {
     MALLOC(1), CALLOC(2), REALLOC(3), MEMALIGN(4), POSIX_MEMALIGN(5), FREE(6),
     /** A runtime's {@code lua_Alloc(ud, ptr, osize, nsize)}, named by its plug-in. */
-    LUA_ALLOC(7);
+    LUA_ALLOC(7),
+    /** Any function whose calls are sampled ({@code record --event calls}): a call weighs 1. */
+    CALL(8);
 
     final int code;
 

@@ -1,7 +1,9 @@
 package dev.polystack.host.cli;
 
 import com.google.inject.Inject;
+import dev.polystack.host.bpf.AllocationProbes;
 import dev.polystack.host.launch.Credentials;
+import dev.polystack.host.monitor.SiteSpec;
 import dev.polystack.host.output.OutputException;
 import dev.polystack.host.output.OutputFile;
 import dev.polystack.host.output.Outputs;
@@ -32,6 +34,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -85,10 +89,25 @@ final class RecordCommand implements Callable<Integer> {
   Path statsJson;
 
   @Option(names = "--event", paramLabel = "EVENT", defaultValue = "cpu",
-      description = "cpu (default: where time goes) or alloc (who allocates: the allocator"
+      description = "cpu (default: where time goes), alloc (who allocates: the allocator"
           + " malloc is bound to, and a runtime's own, probed with uprobe sessions; one --pid or"
-          + " a command; docs/allocations.md).")
+          + " a command; docs/allocations.md) or calls (who calls the functions of --site:"
+          + " their callers' stacks, sampled at the calls; docs/probes.md).")
   String event;
+
+  @Option(names = "--site", paramLabel = "SITE",
+      description = "--event calls: a function whose calls are sampled, MODULE:SYMBOL[+OFF] as"
+          + " polystack probe names it (e.g. libc.so.6:write); repeatable, up to "
+          + AllocationProbes.MAX_SITES + ".")
+  List<String> sites = new ArrayList<>();
+
+  @Option(names = "--stack-every", paramLabel = "N", defaultValue = "1",
+      description = "--event calls: one stack per N calls on average (random gaps, so"
+          + " periodic callers are not aliased); 1 (default): every call, exact counts.")
+  long stackEvery;
+
+  /** The parsed --site values, once checkEvent ran. */
+  private final List<SiteSpec> callSites = new ArrayList<>();
 
   @Option(names = "--alloc-rate", paramLabel = "BYTES", defaultValue = "524288",
       description = "--event alloc: one sample per BYTES allocated on average (default:"
@@ -183,6 +202,10 @@ final class RecordCommand implements Callable<Integer> {
    * --pid, bpf (the allocation program is a BPF program), a known sample type.
    */
   private boolean checkEvent() {
+    if (!event.equals("calls") && (!sites.isEmpty() || stackEvery != 1)) {
+      throw new UsageException((sites.isEmpty() ? "--stack-every" : "--site")
+          + " is for --event calls");
+    }
     if (event.equals("cpu")) {
       if (sampleType != null || allocEveryCall) {
         throw new UsageException((sampleType != null ? "--sample-type" : "--alloc-every-call")
@@ -190,31 +213,66 @@ final class RecordCommand implements Callable<Integer> {
       }
       return false;
     }
-    if (!event.equals("alloc")) {
-      throw new UsageException("--event must be cpu or alloc, not " + event);
+    if (!event.equals("alloc") && !event.equals("calls")) {
+      throw new UsageException("--event must be cpu, alloc or calls, not " + event);
+    }
+    if (event.equals("calls")) {
+      checkCalls();
     }
     boolean oneProcess = target.pids.size() == 1 && target.command.isEmpty();
     boolean command = target.pids.isEmpty() && !target.command.isEmpty();
     if ((!oneProcess && !command) || target.several()) {
-      throw new UsageException("--event alloc records one process: give one --pid, or a"
-          + " command after --");
+      throw new UsageException("--event " + event + " records one process: give one --pid, or"
+          + " a command after --");
     }
     if (command) {
       checkRunnable(target.command.get(0), System.getenv("PATH"));
     }
     if (target.mode != null && !target.mode.equals("bpf")) {
-      throw new UsageException("--event alloc needs --mode bpf (allocations are probed with"
-          + " BPF uprobes), not " + target.mode);
+      throw new UsageException("--event " + event + " needs --mode bpf (its functions are"
+          + " probed with BPF uprobes), not " + target.mode);
     }
     if (allocRate <= 0) {
       throw new UsageException("--alloc-rate must be > 0 bytes: " + allocRate);
     }
-    if (sampleType != null && ValueType.ALLOCATIONS.stream()
+    if (sampleType != null && event.equals("alloc") && ValueType.ALLOCATIONS.stream()
         .noneMatch(t -> t.type().equals(sampleType))) {
       throw new UsageException("--sample-type must be alloc_space, alloc_objects, inuse_space"
           + " or inuse_objects, not " + sampleType);
     }
     return true;
+  }
+
+  /** --event calls: its sites parse as entry sites of a module, within the bound. */
+  private void checkCalls() {
+    if (sampleType != null || allocEveryCall) {
+      throw new UsageException((sampleType != null ? "--sample-type" : "--alloc-every-call")
+          + " is for --event alloc");
+    }
+    if (sites.isEmpty()) {
+      throw new UsageException("--event calls needs a function to sample: --site"
+          + " MODULE:SYMBOL, e.g. --site libc.so.6:write");
+    }
+    if (sites.size() > AllocationProbes.MAX_SITES) {
+      throw new UsageException(sites.size() + " --site given: at most "
+          + AllocationProbes.MAX_SITES + " per run");
+    }
+    if (stackEvery < 1) {
+      throw new UsageException("--stack-every must be >= 1 call: " + stackEvery);
+    }
+    for (String s : sites) {
+      SiteSpec spec;
+      try {
+        spec = SiteSpec.parse(s);
+      } catch (IllegalArgumentException e) {
+        throw new UsageException("--site " + e.getMessage());
+      }
+      if (spec.atReturn() || spec.isAddress() || spec.isVdso()) {
+        throw new UsageException("--site " + s + ": --event calls takes a function's stack at"
+            + " its entry with a uprobe: MODULE:SYMBOL[+OFF], no %return, [vdso] or address");
+      }
+      callSites.add(spec);
+    }
   }
 
   /**
@@ -225,13 +283,16 @@ final class RecordCommand implements Callable<Integer> {
       ProfileFormat profileFormat, boolean toStdout, OutputFile profileFile,
       OutputFile statsFile, Credentials as) {
     var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
-    AllocRecordSession session =
-        new AllocRecordSession(ProcFs.system(), registry, guard, console::warn);
+    boolean calls = event.equals("calls");
+    AllocRecordSession session = calls
+        ? AllocRecordSession.ofCalls(ProcFs.system(), registry, guard, console::warn, callSites)
+        : new AllocRecordSession(ProcFs.system(), registry, guard, console::warn);
     StatusLine status = new StatusLine(console);
     RecordSession.Result result;
     try (StopSignals signals = new StopSignals(console)) {
-      AllocRecordSession.AllocOptions alloc = new AllocRecordSession.AllocOptions(
-          allocEveryCall ? 0 : allocRate, AllocRecordSession.DEFAULT_STACK_BYTES);
+      long mean = calls ? (stackEvery == 1 ? 0 : stackEvery) : allocEveryCall ? 0 : allocRate;
+      AllocRecordSession.AllocOptions alloc = new AllocRecordSession.AllocOptions(mean,
+          AllocRecordSession.DEFAULT_STACK_BYTES);
       result = target.command.isEmpty()
           ? session.attach(target.pids.get(0), options, alloc, signals::stopRequested,
               status::update)

@@ -7,6 +7,7 @@ import dev.polystack.otel.counters.CounterKind;
 import dev.polystack.otel.counters.Counters;
 import dev.polystack.otel.counters.SamplingRates;
 import dev.polystack.otel.model.Recording;
+import dev.polystack.otel.model.ValueType;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -32,6 +33,13 @@ final class Summaries {
     if (result.recording().sampleTypes().isEmpty()) {
       err.printf("polystack: %s from %s; %s%n", plural(s.samples(), "sample"),
           plural(s.threads(), "thread"), rates.describe());
+    } else if (calls(result.recording())) {
+      long period = result.recording().periodNanos();
+      err.printf("polystack: %s sampled of %s (%s); %s%n",
+          plural(s.losses().getOrDefault("capture_alloc_sampled", 0L), "call"),
+          plural(s.losses().getOrDefault("capture_alloc_calls", 0L), "probed call"),
+          period == 1 ? "every call" : "one per " + period + " calls on average",
+          plural(s.samples(), "stack"));
     } else {
       long period = result.recording().periodNanos();
       err.printf("polystack: %s sampled of %s (%s); %s%n",
@@ -97,6 +105,11 @@ final class Summaries {
     }
     Recording recording = result.recording();
     long ranNanos = recording.endEpochNanos() - recording.startEpochNanos();
+    if (calls(recording)) {
+      return "the profile is empty: no call of the --site functions in " + ranNanos / 1_000_000
+          + " ms" + (recording.periodNanos() == 1 ? ""
+          : " was sampled (--stack-every 1 samples every call)");
+    }
     if (!recording.sampleTypes().isEmpty()) {
       return "the profile is empty: no allocation was sampled in " + ranNanos / 1_000_000
           + " ms (the target called no probed allocator of the C library, or allocated less than"
@@ -293,5 +306,10 @@ final class Summaries {
   private static String join(Map<String, Long> counts) {
     return counts.entrySet().stream().map(e -> e.getKey() + " " + e.getValue())
         .collect(Collectors.joining(", "));
+  }
+
+  /** A record of --event calls: its one value is calls. */
+  private static boolean calls(Recording recording) {
+    return recording.sampleTypes().equals(java.util.List.of(ValueType.CALLS));
   }
 }

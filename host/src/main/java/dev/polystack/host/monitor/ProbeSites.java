@@ -28,7 +28,7 @@ public final class ProbeSites {
   public static final class SiteException extends Exception {
     private static final long serialVersionUID = 1L;
 
-    SiteException(String message) {
+    public SiteException(String message) {
       super(message);
     }
   }

@@ -3,14 +3,19 @@ package dev.polystack.host.session;
 import dev.polystack.host.alloc.AllocationTable;
 import dev.polystack.host.alloc.AllocatorSites;
 import dev.polystack.host.alloc.ByteSampling;
+import dev.polystack.host.bpf.AllocationProbes;
 import dev.polystack.host.bpf.BpfLoadException;
 import dev.polystack.host.bpf.BpfSupport;
 import dev.polystack.host.bpf.TickCapture;
 import dev.polystack.host.launch.ChildProcess;
 import dev.polystack.host.launch.Credentials;
+import dev.polystack.host.monitor.ProbeSite;
+import dev.polystack.host.monitor.ProbeSites;
+import dev.polystack.host.monitor.SiteSpec;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginRegistry;
 import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.proc.MemoryMapping;
 import dev.polystack.host.proc.ProcReadException;
 import dev.polystack.host.ptrace.Tracer;
 import dev.polystack.host.sampling.RawStack;
@@ -27,6 +32,7 @@ import dev.polystack.otel.model.ValueType;
 import dev.polystack.plugin.api.Frame;
 import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
@@ -41,6 +47,7 @@ import java.util.function.Consumer;
 public final class AllocRecordSession {
   /** The ring: sampled allocations are rare next to ticks, 8 MiB holds seconds of them. */
   static final int RING_BYTES = 8 << 20;
+  private static final int SIGKILL = 9;
   /** Default stack copied at a sampled allocation. */
   public static final int DEFAULT_STACK_BYTES = 8 << 10;
 
@@ -75,13 +82,41 @@ public final class AllocRecordSession {
   private final SamplingRun run;
   private final PluginGuard guard;
   private final Consumer<String> warn;
+  /** {@code record --event calls}: the functions whose calls are sampled; empty: allocations. */
+  private final List<SiteSpec> callSites;
 
   public AllocRecordSession(ProcFs proc, PluginRegistry plugins, PluginGuard guard,
       Consumer<String> warn) {
+    this(proc, plugins, guard, warn, List.of());
+  }
+
+  private AllocRecordSession(ProcFs proc, PluginRegistry plugins, PluginGuard guard,
+      Consumer<String> warn, List<SiteSpec> callSites) {
     this.proc = proc;
     this.warn = warn;
     this.run = new SamplingRun(proc, plugins, guard, warn);
     this.guard = guard;
+    this.callSites = List.copyOf(callSites);
+  }
+
+  /**
+   * {@code record --event calls}: the stacks of the calls of {@code sites} (uprobes at their
+   * entries), sampled one per {@link AllocOptions#meanBytes()} calls on average (0: every call)
+   * through the allocation program, each call weighing one; a sample's value is its stack's
+   * estimated calls (docs/probes.md, "Stacks at the calls").
+   */
+  public static AllocRecordSession ofCalls(ProcFs proc, PluginRegistry plugins,
+      PluginGuard guard, Consumer<String> warn, List<SiteSpec> sites) {
+    if (sites.isEmpty() || sites.size() > AllocationProbes.MAX_SITES) {
+      throw new IllegalArgumentException("1.." + AllocationProbes.MAX_SITES + " call sites, not "
+          + sites.size());
+    }
+    for (SiteSpec s : sites) {
+      if (s.atReturn() || s.isAddress() || s.isVdso()) {
+        throw new IllegalArgumentException(s + ": a call site is MODULE:SYMBOL[+OFF]");
+      }
+    }
+    return new AllocRecordSession(proc, plugins, guard, warn, sites);
   }
 
   /** Records the allocations of {@code pid} until {@code stop}, the duration or its exit. */
@@ -116,8 +151,19 @@ public final class AllocRecordSession {
       try (child; Tracer tracer = Tracer.start(child.pid())) {
         ChildLaunch.runToThreadSetup(child, tracer, command);
         int pid = child.pid();
-        RecordSession.Result result = record(pid, capture, TargetExit.ofChild(child),
-            () -> tracer.detach(pid, 0), options, alloc, stop, progress);
+        RecordSession.Result result;
+        try {
+          result = record(pid, capture, TargetExit.ofChild(child), () -> tracer.detach(pid, 0),
+              options, alloc, stop, progress);
+        } catch (UnprobeableTarget e) {
+          // Killed where it is held: a command refused for bad input runs none of its code.
+          try {
+            child.kill(SIGKILL);
+          } catch (SyscallException kill) {
+            // gone already; the child's close reaps it either way
+          }
+          throw e;
+        }
         return result.targetExit() != null ? result : ChildLaunch.endChild(child, result);
       }
     }
@@ -148,16 +194,21 @@ public final class AllocRecordSession {
       Release release, SamplingOptions options, AllocOptions alloc, BooleanSupplier stop,
       RecordSession.Progress progress) throws SamplingException, UnprobeableTarget {
     List<Named> named = new ArrayList<>();
-    AllocatorSites.SiteException[] unprobeable = {null};
+    String[] unprobeable = {null};
     RecordSession.Result result;
     try {
       result = run.run(pid, RecordSession.Mode.BPF.id(), options, progress,
           (t, processor, refresh) -> {
-            AllocatorSites sites;
+            AllocSampler.Sites sites;
             try {
-              sites = AllocatorSites.of(proc, pid, t.mappings());
+              sites = callSites.isEmpty()
+                  ? AllocSampler.Sites.of(AllocatorSites.of(proc, pid, t.mappings()))
+                  : callSites(pid);
             } catch (AllocatorSites.SiteException e) {
-              unprobeable[0] = e;
+              unprobeable[0] = e.getMessage();
+              throw new SamplingException(e.getMessage());
+            } catch (ProbeSites.SiteException e) {
+              unprobeable[0] = e.getMessage();
               throw new SamplingException(e.getMessage());
             }
             StackWalker walker = new StackWalker(options.maxDepth(), guard);
@@ -188,11 +239,57 @@ public final class AllocRecordSession {
           });
     } catch (SamplingException e) {
       if (unprobeable[0] != null) {
-        throw new UnprobeableTarget(unprobeable[0].getMessage());
+        throw new UnprobeableTarget(unprobeable[0]);
       }
       throw e;
     }
-    return withAllocations(result, named, alloc.meanBytes());
+    return callSites.isEmpty() ? withAllocations(result, named, alloc.meanBytes())
+        : withCalls(result, named, alloc.meanBytes());
+  }
+
+  /** The call sites in {@code pid} now, one group of uprobes per file. */
+  private AllocSampler.Sites callSites(int pid) throws ProbeSites.SiteException {
+    List<MemoryMapping> mappings;
+    try {
+      mappings = proc.forPid(pid).maps().mappings();
+    } catch (ProcReadException e) {
+      throw new ProbeSites.SiteException("cannot read the mappings of process " + pid + " ("
+          + e.getMessage() + ")");
+    }
+    List<ProbeSite> sites = ProbeSites.resolve(proc.root(), pid, mappings, callSites);
+    Map<java.nio.file.Path, List<Integer>> byFile = new LinkedHashMap<>();
+    for (int i = 0; i < sites.size(); i++) {
+      ProbeSite s = sites.get(i);
+      byFile.computeIfAbsent(s.file(), f -> new ArrayList<>()).add(i);
+    }
+    List<AllocSampler.Group> groups = new ArrayList<>();
+    byFile.forEach((file, indexes) -> groups.add(new AllocSampler.Group(file,
+        indexes.stream().mapToLong(i -> sites.get(i).fileOffset()).toArray(),
+        indexes.stream().mapToLong(Integer::longValue).toArray())));
+    return new AllocSampler.Sites(java.util.Collections.nCopies(sites.size(),
+        AllocationProbes.Kind.CALL), groups, List.of(), false);
+  }
+
+  /** The run's recording with one calls sample per stack in place of CPU samples. */
+  private static RecordSession.Result withCalls(RecordSession.Result result,
+      List<Named> named, long mean) {
+    Recording r = result.recording();
+    List<Sample> samples = new ArrayList<>();
+    for (Named n : named) {
+      long calls = n.entry().totals().rounded()[0];
+      if (calls > 0) {
+        samples.add(new Sample(n.entry().tid(), "", r.endEpochNanos(),
+            new StackTrace(n.frames()), Map.of(), 1, 1, new long[] {calls}));
+      }
+    }
+    Recording out = new Recording(r.target(), r.startEpochNanos(), r.endEpochNanos(),
+        Math.max(1, mean), "bpf-calls", r.modules(), samples, r.losses(), List.of(ValueType.CALLS),
+        0);
+    RecordSession.Summary s = result.summary();
+    RecordSession.Summary summary = new RecordSession.Summary(samples.size(), samples.size(),
+        s.threads(), s.errors(), s.losses(), 0, 0, 0, 0, 0, 0);
+    return new RecordSession.Result(out, summary, result.targetExit(), result.stoppedByUser(),
+        result.targetGone());
   }
 
   /** The run's recording with one allocation sample per stack in place of CPU samples. */

@@ -138,7 +138,8 @@ final class PprofWriter implements ProfileWriter {
         SampleKey key = new SampleKey(ids, sample.tid(), sample.threadName(),
             List.copyOf(new TreeMap<>(sample.attributes()).entrySet()));
         long[] values = sample.values();
-        long[] counts = samples.computeIfAbsent(key, k -> new long[Math.max(2, values.length)]);
+        long[] counts = samples.computeIfAbsent(key,
+            k -> new long[values.length > 0 ? values.length : 2]);
         if (values.length > 0) {
           for (int i = 0; i < values.length; i++) {
             counts[i] += values[i];
@@ -209,9 +210,11 @@ final class PprofWriter implements ProfileWriter {
       List<Long> comments = comments();
 
       List<ValueType> types = recording.sampleTypes();
-      // Allocation recordings: one sample per period bytes allocated, on average.
-      long spaceType = types.isEmpty() ? 0 : string("space");
-      long bytesUnit = types.isEmpty() ? 0 : string("bytes");
+      // Allocation recordings: one sample per period bytes allocated, on average; call
+      // recordings: one per period calls.
+      boolean calls = types.equals(List.of(ValueType.CALLS));
+      long spaceType = types.isEmpty() ? 0 : string(calls ? "calls" : "space");
+      long bytesUnit = types.isEmpty() ? 0 : string(calls ? "count" : "bytes");
       long[][] typeIds = new long[types.size()][];
       for (int i = 0; i < types.size(); i++) {
         typeIds[i] = new long[] {string(types.get(i).type()), string(types.get(i).unit())};
@@ -228,7 +231,7 @@ final class PprofWriter implements ProfileWriter {
       for (Map.Entry<SampleKey, long[]> e : samples.entrySet()) {
         SampleKey key = e.getKey();
         long count = e.getValue()[0];
-        long periods = e.getValue()[1];
+        long periods = types.isEmpty() ? e.getValue()[1] : 0;
         // Strings are interned before the nested message is written: the table comes last.
         long threadName = string(key.threadName());
         List<long[]> attrs = new ArrayList<>();
@@ -324,6 +327,9 @@ final class PprofWriter implements ProfileWriter {
             recording.losses(), Sample.count(recording.samples()),
             Stacks.threadNames(recording).size(),
             recording.endEpochNanos() - recording.startEpochNanos()).describe()));
+      } else if (recording.sampleTypes().equals(List.of(ValueType.CALLS))) {
+        comments.add(string("sampling: one stack per " + recording.periodNanos()
+            + " calls on average (1: every call)"));
       } else {
         comments.add(string("sampling: one sample per " + recording.periodNanos()
             + " bytes allocated on average (1: every call)"));

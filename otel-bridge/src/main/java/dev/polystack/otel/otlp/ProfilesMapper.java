@@ -112,7 +112,9 @@ public final class ProfilesMapper {
       }
       Profile.Builder profile = Profile.newBuilder()
           .setSampleType(valueType(type.type(), type.unit()))
-          .setPeriodType(valueType("space", "bytes"))
+          .setPeriodType(recording.sampleTypes().equals(
+              List.of(dev.polystack.otel.model.ValueType.CALLS)) ? valueType("calls", "count")
+              : valueType("space", "bytes"))
           .setPeriod(recording.periodNanos())
           .setTimeUnixNano(recording.startEpochNanos())
           .setDurationNano(recording.endEpochNanos() - recording.startEpochNanos())

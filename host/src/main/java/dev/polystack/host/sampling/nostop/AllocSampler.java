@@ -55,7 +55,7 @@ public final class AllocSampler implements NoStopSampler {
   private final StackWalker walker;
   private final SampleSink sink;
   private final TickCapture capture;
-  private final AllocatorSites sites;
+  private final Sites sites;
   private final PluginGuard guard;
   /** Runtime allocator functions probed so far, by runtime address, and their ranges. */
   private final Set<Long> runtimeProbed = new HashSet<>();
@@ -76,11 +76,46 @@ public final class AllocSampler implements NoStopSampler {
   private record Definition(long digest, CaptureRecord record) {}
 
   /**
+   * What the allocation program probes: each site's kind (its index is its link cookie), where
+   * the sites are, the probed functions' ranges (a call from inside one is not counted) and
+   * whether the runtimes' allocator functions join them.
+   */
+  public record Sites(List<AllocationProbes.Kind> kinds, List<Group> groups,
+      List<long[]> functionRanges, boolean runtimeAllocators) {
+    public Sites {
+      kinds = List.copyOf(kinds);
+      groups = List.copyOf(groups);
+      functionRanges = List.copyOf(functionRanges);
+      if (kinds.isEmpty() || kinds.size() > AllocationProbes.MAX_SITES) {
+        throw new IllegalArgumentException("1.." + AllocationProbes.MAX_SITES + " sites, not "
+            + kinds.size());
+      }
+    }
+
+    /** The C library's allocator, and the runtimes' as they are named. */
+    public static Sites of(AllocatorSites allocator) {
+      return new Sites(allocator.kinds(), List.of(new Group(allocator.file(),
+          allocator.offsets(), allocator.cookies())), allocator.ranges(), true);
+    }
+  }
+
+  /** Sites in one file: their file offsets and cookies (site numbers). */
+  public record Group(java.nio.file.Path file, long[] offsets, long[] cookies) {
+    public Group {
+      if (offsets.length != cookies.length || offsets.length == 0) {
+        throw new IllegalArgumentException("one cookie per offset, at least one");
+      }
+      offsets = offsets.clone();
+      cookies = cookies.clone();
+    }
+  }
+
+  /**
    * @param capture opened with {@link TickCapture.Feature#ALLOC}, its sampling configured
    * @param mean the sampling's mean bytes (0: every call), for the weights
    */
   public AllocSampler(TargetProcess target, SamplingOptions options, StackWalker walker,
-      SampleSink sink, TickCapture capture, AllocatorSites sites, long mean, PluginGuard guard) {
+      SampleSink sink, TickCapture capture, Sites sites, long mean, PluginGuard guard) {
     this.target = target;
     this.runtimePlans = new RuntimePlans(target.pid(), target::warn);
     this.options = options;
@@ -107,7 +142,9 @@ public final class AllocSampler implements NoStopSampler {
       }
       capture.addTarget(target.pid(), 0);
       updateRanges();
-      probes.attach(sites.file(), sites.offsets(), sites.cookies(), target.pid());
+      for (Group g : sites.groups()) {
+        probes.attach(g.file(), g.offsets(), g.cookies(), target.pid());
+      }
     } catch (BpfLoadException | RuntimeException e) {
       throw new SamplingException("cannot probe the allocator of process " + target.pid()
           + ": " + e.getMessage());
@@ -121,6 +158,10 @@ public final class AllocSampler implements NoStopSampler {
    * first allocation through a new site already carries the runtime's stack.
    */
   private void updateRuntimeAllocators() {
+    if (!sites.runtimeAllocators()) {
+      updatePlans();
+      return;
+    }
     List<RuntimeAllocator> fresh = new ArrayList<>();
     for (RuntimeBinding b : target.table().bindings()) {
       if (!b.plugin().descriptor().capabilities().contains(Capability.ALLOCATOR_SITES)) {
@@ -139,7 +180,8 @@ public final class AllocSampler implements NoStopSampler {
     AllocationProbes probes = capture.allocations();
     for (RuntimeAllocator a : fresh) {
       int site = sites.kinds().size() + runtimeAllocators.size();
-      if (site >= AllocationProbes.MAX_SITES || sites.ranges().size() + runtimeRanges.size()
+      if (site >= AllocationProbes.MAX_SITES
+          || sites.functionRanges().size() + runtimeRanges.size()
           >= AllocationProbes.ALLOCATOR_RANGES) {
         sink.lost(HostCounters.ALLOC_SITE_REFUSED);
         continue;
@@ -174,7 +216,7 @@ public final class AllocSampler implements NoStopSampler {
 
   /** Whether a runtime that names allocator functions is bound but none is probed yet. */
   private boolean awaitsRuntimeAllocator() {
-    return runtimeProbed.isEmpty() && target.table().bindings().stream().anyMatch(
+    return sites.runtimeAllocators() && runtimeProbed.isEmpty() && target.table().bindings().stream().anyMatch(
         b -> b.plugin().descriptor().capabilities().contains(Capability.ALLOCATOR_SITES));
   }
 
@@ -231,7 +273,7 @@ public final class AllocSampler implements NoStopSampler {
       return;
     }
     rangesOf = now;
-    List<long[]> allocator = new ArrayList<>(sites.ranges());
+    List<long[]> allocator = new ArrayList<>(sites.functionRanges());
     allocator.addAll(runtimeRanges);
     try {
       capture.allocations().setRanges(target.pid(),
