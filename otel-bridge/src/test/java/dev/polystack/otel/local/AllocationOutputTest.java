@@ -38,6 +38,21 @@ class AllocationOutputTest {
   }
 
   @Test
+  void aCallsRecordingIsOneTypeOfCallsInPprofAndFolded() throws Exception {
+    Path profile = dir.resolve("calls.pb.gz");
+    try (OutputStream out = Files.newOutputStream(profile)) {
+      ProfileFormat.PPROF.writer().write(TestRecordings.calls(), out);
+    }
+    Proc raw = Proc.run(Duration.ofMinutes(5), dir, PprofWriterTest.findGo(), "tool", "pprof",
+        "-raw", profile.toString()).assertSuccess();
+    assertTrue(raw.stdout().contains("PeriodType: calls count"), raw::toString);
+    assertTrue(raw.stdout().contains("Period: 100"), raw::toString);
+    assertTrue(raw.stdout().matches("(?s).*Samples:\\s+calls/count\\[dflt\\]\\s+3015:.*"),
+        raw::toString);
+    assertEquals("main 3015\nmain;lua_pcall 1005\n", folded(TestRecordings.calls()));
+  }
+
+  @Test
   void foldedWeighsByTheChosenType() throws Exception {
     assertEquals("main 3000\nmain;lua_pcall 1000\n", folded(TestRecordings.allocations()));
     assertEquals("main 300\nmain;lua_pcall 0\n",

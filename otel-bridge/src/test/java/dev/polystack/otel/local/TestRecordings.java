@@ -151,4 +151,16 @@ public final class TestRecordings {
                 new long[] {10, 1000, 0, 0})),
         Map.of(), ValueType.ALLOCATIONS, 1);
   }
+
+  /** A record of --event calls: one value, calls, and one stack per 100 calls on average. */
+  public static Recording calls() {
+    TargetInfo target = new TargetInfo(7, APP.path(), List.of(APP.path()));
+    return new Recording(target, 1_000_000_000L, 2_000_000_000L, 100, "bpf-calls",
+        List.of(APP, LUAJIT),
+        List.of(new Sample(7, "", 2_000_000_000L, new StackTrace(List.of(MAIN)), Map.of(), 1, 1,
+                new long[] {3015}),
+            new Sample(7, "", 2_000_000_000L, new StackTrace(List.of(LUA_PCALL, MAIN)), Map.of(),
+                1, 1, new long[] {1005})),
+        Map.of(), List.of(ValueType.CALLS), 0);
+  }
 }

@@ -107,6 +107,22 @@ class ProfilesMapperTest {
   }
 
   @Test
+  void aCallsRecordingIsOneProfileOfCallsPerCalls() {
+    ExportProfilesServiceRequest req = request(TestRecordings.calls());
+    ProfilesDictionary d = req.getDictionary();
+    List<Profile> profiles = req.getResourceProfiles(0).getScopeProfiles(0).getProfilesList();
+    assertEquals(1, profiles.size());
+    Profile p = profiles.get(0);
+    assertEquals("calls/count", d.getStringTable(p.getSampleType().getTypeStrindex()) + "/"
+        + d.getStringTable(p.getSampleType().getUnitStrindex()));
+    assertEquals("calls/count", d.getStringTable(p.getPeriodType().getTypeStrindex()) + "/"
+        + d.getStringTable(p.getPeriodType().getUnitStrindex()));
+    assertEquals(100, p.getPeriod());
+    assertEquals(List.of(3015L, 1005L),
+        p.getSamplesList().stream().map(s -> s.getValues(0)).toList());
+  }
+
+  @Test
   void samplesThatCarryTicksGiveEveryTimestampItsPeriods() {
     Profile p = request(TestRecordings.carrying(4)).getResourceProfiles(0).getScopeProfiles(0)
         .getProfiles(0);
