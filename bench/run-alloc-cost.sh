@@ -10,7 +10,8 @@
 # --call-graph dwarf: 8 KiB of stack per call, as polystack copies per sampled call), in ROUNDS
 # interleaved rounds of one run. Prints each run's figure (for perf, also the samples it wrote
 # against the calls made, its lost chunks and its data size), the medians, the per-call cost in
-# ns derived from them, the ratios to no probe and to polystack's default, the machine and the
+# ns derived from them, the ratios to no probe and to polystack's default (ns per call over
+# theirs), the spread of the rounds, the machine and the
 # load average before and after. Without perf, or when `perf probe` fails, the perf
 # configurations are left out and the line says why.
 #
@@ -100,6 +101,15 @@ setup_perf() {
 }
 setup_perf
 
+# Whether process HOLDER holds a uprobe_multi link on process TARGET (its fdinfo names the pid).
+uprobe_link_of() { # holder target
+  local f
+  for f in /proc/"$1"/fdinfo/*; do
+    grep -qs '^link_type:[[:space:]]*uprobe_multi' "$f" && grep -qsE "^pid:[[:space:]]*$2\$" "$f" && return 0
+  done
+  return 1
+}
+
 # One run: prints calls per second. $1: none | floor | default | every | perf | perf-fp |
 # perf-dwarf. A perf run also writes "samples CALLS_RECORDED calls CALLS_MADE lost_chunks N
 # data_mb MB" to $work/perf.line.
@@ -138,13 +148,23 @@ one() {
     "$root/polystack" record --event alloc --pid "$pid" -o "$work/p.pb.gz" "${extra[@]}" \
       2>"$work/ps.err" &
     ps=$!
-    until bpftool link list 2>/dev/null | grep -Eq 'uprobe_multi|type 12'; do sleep 0.05; done
+    # Its own link on this workload: a link of another process (the floor's, released a moment
+    # after it exits) would start the workload before polystack probes it.
+    until uprobe_link_of "$ps" "$pid"; do
+      kill -0 "$ps" 2>/dev/null || die "polystack record ended before it attached: $(tail -1 "$work/ps.err")"
+      sleep 0.05
+    done
   fi
   echo go >&7
   exec 7>&-
   wait "$pid"
   [ "$1" = floor ] && exec 8>&-
-  [ -n "$ps" ] && wait "$ps"
+  if [ -n "$ps" ] && ! wait "$ps"; then
+    local err="$work/ps.err"
+    [ "${1#perf}" != "$1" ] && err="$work/perf.err"
+    [ "$1" = floor ] && err=/dev/null
+    log "$1: the profiler exited with an error: $(grep . "$err" | tail -1)"
+  fi
   if [ "${1#perf}" != "$1" ]; then
     echo "samples $(sed -n 's/.*(\([0-9]*\) samples).*/\1/p' "$work/perf.err" | tail -1)" \
       "calls $(awk '/calls_per_s/ {print $6}' "$out")" \
@@ -175,6 +195,7 @@ none=$(echo "${runs[none]}" | median)
 default=$(echo "${runs[default]}" | median)
 for c in "${configs[@]}"; do
   m=$(echo "${runs[$c]}" | median)
-  awk -v c="$c" -v m="$m" -v n="$none" -v d="$default" 'BEGIN { printf "%-10s median %.0f calls/s, %.0f ns per call, +%.0f ns per call, %.1fx no probe, %.2fx default\n", c, m, 1e9 / m, 1e9 / m - 1e9 / n, n / m, d / m }'
+  span=$(echo "${runs[$c]}" | tr ' ' '\n' | grep . | sort -n | sed -n '1p;$p' | paste -sd-)
+  awk -v c="$c" -v m="$m" -v n="$none" -v d="$default" -v s="$span" 'BEGIN { printf "%-10s median %.0f calls/s, %.0f ns per call, +%.0f ns per call, %.1fx no probe, %.2fx default (rounds %s)\n", c, m, 1e9 / m, 1e9 / m - 1e9 / n, n / m, d / m, s }'
 done
 echo "end: $(date -u +%Y-%m-%dT%H:%M:%SZ), load average: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
