@@ -11,9 +11,9 @@
 # interleaved rounds of one run. Prints each run's figure (for perf, also the samples it wrote
 # against the calls made, its lost chunks and its data size), the medians, the per-call cost in
 # ns derived from them, the ratios to no probe and to polystack's default (ns per call over
-# theirs), the spread of the rounds, the machine and the
-# load average before and after. Without perf, or when `perf probe` fails, the perf
-# configurations are left out and the line says why.
+# theirs), the spread of the rounds, the machine and the load average before and after. Without
+# perf, or when `perf probe` fails, the perf configurations are left out and a line says why.
+# The perf probes are removed on exit, and tracefs is unmounted if the script mounted it.
 #
 # Usage: bench/run-alloc-cost.sh [ROUNDS] [SECONDS]   (default 3 rounds of 3 s; root)
 set -euo pipefail
