@@ -36,6 +36,11 @@ public final class AllocationProbes {
       this.code = code;
     }
 
+    /** alloc_probe.h's K_* value. */
+    public int code() {
+      return code;
+    }
+
     /** The kind of a v3 record's code; null for an unknown one. */
     public static Kind of(int code) {
       for (Kind k : values()) {
@@ -134,9 +139,25 @@ public final class AllocationProbes {
   }
 
   /** Probes {@code offsets} of {@code file} (cookie: site index) for process {@code pid}. */
-  public synchronized void attach(Path file, long[] offsets, long[] sites, int pid)
+  public synchronized UprobeLink attach(Path file, long[] offsets, long[] sites, int pid)
       throws BpfLoadException {
-    links.add(UprobeLink.attach(programFd, file, offsets, sites, pid));
+    UprobeLink link = UprobeLink.attach(programFd, file, offsets, sites, pid);
+    links.add(link);
+    return link;
+  }
+
+  /**
+   * Removes the probes of one process before the capture closes (its exit, in the agent): the
+   * link is closed and the ranges of {@code tgid} dropped. Idempotent.
+   */
+  public synchronized void release(int tgid, List<UprobeLink> probes) {
+    for (UprobeLink l : probes) {
+      l.close();
+      links.remove(l);
+    }
+    Pointer key = Bpf.allocate(4);
+    key.putInt(0, tgid);
+    lib.bpf_map_delete_elem(rangesFd, key); // absent already: nothing to drop
   }
 
   /** Removes every probe (the kernel restores the target's code). Idempotent. */

@@ -12,6 +12,7 @@ import dev.polystack.host.pipeline.ProcessSelection;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginLoader;
 import dev.polystack.host.proc.ProcFs;
+import dev.polystack.host.sampling.SamplingException;
 import dev.polystack.host.sampling.SamplingOptions;
 import dev.polystack.otel.otlp.OtlpConfig;
 import dev.polystack.otel.otlp.ProfileExporter;
@@ -104,6 +105,17 @@ final class AgentCommand implements Runnable {
       description = "Print a line per export interval.")
   boolean verbose;
 
+  @Option(names = "--event", paramLabel = "EVENT", defaultValue = "cpu",
+      description = "cpu (default) or alloc: the allocations of the selected processes (--pid,"
+          + " --comm, --match), their C library's allocator probed with uprobe sessions, one"
+          + " profile per sample type and interval (docs/allocations.md).")
+  String event;
+
+  @Option(names = "--alloc-rate", paramLabel = "BYTES", defaultValue = "524288",
+      description = "--event alloc: one sample per BYTES allocated on average (default:"
+          + " ${DEFAULT-VALUE}, 512 KiB; 1: every call).")
+  long allocRate;
+
   @Mixin OtlpOptions otlp = new OtlpOptions();
 
   @ParentCommand PolystackCommand parent;
@@ -132,6 +144,7 @@ final class AgentCommand implements Runnable {
         SamplingOptions.DEFAULT_STACK_BYTES, SamplingOptions.DEFAULT_MAX_DEPTH, selection(),
         commandLine, PipelineOptions.DEFAULT_MAX_PROCESSES,
         PipelineOptions.DEFAULT_MAX_INTERVAL_SAMPLES, false);
+    options = withEvent(options);
     long durationNanos = duration == null ? 0 : duration.toNanos();
     if (duration != null && durationNanos <= 0) {
       throw new UsageException("--duration must be positive");
@@ -153,13 +166,17 @@ final class AgentCommand implements Runnable {
       AgentExport export = new AgentExport(config, otlp.interval);
       long start = System.nanoTime();
       double cpuAtStart = AgentExport.cpuSeconds();
-      console.note(String.format(Locale.ROOT, "agent: profiling %s at %d Hz per CPU,"
-          + " exporting every %s to %s", options.selection().describe(), rate,
-          interval(otlp.interval), config.baseUri()));
+      String what = event.equals("alloc")
+          ? "the allocations of " + options.selection().describe() + ", one sample per "
+              + (options.allocMeanBytes() == 0 ? "call" : options.allocMeanBytes() + " bytes")
+          : options.selection().describe() + " at " + rate + " Hz per CPU";
       try (StopSignals signals = new StopSignals(console)) {
+        // Said once the capture runs (and, for allocations, the chosen processes are probed).
         pipeline.run(engine, otlp.interval, durationNanos, signals::stopRequested,
-            verbose ? verbose(export) : export);
-      } catch (CaptureEngine.EngineException e) {
+            verbose ? verbose(export) : export, select -> console.note(String.format(Locale.ROOT,
+                "agent: profiling %s, exporting every %s to %s", what,
+                interval(otlp.interval), config.baseUri())));
+      } catch (CaptureEngine.EngineException | SamplingException e) {
         throw new CommandFailedException("cannot run the agent: " + e.getMessage());
       }
       String metricsFailure = export.finish(FINISH_TIMEOUT);
@@ -169,7 +186,8 @@ final class AgentCommand implements Runnable {
       if (statsFile != null) {
         writeStats(statsFile, stats, sent, seconds, AgentExport.cpuSeconds() - cpuAtStart);
       }
-      console.note(summary(stats, sent, seconds));
+      console.note(event.equals("alloc") ? allocSummary(stats, sent, seconds)
+          : summary(stats, sent, seconds));
       sent.messages().forEach(m -> console.warn("OTLP export: " + m));
       if (!metricsFailure.isEmpty()) {
         console.warn("OTLP metrics: " + metricsFailure);
@@ -181,6 +199,28 @@ final class AgentCommand implements Runnable {
         statsFile.close();
       }
     }
+  }
+
+  /** --event alloc: the same selection, its allocations instead of its CPU time. */
+  private PipelineOptions withEvent(PipelineOptions options) {
+    if (event.equals("cpu")) {
+      if (allocRate != 524288) {
+        throw new UsageException("--alloc-rate is for --event alloc");
+      }
+      return options;
+    }
+    if (!event.equals("alloc")) {
+      throw new UsageException("--event must be cpu or alloc, not " + event);
+    }
+    if (allocRate < 1) {
+      throw new UsageException("--alloc-rate must be >= 1 byte: " + allocRate);
+    }
+    if (options.selection().isHostWide() || cgroup != null) {
+      throw new UsageException("--event alloc probes the allocator of the processes it is given:"
+          + " select them with --pid, --comm or --match (every process's every allocation would"
+          + " trap, docs/allocations.md)");
+    }
+    return options.withAllocations(allocRate == 1 ? 0 : allocRate);
   }
 
   private static String interval(Duration d) {
@@ -247,6 +287,19 @@ final class AgentCommand implements Runnable {
         seconds, lost,
         Summaries.plural(sent.requests(), "request"), sent.samplesSent(), sent.requestsFailed(),
         sent.samplesDropped());
+  }
+
+  private static String allocSummary(PipelineStats stats, ProfileExporter.Stats sent,
+      double seconds) {
+    Map<String, Long> f = stats.figures();
+    long lost = LossGroups.samplesLost(stats.losses()).values().stream()
+        .mapToLong(Long::longValue).sum();
+    return String.format(Locale.ROOT, "agent: %s sampled of %s from %s in %.1f s; %d lost;"
+        + " exported %s, %d failed",
+        Summaries.plural(f.getOrDefault("capture_alloc_sampled", 0L), "allocation"),
+        Summaries.plural(f.getOrDefault("capture_alloc_calls", 0L), "allocator call"),
+        stats.processesSeen() + (stats.processesSeen() == 1 ? " process" : " processes"),
+        seconds, lost, Summaries.plural(sent.requests(), "request"), sent.requestsFailed());
   }
 
   private static void writeStats(OutputFile file, PipelineStats s, ProfileExporter.Stats e,

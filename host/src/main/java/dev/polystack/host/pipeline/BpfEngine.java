@@ -1,11 +1,15 @@
 package dev.polystack.host.pipeline;
 
+import dev.polystack.host.alloc.ByteSampling;
+import dev.polystack.host.bpf.AllocRecord;
+import dev.polystack.host.bpf.AllocationProbes;
 import dev.polystack.host.bpf.BpfLoadException;
 import dev.polystack.host.bpf.BpfSupport;
 import dev.polystack.host.bpf.CaptureRecord;
 import dev.polystack.host.bpf.ProcessEvent;
 import dev.polystack.host.bpf.TickCapture;
 import dev.polystack.host.sampling.nostop.ProcessTicks;
+import java.util.EnumSet;
 import java.util.Map;
 import java.util.Optional;
 
@@ -20,16 +24,27 @@ final class BpfEngine implements CaptureEngine {
 
   private final int rateHz;
   private final TickCapture.Settings settings;
+  /** Allocations instead of ticks: one sample per this many bytes (0: every call); -1: ticks. */
+  private final long allocMeanBytes;
   private TickCapture capture;
   /** Selected before start. */
   private final java.util.Map<Integer, Boolean> pending = new java.util.LinkedHashMap<>();
 
   BpfEngine(int rateHz, TickCapture.Settings settings) {
+    this(rateHz, settings, -1);
+  }
+
+  /** @param allocMeanBytes allocations instead of ticks (0: every call); -1: ticks */
+  BpfEngine(int rateHz, TickCapture.Settings settings, long allocMeanBytes) {
     if (rateHz < 1 || rateHz > 10_000) {
       throw new IllegalArgumentException("rate must be 1..10000 Hz: " + rateHz);
     }
+    if (allocMeanBytes >= 0 && settings.allProcesses()) {
+      throw new IllegalArgumentException("allocations are probed in selected processes only");
+    }
     this.rateHz = rateHz;
     this.settings = java.util.Objects.requireNonNull(settings, "settings");
+    this.allocMeanBytes = allocMeanBytes;
   }
 
   @Override
@@ -53,10 +68,20 @@ final class BpfEngine implements CaptureEngine {
       throw new IllegalStateException("already started");
     }
     try {
+      boolean alloc = allocMeanBytes >= 0;
       capture = TickCapture.open(rateHz, RING_BYTES, c -> {
         c.configure(settings);
+        if (alloc) {
+          AllocationProbes probes = c.allocations();
+          probes.configure(allocMeanBytes, settings.stackBytes(),
+              ByteSampling.table(allocMeanBytes));
+          // A site's cookie is its kind's code, the same in every process.
+          for (AllocationProbes.Kind k : AllocationProbes.Kind.values()) {
+            probes.setSite(k.code(), k);
+          }
+        }
         pending.forEach((pid, follow) -> c.addTarget(pid, settings.stackBytes(), follow));
-      });
+      }, EnumSet.of(alloc ? TickCapture.Feature.ALLOC : TickCapture.Feature.TICKS));
       pending.clear();
     } catch (BpfLoadException | RuntimeException e) {
       if (capture != null) {
@@ -73,6 +98,11 @@ final class BpfEngine implements CaptureEngine {
       try {
         if (ProcessEvent.isEvent(bytes)) {
           listener.event(ProcessEvent.parse(bytes));
+        } else if (AllocRecord.isAllocation(bytes)) {
+          listener.allocation(AllocRecord.parse(bytes));
+        } else if (AllocRecord.isDefinition(bytes)) {
+          listener.allocationStack(AllocRecord.definitionDigest(bytes),
+              CaptureRecord.parse(bytes));
         } else {
           listener.tick(CaptureRecord.parse(bytes));
         }
@@ -100,6 +130,11 @@ final class BpfEngine implements CaptureEngine {
   @Override
   public ProcessTicks.PlanSlots planSlots() {
     return ProcessTicks.PlanSlots.of(capture());
+  }
+
+  @Override
+  public Optional<AllocationProbes> allocations() {
+    return allocMeanBytes < 0 ? Optional.empty() : Optional.of(capture().allocations());
   }
 
   @Override

@@ -1,5 +1,7 @@
 package dev.polystack.host.pipeline;
 
+import dev.polystack.host.bpf.AllocRecord;
+import dev.polystack.host.bpf.AllocationProbes;
 import dev.polystack.host.bpf.CaptureRecord;
 import dev.polystack.host.bpf.ProcessEvent;
 import java.util.Map;
@@ -17,6 +19,12 @@ public interface CaptureEngine extends AutoCloseable {
     void tick(CaptureRecord record);
 
     void event(ProcessEvent event);
+
+    /** A sampled allocation or the free of a sampled block (an engine of allocations). */
+    default void allocation(AllocRecord record) {}
+
+    /** The stack of sampled allocations, sent once per {@code digest} (0: the next one's). */
+    default void allocationStack(long digest, CaptureRecord record) {}
 
     /** A record that did not parse: counted, never read past. */
     void malformed();
@@ -46,6 +54,11 @@ public interface CaptureEngine extends AutoCloseable {
    */
   default boolean selectsInKernel() {
     return false;
+  }
+
+  /** The allocation probes, when the engine samples allocations instead of CPU ticks. */
+  default Optional<AllocationProbes> allocations() {
+    return Optional.empty();
   }
 
   /** Stops selecting a process and drops its capture plans. */

@@ -1,5 +1,8 @@
 package dev.polystack.host.pipeline;
 
+import dev.polystack.host.alloc.AllocatorSites;
+import dev.polystack.host.bpf.AllocRecord;
+import dev.polystack.host.bpf.BpfLoadException;
 import dev.polystack.host.bpf.CaptureRecord;
 import dev.polystack.host.bpf.ProcessEvent;
 import dev.polystack.host.bpf.TickCapture;
@@ -166,7 +169,7 @@ public final class HostPipeline {
     TickCapture.Cgroup cgroup = s.kernelCgroup().orElse(null);
     return new BpfEngine(options.rateHz(), new TickCapture.Settings(
         s.isHostWide() || cgroup != null, self, options.stackBytes(), true,
-        s.byName() && cgroup == null, cgroup));
+        s.byName() && cgroup == null, cgroup), options.allocMeanBytes());
   }
 
   /**
@@ -212,6 +215,12 @@ public final class HostPipeline {
       if (options.record()) {
         for (int pid : List.copyOf(selected)) {
           describeNow(pid);
+        }
+      } else if (options.allocations()) {
+        for (int pid : List.copyOf(selected)) {
+          if (!table.containsKey(pid)) {
+            track(pid); // probed now: allocations come without ticks
+          }
         }
       }
       long start = System.nanoTime();
@@ -304,6 +313,25 @@ public final class HostPipeline {
       @Override
       public void event(ProcessEvent e) {
         onEvent(e);
+      }
+
+      @Override
+      public void allocation(AllocRecord r) {
+        TrackedProcess p = table.get(r.tgid());
+        if (p == null || p.allocations == null) {
+          lost(HostCounters.PROCESS_GONE, 1);
+          return;
+        }
+        p.lastTickNanos = System.nanoTime();
+        p.allocations.accept(r);
+      }
+
+      @Override
+      public void allocationStack(long digest, CaptureRecord r) {
+        TrackedProcess p = table.get(r.tgid());
+        if (p != null && p.allocations != null) {
+          p.allocations.define(digest, r.tid(), p.ticks().walkStack(r));
+        }
       }
 
       @Override
@@ -526,7 +554,23 @@ public final class HostPipeline {
     self[0] = new TrackedProcess(identity, info, resources.of(info), target, samples, ticks,
         cpu, startedAt, processesSeen, hashes);
     table.put(pid, self[0]);
+    if (options.allocations()) {
+      probeAllocator(self[0]);
+    }
     return self[0];
+  }
+
+  /**
+   * Probes a described process's allocator; one that has none to probe (no C library, a
+   * stripped static program) is counted and stays described, without allocations.
+   */
+  private void probeAllocator(TrackedProcess p) {
+    try {
+      p.allocations = ProcessAllocations.attach(proc, p.target, engine.allocations()
+          .orElseThrow(), options.allocMeanBytes(), p.samples::lost);
+    } catch (AllocatorSites.SiteException | BpfLoadException | RuntimeException e) {
+      lost(HostCounters.ALLOC_PROCESS_UNPROBED, 1);
+    }
   }
 
   private void refuse(int pid) {
@@ -599,6 +643,9 @@ public final class HostPipeline {
       }
       refreshIfWanted(p);
       p.ticks().housekeeping();
+      if (p.allocations != null) {
+        p.allocations.updateRanges(p.target.mappings());
+      }
       if (p.cpu != null) {
         p.cpu.read(false);
       }
@@ -666,8 +713,10 @@ public final class HostPipeline {
     List<TrackedProcess> gone = new ArrayList<>();
     for (TrackedProcess p : table.values()) {
       long idle = now - p.lastTickNanos;
-      if (options.record()) {
-        continue; // a chosen process is reported to the end; its exit event retires it
+      if (options.record() || options.allocations()) {
+        // A chosen process is reported to the end, a probed one keeps its probes (it allocates
+        // without ticks): their exit events retire them.
+        continue;
       }
       if (idle > IDLE_RELEASE_NANOS) {
         evicted++;

@@ -19,18 +19,51 @@ import java.util.Set;
  *     for being idle, its CPU time read from /proc for its on-CPU rate, and polystack's
  *     threads kept off the CPUs it runs on (docs/architecture.md, "Threads")
  * @param threads in a record, the only threads whose ticks are walked (--tid); empty: all
+ * @param allocMeanBytes allocations sampled instead of CPU ticks, one per this many bytes on
+ *     average (0: every call); -1: CPU ticks
  */
 public record PipelineOptions(int rateHz, int stackBytes, int maxDepth,
     ProcessSelection selection,
     boolean commandLine, int maxProcesses, int maxIntervalSamples, boolean followChildren,
-    java.util.OptionalLong followedUser, boolean record, Set<Integer> threads) {
+    java.util.OptionalLong followedUser, boolean record, Set<Integer> threads,
+    long allocMeanBytes) {
   public static final int DEFAULT_MAX_PROCESSES = 1024;
   public static final int DEFAULT_MAX_INTERVAL_SAMPLES = 1 << 18;
 
   public PipelineOptions(int rateHz, int stackBytes, int maxDepth, ProcessSelection selection,
       boolean commandLine, int maxProcesses, int maxIntervalSamples, boolean followChildren) {
     this(rateHz, stackBytes, maxDepth, selection, commandLine, maxProcesses,
-        maxIntervalSamples, followChildren, java.util.OptionalLong.empty(), false, Set.of());
+        maxIntervalSamples, followChildren, java.util.OptionalLong.empty(), false, Set.of(), -1);
+  }
+
+  public PipelineOptions(int rateHz, int stackBytes, int maxDepth, ProcessSelection selection,
+      boolean commandLine, int maxProcesses, int maxIntervalSamples, boolean followChildren,
+      java.util.OptionalLong followedUser, boolean record, Set<Integer> threads) {
+    this(rateHz, stackBytes, maxDepth, selection, commandLine, maxProcesses,
+        maxIntervalSamples, followChildren, followedUser, record, threads, -1);
+  }
+
+  /**
+   * The same, sampling allocations instead of CPU ticks: one sample per {@code meanBytes}
+   * allocated on average (0: every call), in the selected processes (docs/allocations.md,
+   * "In the agent").
+   */
+  public PipelineOptions withAllocations(long meanBytes) {
+    if (meanBytes < 0) {
+      throw new IllegalArgumentException("mean bytes must be >= 0: " + meanBytes);
+    }
+    if (selection.isHostWide() || !selection.cgroup().isEmpty()) {
+      throw new IllegalArgumentException("allocations are probed in processes selected by pid,"
+          + " comm or match");
+    }
+    return new PipelineOptions(rateHz, stackBytes, maxDepth, selection, commandLine,
+        maxProcesses, maxIntervalSamples, followChildren, followedUser, record, threads,
+        meanBytes);
+  }
+
+  /** Whether allocations are sampled instead of CPU ticks. */
+  boolean allocations() {
+    return allocMeanBytes >= 0;
   }
 
   public PipelineOptions {

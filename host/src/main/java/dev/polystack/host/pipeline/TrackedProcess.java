@@ -43,6 +43,10 @@ final class TrackedProcess implements AutoCloseable {
   final long describedNanos;
   long lastTickNanos;
   boolean refreshWanted;
+  /** Its allocator's probes and samples ({@code agent --event alloc}); else null. */
+  ProcessAllocations allocations;
+  /** The allocation samples of its last interval, named when it was retired. */
+  private List<Sample> retiredAllocations = List.of();
   boolean tickedInBatch;
 
   TrackedProcess(ProcessIdentity identity, TargetInfo info, Map<String, Object> resource,
@@ -92,6 +96,10 @@ final class TrackedProcess implements AutoCloseable {
     retiredFigures = Map.copyOf(ticks.figures());
     ticks = null;
     noteModules();
+    if (allocations != null) {
+      retiredAllocations = allocations.cut(System.currentTimeMillis() * 1_000_000L, target);
+      allocations.release();
+    }
     target.getAndResetCounters().forEach((k, v) -> counted.merge(k, v, Long::sum));
     target.close();
   }
@@ -115,6 +123,21 @@ final class TrackedProcess implements AutoCloseable {
    */
   Recording cut(long fromEpochNanos, long toEpochNanos, long periodNanos, String mode,
       boolean evenEmpty) {
+    if (allocations != null) {
+      List<Sample> batch = ticks == null ? retiredAllocations
+          : allocations.cut(toEpochNanos, target);
+      retiredAllocations = List.of();
+      if (batch.isEmpty() && !evenEmpty) {
+        return null;
+      }
+      if (ticks != null) {
+        noteModules();
+      }
+      // The period pprof and OTLP show: bytes between samples (1 when every call is sampled).
+      return new Recording(info, fromEpochNanos, Math.max(fromEpochNanos, toEpochNanos),
+          Math.max(1, allocations.meanBytes()), "bpf-alloc", new ArrayList<>(modules.values()),
+          batch, Map.of(), dev.polystack.otel.model.ValueType.ALLOCATIONS, 1);
+    }
     List<Sample> batch = samples.takeNew();
     if (batch.isEmpty() && !evenEmpty) {
       return null;
@@ -128,6 +151,9 @@ final class TrackedProcess implements AutoCloseable {
 
   @Override
   public void close() {
+    if (allocations != null) {
+      allocations.release();
+    }
     samples.close();
     if (ticks != null) {
       target.close();

@@ -16,7 +16,7 @@ import java.util.Map;
  * they stay out of the target's pause. Frames are cached by module and address, bounded, and
  * equal frames are shared so a long recording holds each distinct frame once.
  */
-final class FrameNamer {
+public final class FrameNamer {
   static final int MAX_CACHED = 1 << 16;
 
   /** By the module's identity: modules are unique per table entry, and cheap to compare so. */
@@ -35,7 +35,8 @@ final class FrameNamer {
   private final Map<Key, Frame> cache =
       BoundedMap.leastRecentlyUsed(MAX_CACHED);
 
-  List<Frame> name(RawStack stack, ModuleTable table) {
+  /** The frames of {@code stack}, named with the modules of {@code table}. */
+  public List<Frame> name(RawStack stack, ModuleTable table) {
     List<Frame> out = new ArrayList<>(stack.frames().size());
     for (RawFrame raw : stack.frames()) {
       if (raw instanceof RawFrame.Runtime r) {

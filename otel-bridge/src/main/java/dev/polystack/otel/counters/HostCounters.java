@@ -175,6 +175,10 @@ public final class HostCounters {
       ALLOCATIONS, "sample", "Sampled allocations past the host's bound of distinct stacks.");
   public static final Counter ALLOC_LIVE_TABLE_FULL = loss("alloc_live_table_full", ALLOCATIONS,
       "block", "Sampled blocks past the host's bound of live blocks: never counted as in use.");
+  public static final Counter ALLOC_PROCESS_UNPROBED = loss("alloc_process_unprobed",
+      ALLOCATIONS, "process", "A process the agent (--event alloc) could not probe: no C"
+          + " library allocator found in its modules, or the kernel refused its link; it is"
+          + " described, without allocations.");
   public static final Counter ALLOC_SITE_REFUSED = loss("alloc_site_refused", ALLOCATIONS,
       "site", "A runtime's allocator function (named by its plug-in) that could not be probed:"
           + " not in a file-backed module, past the bound of 16 sites, or refused by the kernel;"

@@ -158,6 +158,18 @@ public final class ProcessTicks {
     emit(r, stack);
   }
 
+  /**
+   * Walks a record that is no tick (the stack of a sampled allocation) as a tick is walked, and
+   * hands the stack back instead of a sample.
+   */
+  public RawStack walkStack(CaptureRecord r) {
+    RawStack stack = walk(r, new TickMemory(r, target.hostMemory(), lastLive));
+    if (stack.endedWith(UnwindError.NO_MODULE) && syncRefresh.now()) {
+      stack = walk(r, new TickMemory(r, target.hostMemory(), lastLive)); // a library since
+    }
+    return stack;
+  }
+
   /** After a batch of records: the first plan as soon as a walk found what it needs. */
   public void afterBatch(boolean hadRecords) {
     if (hadRecords && plans.isEmpty()) {
