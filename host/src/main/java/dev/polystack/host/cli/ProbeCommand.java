@@ -67,8 +67,9 @@ final class ProbeCommand implements Runnable {
   @Option(names = "--monitor", paramLabel = "MONITOR", defaultValue = "count",
       description = "count (calls, in the kernel; no return probe), latency (log2 histogram of"
           + " entry-to-return time, in the kernel) or args (one record per hit: rdi..r9 at"
-          + " entry, rax at a %%return site; with --otlp-endpoint a %%return site's calls are"
-          + " also exported as spans). Default: ${DEFAULT-VALUE}.")
+          + " entry, rax at a %%return site, also decoded where a plug-in knows the function,"
+          + " e.g. clock_gettime; with --otlp-endpoint a %%return site's calls are also"
+          + " exported as spans). Default: ${DEFAULT-VALUE}.")
   String monitor;
 
   @Option(names = "--hw", description = "Place every site with hardware breakpoints (4 debug"

@@ -142,11 +142,6 @@ public final class SiteDecoders {
     return o == null ? null : o.plugin();
   }
 
-  /** Whether any site has a decoder. */
-  public boolean any() {
-    return !bySite.isEmpty();
-  }
-
   /** Records a decoder failed on so far. */
   public long failed() {
     return failed;

@@ -36,7 +36,8 @@ public interface ProbePlugin extends Plugin {
    * #accepts}: a plug-in may decode functions of modules whose probes it does not plan, such as
    * the C library's wrappers of the calls it knows. Judge by the symbol (its name and version)
    * and, where names are ambiguous, the image's content, never by the file name alone; answer
-   * quickly, without reading target memory, and empty for a function you do not know.
+   * quickly and empty for a function you do not know. The image is open only during this call:
+   * the decoder must not keep it.
    *
    * @param image the module that holds the function, from a file or from memory ({@code
    *     [vdso]})
