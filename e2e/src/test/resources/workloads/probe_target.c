@@ -9,6 +9,9 @@
  *   loop           4 threads call probe_counted until stdin ends; "done TOTAL"; exit 0
  *   dlclose LIB    ready; on "go": 1000 calls of LIB's lib_probed, dlclose, "closed"; then
  *                  calls probe_counted until stdin ends; "done"; exit 0
+ *   clocks M R     ready; on "go": clock_gettime(CLOCK_MONOTONIC) M times, CLOCK_REALTIME R
+ *                  times and once with the undefined clock id 12345; "done RESULT" (the last
+ *                  call's result, -1); exits at EOF (ProbeCommandTest, decoded arguments)
  *   hw N           starts 4 threads, which wait; "ready", then "jit 0xADDR" (a copy of
  *                  probe_counted's job in an anonymous executable mapping) and "data 0xADDR" (a
  *                  variable); on "go" each thread calls probe_counted(i), the jit code(i) and
@@ -171,6 +174,19 @@ int main(int argc, char **argv) {
     pthread_barrier_wait(&start_line);
     for (int i = 0; i < 4; i++) pthread_join(t[i], 0);
     say("done");
+    await_eof();
+    return 0;
+  }
+  if (!strcmp(mode, "clocks")) {
+    long mono = atol(argv[2]), real = atol(argv[3]);
+    struct timespec t;
+    say("ready");
+    await_line("go");
+    for (long i = 0; i < mono; i++) clock_gettime(CLOCK_MONOTONIC, &t);
+    for (long i = 0; i < real; i++) clock_gettime(CLOCK_REALTIME, &t);
+    int bad = clock_gettime((clockid_t)12345, &t);
+    printf("done %d\n", bad);
+    fflush(stdout);
     await_eof();
     return 0;
   }

@@ -20,7 +20,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * {@code polystack probe} on a C program it did not write (workloads/probe_target.c): the count
  * monitor is exact over 4 threads, a sleep's latency lands in the bucket the program's own clock
  * puts it in, bad sites end in one line and exit 2, a launched command is counted from its first
- * call, and a program that dlcloses a probed library runs on to a normal exit.
+ * call, a program that dlcloses a probed library runs on to a normal exit, and the vdso
+ * plug-in decodes libc's clock_gettime: clock names, pointers and the -1 of a failed call.
  */
 class ProbeCommandTest {
   @TempDir Path dir;
@@ -72,6 +73,90 @@ class ProbeCommandTest {
           json);
       assertEquals(Map.of("probe_target:probe_counted", 4L * n,
           "probe_target:probe_counted%return", 4L * n), ProbeTarget.calls(json), json);
+    } finally {
+      target.process().destroyForcibly();
+    }
+  }
+
+  /** How often {@code regex} matches in {@code text}. */
+  private static long count(String text, String regex) {
+    return Pattern.compile(regex, Pattern.MULTILINE).matcher(text).results().count();
+  }
+
+  @Test
+  void argsOfLibcClockGettimeAreDecodedByTheVdsoPluginInText() throws Exception {
+    int mono = 30;
+    int real = 20;
+    ProbeTarget target = ProbeTarget.start("clocks", Integer.toString(mono),
+        Integer.toString(real));
+    Path output = dir.resolve("clocks.txt");
+    try (Distribution.Running polystack = target.probe(false, "text", output,
+        "libc.so.6:clock_gettime", "libc.so.6:clock_gettime%return", "--monitor", "args")) {
+      target.say("go");
+      assertEquals("done -1", target.out().readLine());
+      assertEquals(0, target.finish());
+      Distribution.Result r = polystack.await(60);
+      assertEquals(0, r.exitCode(), r.stderr());
+      String text = Files.readString(output);
+      String tp = "tp=0x\\p{XDigit}+\\)";
+      assertEquals(mono, count(text, "^\\[\\d+\\] libc\\.so\\.6:clock_gettime\\("
+          + "clockid=CLOCK_MONOTONIC, " + tp + "$"), text);
+      assertEquals(real, count(text, "^\\[\\d+\\] libc\\.so\\.6:clock_gettime\\("
+          + "clockid=CLOCK_REALTIME, " + tp + "$"), text);
+      assertEquals(1, count(text, "^\\[\\d+\\] libc\\.so\\.6:clock_gettime\\("
+          + "clockid=CLOCK_12345, " + tp + "$"), text);
+      String ret = "^\\[\\d+\\] libc\\.so\\.6:clock_gettime%return\\(clockid=";
+      assertEquals(mono, count(text, ret + "CLOCK_MONOTONIC, " + tp + " = 0 <[\\d.]+ us>$"),
+          text);
+      assertEquals(real, count(text, ret + "CLOCK_REALTIME, " + tp + " = 0 <[\\d.]+ us>$"),
+          text);
+      // libc's wrapper returns -1 and leaves EINVAL in errno, which no register holds.
+      assertEquals(1, count(text, ret + "CLOCK_12345, " + tp + " = -1 \\(failed\\)"
+          + " <[\\d.]+ us>$"), text);
+      assertEquals(2 * (mono + real + 1), count(text, "^\\[\\d+\\] "), text);
+      assertTrue(text.contains("# libc.so.6:clock_gettime: decoded by plug-in vdso\n"), text);
+      assertTrue(text.contains("decode_failed=0"), text);
+    } finally {
+      target.process().destroyForcibly();
+    }
+  }
+
+  @Test
+  void decodedArgsSitBesideTheRawRegistersInJson() throws Exception {
+    int mono = 25;
+    int real = 15;
+    ProbeTarget target = ProbeTarget.start("clocks", Integer.toString(mono),
+        Integer.toString(real));
+    Path output = dir.resolve("clocks.jsonl");
+    try (Distribution.Running polystack = target.probe(false, output, "libc.so.6:clock_gettime",
+        "libc.so.6:clock_gettime%return", "--monitor", "args")) {
+      target.say("go");
+      assertEquals("done -1", target.out().readLine());
+      assertEquals(0, target.finish());
+      Distribution.Result r = polystack.await(60);
+      assertEquals(0, r.exitCode(), r.stderr());
+      String json = Files.readString(output);
+      String entry = "\"site\":\"libc\\.so\\.6:clock_gettime\",\"time_ns\":\\d+,"
+          + "\"args\":\\{\"rdi\":\"0x%s\",\"rsi\":\"(0x\\p{XDigit}+)\"[^}]*\\},"
+          + "\"decoded\":\\{\"decoder\":\"vdso\",\"args\":\\{\"clockid\":\"%s\","
+          + "\"tp\":\"\\1\"\\}\\}\\}$";
+      assertEquals(mono, count(json, String.format(entry, "1", "CLOCK_MONOTONIC")), json);
+      assertEquals(real, count(json, String.format(entry, "0", "CLOCK_REALTIME")), json);
+      assertEquals(1, count(json, String.format(entry, "3039", "CLOCK_12345")), json);
+      String ret = "\"site\":\"libc\\.so\\.6:clock_gettime%%return\",\"time_ns\":\\d+,"
+          + "\"rax\":\"0x%s\",\"duration_ns\":\\d+,\"decoded\":\\{\"decoder\":\"vdso\","
+          + "\"args\":\\{\"clockid\":\"%s\",\"tp\":\"0x\\p{XDigit}+\"\\},"
+          + "\"return\":\"%s\",\"failed\":%s\\}\\}$";
+      assertEquals(mono, count(json, String.format(ret, "0", "CLOCK_MONOTONIC", "0", "false")),
+          json);
+      assertEquals(real, count(json, String.format(ret, "0", "CLOCK_REALTIME", "0", "false")),
+          json);
+      // The int -1 in eax; the upper half of rax is whatever the wrapper left there.
+      assertEquals(1, count(json, String.format(ret, "(ffffffff)?ffffffff", "CLOCK_12345",
+          "-1", "true")), json);
+      assertEquals(2, count(json, "\"type\":\"site\".*\"decoder\":\"vdso\"\\}$"), json);
+      assertTrue(json.contains("\"decode_failed\":0") && json.contains("\"ring_full\":0"),
+          json);
     } finally {
       target.process().destroyForcibly();
     }

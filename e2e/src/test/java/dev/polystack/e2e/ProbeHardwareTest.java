@@ -154,6 +154,33 @@ class ProbeHardwareTest {
   }
 
   @Test
+  void theVdsoPluginDecodesTheVdsosClockGettime() throws Exception {
+    int n = 50;
+    ProbeTarget target = ProbeTarget.start("hw", Integer.toString(n));
+    Path output = dir.resolve("vdso-args.jsonl");
+    // clock_gettime's entry and its rets: 3 of the 4 debug registers on this kernel's vDSO.
+    try (Distribution.Running polystack = target.probe(true, output,
+        "[vdso]:clock_gettime%return", "--monitor", "args")) {
+      target.say("go");
+      assertEquals("done", target.out().readLine());
+      assertEquals(0, target.finish());
+      Distribution.Result r = polystack.await(60);
+      assertEquals(0, r.exitCode(), r.stderr());
+      String json = Files.readString(output);
+      // Each of 4 threads calls clock_gettime(CLOCK_MONOTONIC, &t) n times through libc.
+      long decoded = Pattern.compile("\"site\":\"\\[vdso\\]:clock_gettime%return\".*"
+          + "\"decoded\":\\{\"decoder\":\"vdso\",\"args\":\\{\"clockid\":"
+          + "\"CLOCK_MONOTONIC\",\"tp\":\"0x\\p{XDigit}+\"\\},\"return\":\"0\","
+          + "\"failed\":false\\}\\}$", Pattern.MULTILINE).matcher(json).results().count();
+      assertEquals(4L * n, decoded, json);
+      assertTrue(json.contains("\"decode_failed\":0") && json.contains("\"return_unmatched\":0"),
+          json);
+    } finally {
+      target.process().destroyForcibly();
+    }
+  }
+
+  @Test
   void returnBreakpointsCarryEachCallsReturnValue() throws Exception {
     int n = 50;
     ProbeTarget target = ProbeTarget.start("hw", Integer.toString(n));

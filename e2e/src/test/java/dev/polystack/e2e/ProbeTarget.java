@@ -73,16 +73,23 @@ record ProbeTarget(Process process, BufferedReader out, OutputStream in, long ji
    * (hardware) its site lines are written, which happens once every thread is armed.
    */
   Distribution.Running probe(boolean hw, Path output, String... args) throws Exception {
+    return probe(hw, "json", output, args);
+  }
+
+  /** As {@link #probe(boolean, Path, String...)}, writing {@code format} (text or json). */
+  Distribution.Running probe(boolean hw, String format, Path output, String... args)
+      throws Exception {
     List<String> all = new ArrayList<>(List.of("probe", "--pid", Integer.toString(pid())));
     if (hw) {
       all.add("--hw");
     }
-    all.addAll(List.of("--format", "json", "-o", output.toString()));
+    all.addAll(List.of("--format", format, "-o", output.toString()));
     all.addAll(List.of(args));
     Distribution.Running polystack = Distribution.start(all.toArray(String[]::new));
     Awaits.until(hw ? "polystack's breakpoints" : "polystack's uprobe links", 60_000,
         () -> !polystack.process().isAlive() || (hw
-            ? Files.exists(output) && Files.readString(output).contains("\"type\":\"site\"")
+            ? Files.exists(output) && Files.readString(output).contains(format.equals("json")
+                ? "\"type\":\"site\"" : "# session ")
             : !AllocationProfileTest.ownLinks(polystack.pid()).isEmpty()));
     assertTrue(polystack.process().isAlive(), polystack.stderrSoFar());
     return polystack;

@@ -21,7 +21,7 @@ final class Decoders {
     Register.RDI, Register.RSI, Register.RDX, Register.RCX, Register.R8, Register.R9
   };
 
-  private static final String[][] GRND = {{"1", "GRND_NONBLOCK"}, {"2", "GRND_RANDOM"},
+  static final String[][] GRND = {{"1", "GRND_NONBLOCK"}, {"2", "GRND_RANDOM"},
       {"4", "GRND_INSECURE"}};
   private static final String[][] PROT = {{"1", "PROT_READ"}, {"2", "PROT_WRITE"},
       {"4", "PROT_EXEC"}};

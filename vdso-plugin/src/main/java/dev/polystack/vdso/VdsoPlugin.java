@@ -1,9 +1,11 @@
 package dev.polystack.vdso;
 
 import dev.polystack.plugin.api.ApiVersion;
+import dev.polystack.plugin.api.ArgumentDecoder;
 import dev.polystack.plugin.api.Capability;
 import dev.polystack.plugin.api.ImageReadException;
 import dev.polystack.plugin.api.ModuleImage;
+import dev.polystack.plugin.api.ModuleSymbol;
 import dev.polystack.plugin.api.PluginDescriptor;
 import dev.polystack.plugin.api.PluginVersions;
 import dev.polystack.plugin.api.ProbeMonitor;
@@ -11,11 +13,13 @@ import dev.polystack.plugin.api.ProbePlan;
 import dev.polystack.plugin.api.ProbePlanException;
 import dev.polystack.plugin.api.ProbePlugin;
 import dev.polystack.plugin.api.ProbeRequest;
+import java.util.Optional;
 import java.util.Set;
 
 /**
  * The vDSO call tracer: plans entry and return breakpoints on the kernel-supplied functions
- * (clock_gettime and friends) and pairs the hits into calls.
+ * (clock_gettime and friends) and pairs the hits into calls; and decodes the registers of
+ * those functions, in the vDSO and in the C library, at sites the host places itself.
  */
 public final class VdsoPlugin implements ProbePlugin {
 
@@ -56,5 +60,10 @@ public final class VdsoPlugin implements ProbePlugin {
   @Override
   public ProbeMonitor monitor(ProbePlan plan) {
     return new CallPairing();
+  }
+
+  @Override
+  public Optional<ArgumentDecoder> argumentDecoder(ModuleImage image, ModuleSymbol symbol) {
+    return ArgumentDecoders.forSymbol(image, symbol);
   }
 }

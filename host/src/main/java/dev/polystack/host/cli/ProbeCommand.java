@@ -6,16 +6,21 @@ import dev.polystack.host.bpf.ProbeMonitor;
 import dev.polystack.host.launch.Accounts;
 import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.monitor.ProbeSession;
+import dev.polystack.host.monitor.SiteDecoders;
 import dev.polystack.host.monitor.SiteSpec;
 import dev.polystack.host.output.OutputException;
 import dev.polystack.host.output.OutputFile;
 import dev.polystack.host.output.Outputs;
+import dev.polystack.host.plugins.LoadedPlugin;
+import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginLoader;
+import dev.polystack.host.plugins.PluginRegistry;
 import dev.polystack.host.probes.BreakpointCheck;
 import dev.polystack.host.probes.ProbeException;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.otel.otlp.OtlpConfig;
 import dev.polystack.otel.otlp.ProbeSpans;
+import dev.polystack.plugin.api.ArgumentDecoder;
 import dev.polystack.plugin.api.ProbePlugin;
 import java.io.BufferedWriter;
 import java.io.IOException;
@@ -31,6 +36,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -61,8 +67,9 @@ final class ProbeCommand implements Runnable {
   @Option(names = "--monitor", paramLabel = "MONITOR", defaultValue = "count",
       description = "count (calls, in the kernel; no return probe), latency (log2 histogram of"
           + " entry-to-return time, in the kernel) or args (one record per hit: rdi..r9 at"
-          + " entry, rax at a %%return site; with --otlp-endpoint a %%return site's calls are"
-          + " also exported as spans). Default: ${DEFAULT-VALUE}.")
+          + " entry, rax at a %%return site, also decoded where a plug-in knows the function,"
+          + " e.g. clock_gettime; with --otlp-endpoint a %%return site's calls are also"
+          + " exported as spans). Default: ${DEFAULT-VALUE}.")
   String monitor;
 
   @Option(names = "--hw", description = "Place every site with hardware breakpoints (4 debug"
@@ -98,6 +105,7 @@ final class ProbeCommand implements Runnable {
   private final PluginLoader loader;
   private final Console console;
   private final Outputs outputs;
+  private PluginRegistry registry;
 
   @Inject
   ProbeCommand(PluginLoader loader, Console console, Outputs outputs) {
@@ -190,8 +198,7 @@ final class ProbeCommand implements Runnable {
     BreakpointCheck check = BreakpointCheck.system();
     BreakpointCheck.Evidence seen = check.known().orElse(null);
     if (seen == null && BpfSupport.unavailableReason().isEmpty()) {
-      var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
-      ProbePlugin plugin = registry.probePlugins().stream()
+      ProbePlugin plugin = plugins().probePlugins().stream()
           .filter(p -> p.id().equals("vdso")).map(p -> (ProbePlugin) p.plugin())
           .findFirst().orElse(null);
       try {
@@ -214,6 +221,36 @@ final class ProbeCommand implements Runnable {
           + " the target (docs/vdso.md, \"Stray SIGTRAPs\"); probe without --hw");
     }
     return check;
+  }
+
+  /** The plug-ins, loaded once per run (their warnings said once). */
+  private PluginRegistry plugins() {
+    if (registry == null) {
+      registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
+    }
+    return registry;
+  }
+
+  /**
+   * Argument decoders for an args run: each probe plug-in asked in turn (by id) through the
+   * guard, the first offer taken. Other monitors record no arguments and load no plug-in.
+   */
+  private SiteDecoders.Source decoderSource(ProbeMonitor.Kind kind) {
+    if (kind != ProbeMonitor.Kind.ARGS) {
+      return (image, symbol) -> Optional.empty();
+    }
+    List<LoadedPlugin> probes = plugins().probePlugins();
+    PluginGuard guard = new PluginGuard(console::warn);
+    return (image, symbol) -> {
+      for (LoadedPlugin p : probes) {
+        Optional<ArgumentDecoder> d = guard.call(p, "argumentDecoder",
+            () -> ((ProbePlugin) p.plugin()).argumentDecoder(image, symbol).orElse(null));
+        if (d.isPresent()) {
+          return Optional.of(new SiteDecoders.Offer(p.id(), d.get()));
+        }
+      }
+      return Optional.empty();
+    };
   }
 
   /** Adds the run's breakpoint hits and stray SIGTRAPs to this boot's evidence; warns of any. */
@@ -243,7 +280,8 @@ final class ProbeCommand implements Runnable {
           duration == null ? 0 : duration.toNanos(), hardware);
       ProbeSession.Result result = null;
       try (StopSignals signals = new StopSignals(console)) {
-        ProbeSession probes = new ProbeSession(ProcFs.system());
+        ProbeSession probes = new ProbeSession(ProcFs.system(), decoderSource(kind),
+            console::warn);
         result = pid != null
             ? probes.attach(pid, specs, options, signals::stopRequested, sink)
             : probes.launch(command, as, specs, options, signals::stopRequested, sink);

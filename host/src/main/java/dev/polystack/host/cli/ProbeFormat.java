@@ -3,7 +3,10 @@ package dev.polystack.host.cli;
 import dev.polystack.host.bpf.ProbeMonitor;
 import dev.polystack.host.monitor.ProbeSession;
 import dev.polystack.host.monitor.ProbeSite;
+import dev.polystack.host.monitor.SiteDecoders;
 import dev.polystack.host.probes.LatencyStats;
+import dev.polystack.plugin.api.DecodedArgument;
+import dev.polystack.plugin.api.DecodedReturn;
 import java.io.IOException;
 import java.io.Writer;
 import java.util.Comparator;
@@ -12,7 +15,8 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Writes a probe run: args hits as they come, then per site the calls (and for latency the
+ * Writes a probe run: args hits as they come (decoded by a plug-in where one decodes the site,
+ * with the raw registers beside in JSON), then per site the calls (and for latency the
  * quantiles and the histogram, as {@code vdso} prints it), per thread with --per-thread, and the
  * kernel's counters; as text for people or JSON lines for machines (each with the schema
  * revision and the run's session id).
@@ -25,6 +29,7 @@ final class ProbeFormat implements ProbeSession.Sink {
   private final boolean json;
   private final String session;
   private final ProbeMonitor.Kind kind;
+  private SiteDecoders decoders;
 
   ProbeFormat(Writer out, boolean json, String session, ProbeMonitor.Kind kind) {
     this.out = out;
@@ -34,18 +39,35 @@ final class ProbeFormat implements ProbeSession.Sink {
   }
 
   @Override
+  public void decoders(SiteDecoders d) {
+    decoders = d;
+  }
+
+  /** The plug-in that decodes {@code s}'s records, or null. */
+  private String decoder(ProbeSite s) {
+    return decoders == null ? null : decoders.decoderOf(s);
+  }
+
+  @Override
   public void started(int pid, List<ProbeSite> sites) throws IOException {
     if (json) {
       for (ProbeSite s : sites) {
+        String decoder = decoder(s);
         out.write("{\"type\":\"site\"" + head() + ",\"pid\":" + pid + ",\"site\":"
             + Json.quote(s.name()) + ",\"module\":" + Json.quote(s.module()) + ",\"address\":"
             + Json.quote(CallFormat.hex(s.address())) + ",\"file_offset\":"
-            + Json.quote(CallFormat.hex(s.fileOffset())) + returns(s) + "}\n");
+            + Json.quote(CallFormat.hex(s.fileOffset())) + returns(s)
+            + (decoder == null ? "" : ",\"decoder\":" + Json.quote(decoder)) + "}\n");
       }
     } else {
       out.write("# session " + session + ": " + kind.name().toLowerCase(Locale.ROOT)
           + " monitor on " + sites.stream().map(ProbeSite::name).toList() + " in process "
           + pid + "\n");
+      for (ProbeSite s : sites) {
+        if (decoder(s) != null) {
+          out.write("# " + s.name() + ": decoded by plug-in " + decoder(s) + "\n");
+        }
+      }
     }
     out.flush();
   }
@@ -65,6 +87,7 @@ final class ProbeFormat implements ProbeSession.Sink {
   @Override
   public void hit(ProbeSession.Hit h) throws IOException {
     StringBuilder sb = new StringBuilder(200);
+    SiteDecoders.Decoded d = h.decoded();
     if (json) {
       sb.append("{\"type\":\"hit\"").append(head()).append(",\"pid\":").append(h.pid())
           .append(",\"tid\":").append(h.tid()).append(",\"site\":")
@@ -80,13 +103,24 @@ final class ProbeFormat implements ProbeSession.Sink {
         }
         sb.append('}');
       }
+      if (d != null) {
+        decodedJson(sb, h, d);
+      }
       sb.append("}\n");
     } else {
       sb.append('[').append(h.tid()).append("] ").append(h.site().name());
+      if (d != null && h.args() != null) {
+        sb.append('(');
+        for (int i = 0; i < d.arguments().size(); i++) {
+          DecodedArgument a = d.arguments().get(i);
+          sb.append(i > 0 ? ", " : "").append(a.name()).append('=').append(a.value());
+        }
+        sb.append(')');
+      }
       if (h.atReturn()) {
-        sb.append(" = ").append(CallFormat.hex(h.rax())).append(String.format(Locale.ROOT,
-            " <%.1f us>", h.durationNanos() / 1000.0));
-      } else {
+        sb.append(" = ").append(d == null ? CallFormat.hex(h.rax()) : returned(d.returned()))
+            .append(String.format(Locale.ROOT, " <%.1f us>", h.durationNanos() / 1000.0));
+      } else if (d == null) {
         sb.append('(');
         for (int i = 0; i < REGS.length; i++) {
           sb.append(i > 0 ? ", " : "").append(REGS[i]).append('=')
@@ -97,6 +131,37 @@ final class ProbeFormat implements ProbeSession.Sink {
       sb.append('\n');
     }
     out.write(sb.toString());
+  }
+
+  /** A decoded return as text: its value, and "(failed)" when the value does not say so. */
+  private static String returned(DecodedReturn r) {
+    return r.failed() && r.errorName() == null ? r.value() + " (failed)" : r.value();
+  }
+
+  /**
+   * {@code ,"decoded":{"decoder":..,"args":{name:value..},"return":..,"failed":..,"error":..}}:
+   * args when the entry's registers are there, the rest at a return.
+   */
+  private static void decodedJson(StringBuilder sb, ProbeSession.Hit h, SiteDecoders.Decoded d) {
+    sb.append(",\"decoded\":{\"decoder\":").append(Json.quote(d.plugin()));
+    if (h.args() != null) {
+      sb.append(",\"args\":{");
+      for (int i = 0; i < d.arguments().size(); i++) {
+        DecodedArgument a = d.arguments().get(i);
+        sb.append(i > 0 ? "," : "").append(Json.quote(a.name())).append(':')
+            .append(Json.quote(a.value()));
+      }
+      sb.append('}');
+    }
+    DecodedReturn r = d.returned();
+    if (r != null) {
+      sb.append(",\"return\":").append(Json.quote(r.value())).append(",\"failed\":")
+          .append(r.failed());
+      if (r.errorName() != null) {
+        sb.append(",\"error\":").append(Json.quote(r.errorName()));
+      }
+    }
+    sb.append('}');
   }
 
   /** The figures and the end of the run. */

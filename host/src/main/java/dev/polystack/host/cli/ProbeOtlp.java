@@ -3,6 +3,7 @@ package dev.polystack.host.cli;
 import dev.polystack.host.bpf.ProbeMonitor;
 import dev.polystack.host.monitor.ProbeSession;
 import dev.polystack.host.monitor.ProbeSite;
+import dev.polystack.host.monitor.SiteDecoders;
 import dev.polystack.host.monitor.SiteSpec;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.sampling.TargetDescriber;
@@ -65,14 +66,30 @@ final class ProbeOtlp implements ProbeSession.Sink {
   }
 
   @Override
+  public void decoders(SiteDecoders decoders) {
+    local.decoders(decoders);
+  }
+
+  @Override
   public void hit(ProbeSession.Hit hit) throws IOException {
     local.hit(hit);
     if (spans != null && hit.atReturn()) {
       SiteSpec s = hit.site().spec();
       spans.add(new ProbeSpans.Call(new SiteSpec(s.module(), s.symbol(), s.offset(), false)
           .toString(), hit.site().name(), hit.pid(), hit.tid(), hit.args(), hit.rax(),
-          hit.monotonicNanos(), hit.durationNanos()));
+          hit.monotonicNanos(), hit.durationNanos(), decoded(hit.decoded())));
     }
+  }
+
+  /** A decoder's answer as the span's decoded attributes; null when the call was not decoded. */
+  private static ProbeSpans.Decoded decoded(SiteDecoders.Decoded d) {
+    if (d == null) {
+      return null;
+    }
+    Map<String, String> arguments = new LinkedHashMap<>();
+    d.arguments().forEach(a -> arguments.put(a.name(), a.value()));
+    return new ProbeSpans.Decoded(arguments, d.returned().value(), d.returned().failed(),
+        d.returned().errorName());
   }
 
   @Override

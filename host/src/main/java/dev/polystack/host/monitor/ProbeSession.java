@@ -26,8 +26,10 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 
 /**
  * {@code polystack probe}: places uprobe session links (or, with {@code hardware}, execution
@@ -70,14 +72,31 @@ public final class ProbeSession {
    * @param monotonicNanos CLOCK_MONOTONIC at the hit: the entry, or the return
    * @param args rdi..r9 at the call's entry, or null for a return whose entry's registers were
    *     not kept (counted as return_args_lost)
+   * @param decoded what a plug-in's decoder made of the registers, or null (no decoder for the
+   *     site, or it failed: counted as decode_failed)
    */
   public record Hit(ProbeSite site, int pid, int tid, long monotonicNanos, long[] args,
-      boolean atReturn, long rax, long durationNanos) {}
+      boolean atReturn, long rax, long durationNanos, SiteDecoders.Decoded decoded) {
+    public Hit(ProbeSite site, int pid, int tid, long monotonicNanos, long[] args,
+        boolean atReturn, long rax, long durationNanos) {
+      this(site, pid, tid, monotonicNanos, args, atReturn, rax, durationNanos, null);
+    }
+
+    Hit withDecoded(SiteDecoders.Decoded d) {
+      return new Hit(site, pid, tid, monotonicNanos, args, atReturn, rax, durationNanos, d);
+    }
+  }
 
   /** Where hits and the start go as they happen. */
   public interface Sink {
     /** The probes are in: {@code sites} of process {@code pid} are being monitored. */
     void started(int pid, List<ProbeSite> sites) throws IOException;
+
+    /**
+     * Before {@link #started}, for an args run: which plug-in decodes each site's records
+     * ({@link SiteDecoders#decoderOf}).
+     */
+    default void decoders(SiteDecoders decoders) {}
 
     /** An args record (args monitor only). */
     void hit(Hit hit) throws IOException;
@@ -128,19 +147,33 @@ public final class ProbeSession {
       new ProbeMonitor.Latency(new long[ProbeMonitor.BUCKETS], 0, 0);
 
   private final ProcFs proc;
+  private final SiteDecoders.Source decoderSource;
+  private final Consumer<String> warn;
 
+  /** A session whose args records stay raw registers. */
   public ProbeSession(ProcFs proc) {
+    this(proc, (image, symbol) -> Optional.empty(), s -> { });
+  }
+
+  /**
+   * @param decoders asked for each site's argument decoder in an args run
+   * @param warn receives one line the first time a decoder fails
+   */
+  public ProbeSession(ProcFs proc, SiteDecoders.Source decoders, Consumer<String> warn) {
     this.proc = proc;
+    this.decoderSource = decoders;
+    this.warn = warn;
   }
 
   /** Probes running process {@code pid}. */
   public Result attach(int pid, List<SiteSpec> specs, Options options, BooleanSupplier stop,
       Sink sink) throws BadInput, Failure, IOException {
     List<ProbeSite> sites = resolve(pid, specs, options);
+    SiteDecoders decoding = decoders(pid, sites, options);
     try (ProbeMonitor monitor = open(options);
         TargetExit exit = TargetExit.watch(proc, pid, null)) {
       place(monitor, pid, sites, options);
-      return run(monitor, pid, sites, options, stop, exit, sink, null);
+      return run(monitor, pid, sites, decoding, options, stop, exit, sink, null);
     } catch (SamplingException e) {
       throw new BadInput(e.getMessage());
     }
@@ -166,6 +199,7 @@ public final class ProbeSession {
       try (child) {
         int pid = child.pid();
         List<ProbeSite> sites;
+        SiteDecoders decoding;
         try (Tracer tracer = Tracer.start(pid)) {
           try {
             child.seizeAndRunToExec(tracer,
@@ -177,6 +211,7 @@ public final class ProbeSession {
           }
           try {
             sites = resolve(pid, specs, options);
+            decoding = decoders(pid, sites, options);
             place(monitor, pid, sites, options);
           } catch (BadInput | Failure e) {
             // Killed where it is held: a command refused for bad input runs none of its code.
@@ -193,8 +228,8 @@ public final class ProbeSession {
             throw new Failure("cannot let process " + pid + " run: " + e.getMessage());
           }
         }
-        Result r = run(monitor, pid, sites, options, stop, TargetExit.ofChild(child), sink,
-            child);
+        Result r = run(monitor, pid, sites, decoding, options, stop, TargetExit.ofChild(child),
+            sink, child);
         if (r.targetExit() != null) {
           return r;
         }
@@ -214,6 +249,15 @@ public final class ProbeSession {
     } catch (ProbeSites.SiteException e) {
       throw new BadInput(e.getMessage());
     }
+  }
+
+  /** The plug-ins' decoders of an args run's sites; none for the other monitors. */
+  private SiteDecoders decoders(int pid, List<ProbeSite> sites, Options options)
+      throws BadInput {
+    if (options.kind() != ProbeMonitor.Kind.ARGS) {
+      return SiteDecoders.none();
+    }
+    return SiteDecoders.find(pid, mappings(proc, pid), sites, decoderSource, warn);
   }
 
   /** The mappings of {@code pid} ({@link ProcFs} reads a torn maps file again). */
@@ -280,8 +324,12 @@ public final class ProbeSession {
     }
   }
 
-  private Result run(ProbeMonitor monitor, int pid, List<ProbeSite> sites, Options options,
-      BooleanSupplier stop, TargetExit exit, Sink sink, ChildProcess child) throws IOException {
+  private Result run(ProbeMonitor monitor, int pid, List<ProbeSite> sites,
+      SiteDecoders decoding, Options options, BooleanSupplier stop, TargetExit exit, Sink sink,
+      ChildProcess child) throws IOException {
+    if (options.kind() == ProbeMonitor.Kind.ARGS) {
+      sink.decoders(decoding);
+    }
     sink.started(pid, sites);
     long deadline = options.durationNanos() == 0 ? Long.MAX_VALUE
         : System.nanoTime() + options.durationNanos();
@@ -291,7 +339,8 @@ public final class ProbeSession {
     long nextProgress = System.nanoTime() + 1_000_000_000L;
     while (true) {
       if (options.kind() == ProbeMonitor.Kind.ARGS) {
-        if (drain(monitor, pid, sites, sink, POLL_MILLIS, failed, undelivered) > 0
+        if (drain(monitor, pid, sites, decoding, sink, POLL_MILLIS, failed,
+            undelivered) > 0
             && failed[0] == null) {
           sink.flush();
         }
@@ -302,7 +351,7 @@ public final class ProbeSession {
         throw failed[0];
       }
       if (System.nanoTime() >= nextProgress) {
-        sink.progress(figures(monitor, pid, sites, options.kind(), false));
+        sink.progress(figures(monitor, pid, sites, decoding, options.kind(), false));
         nextProgress = System.nanoTime() + 1_000_000_000L;
       }
       if (stop.getAsBoolean()) {
@@ -320,20 +369,21 @@ public final class ProbeSession {
     }
     monitor.detach();
     if (options.kind() == ProbeMonitor.Kind.ARGS) {
-      while (drain(monitor, pid, sites, sink, 0, failed, undelivered) > 0 && failed[0] == null) {
+      while (drain(monitor, pid, sites, decoding, sink, 0, failed, undelivered) > 0
+          && failed[0] == null) {
         // what the ring still holds
       }
       if (failed[0] != null) {
         throw failed[0];
       }
     }
-    Figures f = figures(monitor, pid, sites, options.kind(), true);
+    Figures f = figures(monitor, pid, sites, decoding, options.kind(), true);
     return new Result(f, end, end == End.TARGET_EXITED ? exit.status() : null, false,
         undelivered[0]);
   }
 
-  private static int drain(ProbeMonitor monitor, int pid, List<ProbeSite> sites, Sink sink,
-      int timeout, IOException[] failed, long[] bad) {
+  private static int drain(ProbeMonitor monitor, int pid, List<ProbeSite> sites,
+      SiteDecoders decoding, Sink sink, int timeout, IOException[] failed, long[] bad) {
     return monitor.poll(timeout, b -> {
       if (failed[0] != null) {
         return;
@@ -343,8 +393,9 @@ public final class ProbeSession {
         bad[0]++;
         return;
       }
+      SiteDecoders.Decoded d = decoding.decode(h);
       try {
-        sink.hit(h);
+        sink.hit(d == null ? h : h.withDecoded(d));
       } catch (IOException e) {
         failed[0] = e;
       }
@@ -382,18 +433,24 @@ public final class ProbeSession {
 
   /**
    * The kernel's figures; the latency buckets only for a latency run, the (site, thread) table
-   * only with {@code withThreads} (up to 4,096 lookups: at the end, not at every poll).
+   * only with {@code withThreads} (up to 4,096 lookups: at the end, not at every poll); an args
+   * run's counters also say how many records a decoder failed on.
    */
   private static Figures figures(ProbeMonitor monitor, int pid, List<ProbeSite> sites,
-      ProbeMonitor.Kind kind, boolean withThreads) {
+      SiteDecoders decoding, ProbeMonitor.Kind kind, boolean withThreads) {
     try {
       List<SiteFigures> out = new ArrayList<>();
       for (int i = 0; i < sites.size(); i++) {
         out.add(new SiteFigures(sites.get(i), monitor.hits(i),
             kind == ProbeMonitor.Kind.LATENCY ? monitor.latency(i) : NO_LATENCY));
       }
+      Map<String, Long> counters = monitor.counters();
+      if (kind == ProbeMonitor.Kind.ARGS) {
+        counters = new LinkedHashMap<>(counters);
+        counters.put(SiteDecoders.DECODE_FAILED, decoding.failed());
+      }
       return new Figures(pid, List.copyOf(out), withThreads ? monitor.threads() : List.of(),
-          monitor.counters());
+          counters);
     } catch (BpfException e) {
       throw new IllegalStateException("reading the probe monitor's maps: " + e.getMessage(), e);
     }

@@ -14,7 +14,10 @@ import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.export.SpanExporter;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
@@ -29,7 +32,10 @@ import java.util.concurrent.atomic.AtomicReference;
  * <ul>
  *   <li>{@code probe.site} (the site as in the metrics), {@code thread.id}, {@code process.pid};
  *   <li>{@code polystack.probe.arg.0} .. {@code .5}: rdi, rsi, rdx, rcx, r8, r9 at the entry (left
- *       out when the kernel did not keep them), {@code polystack.probe.return}: rax.
+ *       out when the kernel did not keep them), {@code polystack.probe.return}: rax;
+ *   <li>where a plug-in decoded the call: {@code polystack.probe.arg.<name>} per argument,
+ *       {@code polystack.probe.return.decoded}, {@code polystack.probe.failed} and, when the
+ *       return names it, {@code polystack.probe.error} (all strings but the boolean).
  * </ul>
  * Spans wait in a bounded queue of {@value #MAX_QUEUED} and leave in batches of up to
  * {@value #MAX_BATCH} from one thread, each batch awaited before the next: memory stays bounded
@@ -45,6 +51,11 @@ public final class ProbeSpans {
       AttributeKey.longKey("polystack.probe.arg.0"), AttributeKey.longKey("polystack.probe.arg.1"),
       AttributeKey.longKey("polystack.probe.arg.2"), AttributeKey.longKey("polystack.probe.arg.3"),
       AttributeKey.longKey("polystack.probe.arg.4"), AttributeKey.longKey("polystack.probe.arg.5"));
+  static final String ARG_PREFIX = "polystack.probe.arg.";
+  static final AttributeKey<String> RETURN_DECODED =
+      AttributeKey.stringKey("polystack.probe.return.decoded");
+  static final AttributeKey<Boolean> FAILED = AttributeKey.booleanKey("polystack.probe.failed");
+  static final AttributeKey<String> ERROR = AttributeKey.stringKey("polystack.probe.error");
   static final int MAX_QUEUED = 1 << 16;
   static final int MAX_BATCH = 512;
   private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
@@ -56,9 +67,16 @@ public final class ProbeSpans {
    * @param site the site as the metrics name it ({@code probe.site})
    * @param args rdi..r9 at the entry, or null when they were not kept
    * @param endMonotonicNanos CLOCK_MONOTONIC at the return
+   * @param decoded what a plug-in decoded of the call, or null
    */
   public record Call(String name, String site, int pid, int tid, long[] args, long returnValue,
-      long endMonotonicNanos, long durationNanos) {
+      long endMonotonicNanos, long durationNanos, Decoded decoded) {
+    /** A call nothing decoded. */
+    public Call(String name, String site, int pid, int tid, long[] args, long returnValue,
+        long endMonotonicNanos, long durationNanos) {
+      this(name, site, pid, tid, args, returnValue, endMonotonicNanos, durationNanos, null);
+    }
+
     public Call {
       Objects.requireNonNull(name, "name");
       Objects.requireNonNull(site, "site");
@@ -69,6 +87,23 @@ public final class ProbeSpans {
         throw new IllegalArgumentException("duration < 0: " + durationNanos);
       }
       args = args == null ? null : args.clone();
+    }
+  }
+
+  /**
+   * A call as a plug-in's decoder wrote it.
+   *
+   * @param arguments values by argument name (identifiers), in declaration order; empty when
+   *     the entry's registers were not kept
+   * @param returnValue the return value as text
+   * @param failed whether it reports a failure
+   * @param errorName the error it names, or null
+   */
+  public record Decoded(Map<String, String> arguments, String returnValue, boolean failed,
+      String errorName) {
+    public Decoded {
+      arguments = Collections.unmodifiableMap(new LinkedHashMap<>(arguments));
+      Objects.requireNonNull(returnValue, "returnValue");
     }
   }
 
@@ -167,7 +202,16 @@ public final class ProbeSpans {
         b.put(ARGS.get(i), call.args()[i]);
       }
     }
-    return b.put(RETURN, call.returnValue()).build();
+    b.put(RETURN, call.returnValue());
+    Decoded d = call.decoded();
+    if (d != null) {
+      d.arguments().forEach((name, value) -> b.put(ARG_PREFIX + name, value));
+      b.put(RETURN_DECODED, d.returnValue()).put(FAILED, d.failed());
+      if (d.errorName() != null) {
+        b.put(ERROR, d.errorName());
+      }
+    }
+    return b.build();
   }
 
   private void send() {

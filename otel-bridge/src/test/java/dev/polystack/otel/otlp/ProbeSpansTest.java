@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.polystack.otel.model.TargetInfo;
 import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.sdk.common.CompletableResultCode;
 import io.opentelemetry.sdk.common.InstrumentationScopeInfo;
@@ -21,7 +22,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -61,6 +64,30 @@ class ProbeSpansTest {
     assertEquals(10, s.getTotalAttributeCount());
     assertEquals(RESOURCE.toSdk(), s.getResource());
     assertEquals("polystack", s.getInstrumentationScopeInfo().getName());
+  }
+
+  @Test
+  void aDecodedCallAddsItsNamedArgumentsAndReturnBesideTheRawRegisters() {
+    long[] args = {1, 0x7ffd_2c1e_9a40L, 0, 0, 0, 0};
+    Map<String, String> named = new LinkedHashMap<>();
+    named.put("clockid", "CLOCK_MONOTONIC");
+    named.put("tp", "0x7ffd2c1e9a40");
+    ProbeSpans.Call call = new ProbeSpans.Call("[vdso]:clock_gettime",
+        "[vdso]:clock_gettime%return", 42, 43, args, -22, 1_000L, 10L,
+        new ProbeSpans.Decoded(named, "-EINVAL", true, "EINVAL"));
+    Attributes a = ProbeSpans.attributes(call);
+    assertEquals("CLOCK_MONOTONIC", a.get(AttributeKey.stringKey("polystack.probe.arg.clockid")));
+    assertEquals("0x7ffd2c1e9a40", a.get(AttributeKey.stringKey("polystack.probe.arg.tp")));
+    assertEquals(1L, a.get(AttributeKey.longKey("polystack.probe.arg.0")));
+    assertEquals(-22L, a.get(AttributeKey.longKey("polystack.probe.return")));
+    assertEquals("-EINVAL", a.get(AttributeKey.stringKey("polystack.probe.return.decoded")));
+    assertEquals(true, a.get(AttributeKey.booleanKey("polystack.probe.failed")));
+    assertEquals("EINVAL", a.get(AttributeKey.stringKey("polystack.probe.error")));
+    assertEquals(15, a.size());
+    Attributes ok = ProbeSpans.attributes(new ProbeSpans.Call("f", "f%return", 1, 2, null, 0,
+        1L, 0L, new ProbeSpans.Decoded(Map.of(), "0", false, null)));
+    assertEquals("0", ok.get(AttributeKey.stringKey("polystack.probe.return.decoded")));
+    assertNull(ok.get(AttributeKey.stringKey("polystack.probe.error")));
   }
 
   @Test

@@ -4,7 +4,9 @@
  * and the value types they exchange with it. A runtime plug-in
  * ({@link dev.polystack.plugin.api.RuntimePlugin}) recognises its runtime in a module, learns its
  * offsets and walks and names its frames; a probe plug-in
- * ({@link dev.polystack.plugin.api.ProbePlugin}) plans breakpoints and decodes their hits.
+ * ({@link dev.polystack.plugin.api.ProbePlugin}) plans breakpoints and decodes their hits, and
+ * may decode the registers of functions it knows at probe sites the host places itself
+ * ({@link dev.polystack.plugin.api.ArgumentDecoder}).
  *
  * <p>Compatibility: the API is versioned {@code major.minor} ({@link
  * dev.polystack.plugin.api.ApiVersion#CURRENT}); every public type says with {@code @since} the

@@ -153,6 +153,15 @@ public final class Conformance {
   }
 
   /**
+   * An ELF file's bytes as the kit reads them for the checks: the {@link ModuleImage} a
+   * plug-in's own tests can hand to {@code inspect}, {@code plan} or {@code argumentDecoder}
+   * (its symbols carry no versions).
+   */
+  public static ModuleImage image(String name, byte[] elf) throws ImageReadException {
+    return ElfImage.parse(name, elf);
+  }
+
+  /**
    * Checks a probe plug-in on one module image it plans probes in (an ELF file's bytes, e.g.
    * the vDSO as read from a live process): it accepts the image, plans deterministically within
    * the per-thread slot budget, refuses an unknown function with {@link ProbePlanException}, and
