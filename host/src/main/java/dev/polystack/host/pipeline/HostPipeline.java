@@ -82,6 +82,8 @@ public final class HostPipeline {
   static final int IDLE_POLL_MILLIS = 500;
   /** How often plans and map refreshes are looked after, for processes that ticked. */
   static final long HOUSEKEEPING_NANOS = 100_000_000L;
+  /** How long after its description a process's allocator is looked for again. */
+  static final long ALLOCATOR_WAIT_NANOS = 2_000_000_000L;
   /** A process not ticked for this many intervals has its identity checked at the cut. */
   static final int IDLE_INTERVALS = 3;
   /**
@@ -568,7 +570,16 @@ public final class HostPipeline {
     try {
       p.allocations = ProcessAllocations.attach(proc, p.target, engine.allocations()
           .orElseThrow(), options.allocMeanBytes(), p.samples::lost);
-    } catch (AllocatorSites.SiteException | BpfLoadException | RuntimeException e) {
+      p.allocatorWanted = false;
+    } catch (AllocatorSites.SiteException e) {
+      // Seen at its exec, a program has only the dynamic linker mapped: its C library comes
+      // soon, so housekeeping asks again for a while (docs/allocations.md, "In the agent").
+      p.allocatorWanted = System.nanoTime() - p.describedNanos < ALLOCATOR_WAIT_NANOS;
+      if (!p.allocatorWanted) {
+        lost(HostCounters.ALLOC_PROCESS_UNPROBED, 1);
+      }
+    } catch (BpfLoadException | RuntimeException e) {
+      p.allocatorWanted = false;
       lost(HostCounters.ALLOC_PROCESS_UNPROBED, 1);
     }
   }
@@ -645,6 +656,10 @@ public final class HostPipeline {
       p.ticks().housekeeping();
       if (p.allocations != null) {
         p.allocations.updateRanges(p.target.mappings());
+      } else if (p.allocatorWanted) {
+        p.refreshWanted = true;
+        refreshIfWanted(p);
+        probeAllocator(p);
       }
       if (p.cpu != null) {
         p.cpu.read(false);

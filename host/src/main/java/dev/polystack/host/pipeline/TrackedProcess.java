@@ -45,6 +45,8 @@ final class TrackedProcess implements AutoCloseable {
   boolean refreshWanted;
   /** Its allocator's probes and samples ({@code agent --event alloc}); else null. */
   ProcessAllocations allocations;
+  /** Its allocator is looked for again at housekeeping (not mapped yet at its exec). */
+  boolean allocatorWanted;
   /** The allocation samples of its last interval, named when it was retired. */
   private List<Sample> retiredAllocations = List.of();
   boolean tickedInBatch;
