@@ -63,9 +63,9 @@ public interface RuntimeSites {
           }
         }
         throw new ProbeSites.SiteException(spec + ": process " + pid + " runs no "
-            + (spec.module().equals(SiteSpec.LUA) ? "LuaJIT" : spec.module()) + " that a"
-            + " plug-in recognises" + (asked ? "" : " (no loaded plug-in resolves such sites)")
-            + "; check the pid, and polystack plugins");
+            + (spec.module().equals(SiteSpec.LUA) ? "LuaJIT" : spec.module()) + " (no"
+            + " runtime plug-in " + (asked ? "that resolves such sites" : "") + " recognised"
+            + " one in its modules); check the pid, and that polystack plugins lists luajit");
       }
     };
   }
