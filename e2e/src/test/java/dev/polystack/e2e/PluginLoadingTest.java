@@ -53,8 +53,8 @@ class PluginLoadingTest {
     // Refused after its constructor ran (the descriptor states the version), so as root the
     // run also says third-party code ran.
     assertEquals(List.of("polystack: warning: refused plug-in " + dir.resolve("future.jar")
-            + ": plug-in 'future' needs plug-in API 2.0 but this host provides 1.6;"
-            + " use a build of the plug-in for API 1.x (minor <= 6)",
+            + ": plug-in 'future' needs plug-in API 2.0 but this host provides 1.7;"
+            + " use a build of the plug-in for API 1.x (minor <= 7)",
             PluginJars.privilegeWarning(dir.resolve("future.jar"))),
         result.stderrLines());
   }
