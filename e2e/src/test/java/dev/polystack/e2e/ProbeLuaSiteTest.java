@@ -120,6 +120,8 @@ class ProbeLuaSiteTest {
       refused("counts entries only", "probe", "--pid", pid, "lua:counted.lua:5",
           "--monitor", "args");
       refused("entries only", "probe", "--pid", pid, "lua:counted.lua:5%return");
+      refused("probe it with --pid", "probe", "lua:counted.lua:5", "--", "/usr/bin/luajit",
+          "-e", "");
       assertTrue(t.process().isAlive(), "the target ended");
     } finally {
       t.process().destroyForcibly();

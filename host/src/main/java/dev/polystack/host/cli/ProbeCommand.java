@@ -147,6 +147,11 @@ final class ProbeCommand implements Runnable {
           + ": expected count, latency or args");
     };
     boolean runtime = specs.stream().anyMatch(SiteSpec::runtime);
+    if (runtime && !command.isEmpty()) {
+      throw new UsageException("a Lua site names a function of a running VM, and a launched"
+          + " command is probed before its first Lua line runs: start it, then probe it with"
+          + " --pid");
+    }
     for (SiteSpec s : specs) {
       if (s.runtime() && kind != ProbeMonitor.Kind.COUNT) {
         throw new UsageException(s + ": a Lua site counts entries only (--monitor count): at"

@@ -46,6 +46,11 @@ final class ProbeFormat implements ProbeSession.Sink {
       out.write("# session " + session + ": " + kind.name().toLowerCase(Locale.ROOT)
           + " monitor on " + sites.stream().map(ProbeSite::name).toList() + " in process "
           + pid + "\n");
+      for (ProbeSite s : sites) {
+        if (s.spec().runtime()) {
+          out.write("# " + s.name() + ": " + s.module() + "\n"); // which function was taken
+        }
+      }
     }
     out.flush();
   }
