@@ -63,13 +63,13 @@ class PluginLoadingTest {
   void refusesANewerMinorAndAcceptsAnOlderOne() throws Exception {
     PluginJars.build(dir.resolve("newer.jar"),
         Map.of("example.NewerPlugin", PluginJars.runtimePlugin(
-            "NewerPlugin", "newer", "1.7", "return Inspection.notMine();")),
+            "NewerPlugin", "newer", "1.8", "return Inspection.notMine();")),
         List.of("example.NewerPlugin"));
 
     var result = Distribution.run("plugins", "--plugin-path", dir.toString());
 
     assertEquals(2, result.stderrLines().size(), result.stderr());
-    assertTrue(result.stderr().contains("plug-in 'newer' needs plug-in API 1.7"), result.stderr());
+    assertTrue(result.stderr().contains("plug-in 'newer' needs plug-in API 1.8"), result.stderr());
   }
 
   @Test
@@ -179,7 +179,7 @@ class PluginLoadingTest {
     List<String> lines = result.stdout().lines().toList();
     assertEquals(2, lines.size(), result.stdout());
     assertTrue(lines.get(0).startsWith("{\"id\":\"luajit\",\"version\":\""), lines.get(0));
-    assertTrue(lines.get(0).contains("\"api_version\":\"1.6\""), lines.get(0));
+    assertTrue(lines.get(0).contains("\"api_version\":\"1.7\""), lines.get(0));
     assertTrue(lines.get(0).contains("\"frame_type\":\"luajit\""), lines.get(0));
     assertTrue(lines.get(1).contains("\"capabilities\":[\"plan-probes\",\"decode-calls\"]"),
         lines.get(1));
