@@ -26,7 +26,8 @@ import org.junit.jupiter.api.io.TempDir;
  * bytecode instruction counts its 2,000 and 20 calls exactly, changes no byte of the watched
  * instruction and sends no signal; with the JIT on, only the calls the interpreter makes are
  * counted (the loop's trace inlines the function), which the test pins to the loop's hot count;
- * what cannot be watched is refused with one line and exit 2.
+ * polystack killed leaves no watchpoint and the script runs on; what cannot be watched is
+ * refused with one line and exit 2.
  */
 class ProbeLuaSiteTest {
   private static final int CALLS = 2_000;
@@ -105,6 +106,34 @@ class ProbeLuaSiteTest {
       } finally {
         t.process().destroyForcibly();
       }
+    }
+  }
+
+  @Test
+  void sigkillOfPolystackLeavesNoWatchpointAndTheScriptRunsOn() throws Exception {
+    Target t = Target.start(LuaJitBuild.upstream(), dir, "-joff");
+    try {
+      Path output = dir.resolve("kill.jsonl");
+      List<String> programs;
+      long watched;
+      byte[] before;
+      try (Distribution.Running polystack = t.probe(output, "lua:counted.lua:5")) {
+        watched = watched(Files.readString(output)).get("lua:counted.lua:5");
+        before = ProbedCode.live(t.pid(), watched, 4);
+        programs = ProbeHardwareTest.programs(polystack.pid());
+        assertTrue(!programs.isEmpty(), "polystack held no BPF program: the check is blind");
+        polystack.signal("KILL");
+        assertTrue(polystack.process().waitFor(30, TimeUnit.SECONDS), "polystack lived on");
+      }
+      // Every watchpoint event holds the handler: none is left once the program is gone.
+      assertEquals(null, ProbeHardwareTest.programsGone(
+          new KillTrials.KillMoment(0, true, 0), programs));
+      t.say("go");
+      assertTrue(t.out().readLine().startsWith("done"));
+      assertArrayEquals(before, ProbedCode.live(t.pid(), watched, 4));
+      assertEquals(0, t.finish(), "the target was harmed");
+    } finally {
+      t.process().destroyForcibly();
     }
   }
 
