@@ -1,11 +1,12 @@
 package dev.polystack.luajit;
 
+import dev.polystack.plugin.api.Bytes;
 import dev.polystack.plugin.api.WatchPoint;
 import dev.polystack.plugin.api.WatchPointException;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
-import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -120,7 +121,7 @@ final class WatchSites {
     }
     List<Protos.Proto> matching = new ArrayList<>();
     TreeSet<String> chunks = new TreeSet<>();
-    TreeMap<String, String> chunkNames = new TreeMap<>();
+    TreeSet<String> chunkNames = new TreeSet<>();
     int objects = 0;
     int unreadable = 0;
     long bytes = 8;
@@ -150,22 +151,22 @@ final class WatchSites {
         try {
           Protos.Proto p = protos.get(r, obj);
           bytes += 32 + p.chunk().length();
-          if (chunks.size() < 4 * LISTED || chunks.contains(p.chunk())) {
-            chunks.add(p.chunk());
+          if (chunks.size() < 4 * LISTED) {
+            chunks.add(p.chunk()); // enough to name some in a refusal
           }
           if (site.names(p.chunk())) {
             matching.add(p);
-            chunkNames.put(p.chunk(), p.chunk());
+            chunkNames.add(p.chunk());
           }
         } catch (WalkException e) {
           unreadable++;
         }
       }
-      obj = dev.polystack.plugin.api.Bytes.getLong(header, 0);
+      obj = Bytes.getLong(header, 0);
     }
     if (chunkNames.size() > 1) {
       throw new WatchPointException(site + ": " + chunkNames.size() + " chunks end in "
-          + site.chunk() + " (" + String.join(", ", limit(chunkNames.keySet())) + "): give a"
+          + site.chunk() + " (" + String.join(", ", limit(chunkNames)) + "): give a"
           + " longer path");
     }
     return new Walk(matching, chunks, objects, unreadable, sawMainThread);
@@ -211,7 +212,7 @@ final class WatchSites {
         + tail + "): give the end of a chunk's name, as debug.getinfo(f).source shows it";
   }
 
-  private static List<String> limit(java.util.Collection<String> names) {
+  private static List<String> limit(Collection<String> names) {
     List<String> out = new ArrayList<>();
     for (String n : names) {
       if (out.size() == LISTED) {

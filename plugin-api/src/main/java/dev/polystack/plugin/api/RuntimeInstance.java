@@ -2,6 +2,7 @@ package dev.polystack.plugin.api;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Third level of the lifecycle: a plug-in attached to one process. The host calls it from one
@@ -87,8 +88,8 @@ public interface RuntimeInstance {
    *     its message is the user's one line
    * @since 1.7
    */
-  default java.util.Optional<WatchPoint> watchPoint(String site) throws WatchPointException {
-    return java.util.Optional.empty();
+  default Optional<WatchPoint> watchPoint(String site) throws WatchPointException {
+    return Optional.empty();
   }
 
   /** The process mapped or unmapped memory; refresh anything derived from the memory map. */
