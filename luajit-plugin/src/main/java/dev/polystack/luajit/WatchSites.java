@@ -25,6 +25,13 @@ final class WatchSites {
   static final int MAX_OBJECTS = 4_000_000;
   /** Bytes read at most, object headers and prototypes' fields and names together. */
   static final long MAX_BYTES = 256L << 20;
+  /** Walks tried before a list the program keeps changing is given up on. */
+  static final int ATTEMPTS = 16;
+  /** GCState.state (one byte after currentwhite), from gc.root's offset; GCSsweep frees. */
+  private static final int GC_STATE_FROM_ROOT = 17 - 24;
+  private static final int GCS_SWEEP = 4;
+  /** How long a walk waits for a sweep, which frees listed objects, to end. */
+  private static final long SWEEP_WAIT_NANOS = 100_000_000L;
   private static final Pattern SITE = Pattern.compile("lua:(.+):([0-9]{1,9})");
   /** Chunks and lines named when a site matches nothing. */
   private static final int LISTED = 12;
@@ -58,8 +65,8 @@ final class WatchSites {
   }
 
   /** What one walk of the GC list saw. */
-  record Walk(List<Protos.Proto> matching, TreeSet<String> chunks, int objects, int unreadable,
-      boolean complete) {}
+  record Walk(List<Protos.Proto> matching, TreeSet<String> chunks, int objects,
+      int unreadable) {}
 
   /**
    * The watch point of {@code site} in the VM at {@code g}.
@@ -69,7 +76,17 @@ final class WatchSites {
    */
   static WatchPoint resolve(TargetReader r, Layout layout, Protos protos, long g, Site site)
       throws WatchPointException {
-    Walk w = walk(r, layout, protos, g, site);
+    Walk w = null;
+    for (int attempt = 1; w == null; attempt++) {
+      awaitNoSweep(r, layout, g);
+      try {
+        w = walk(r, layout, protos, g, site);
+      } catch (Broken e) {
+        if (attempt == ATTEMPTS) {
+          throw new WatchPointException(e.getMessage());
+        }
+      }
+    }
     List<Protos.Proto> holding = new ArrayList<>();
     for (Protos.Proto p : w.matching()) {
       if (p.firstLine() <= site.line() && site.line() <= p.firstLine() + p.numLine()) {
@@ -111,7 +128,7 @@ final class WatchSites {
    * chunks seen (bounded), for the message when none holds the line.
    */
   static Walk walk(TargetReader r, Layout layout, Protos protos, long g, Site site)
-      throws WatchPointException {
+      throws WatchPointException, Broken {
     long obj;
     try {
       obj = r.u64(g + layout.gcRoot(), "global_state");
@@ -138,12 +155,12 @@ final class WatchSites {
       try {
         header = r.bytes(obj, 16, "gc_object");
       } catch (WalkException e) {
-        throw new WatchPointException(broken(site, objects, unreadable, e.getMessage()));
+        throw new Broken(broken(site, objects, unreadable, e.getMessage()));
       }
       bytes += 16;
       int gct = header[Layout.GC_GCT] & 0xff;
       if (gct < Layout.GCT_STR || gct > Layout.GCT_UDATA) {
-        throw new WatchPointException(broken(site, objects, unreadable, "object 0x"
+        throw new Broken(broken(site, objects, unreadable, "object 0x"
             + Long.toHexString(obj) + " has type tag " + gct));
       }
       sawMainThread |= obj == mainL;
@@ -164,18 +181,53 @@ final class WatchSites {
       }
       obj = Bytes.getLong(header, 0);
     }
+    if (!sawMainThread) {
+      // The main thread is on every VM's list (its first object): a walk that ended without
+      // it followed a freed object's link out of the list.
+      throw new Broken(broken(site, objects, unreadable, "the list ended without the main"
+          + " lua_State"));
+    }
     if (chunkNames.size() > 1) {
       throw new WatchPointException(site + ": " + chunkNames.size() + " chunks end in "
           + site.chunk() + " (" + String.join(", ", limit(chunkNames)) + "): give a"
           + " longer path");
     }
-    return new Walk(matching, chunks, objects, unreadable, sawMainThread);
+    return new Walk(matching, chunks, objects, unreadable);
   }
 
   private static String broken(Site site, int objects, int unreadable, String why) {
-    return site + ": the LuaJIT VM's object list broke off after " + objects + " objects ("
-        + why + (unreadable > 0 ? "; " + unreadable + " unreadable prototypes" : "") + "): the"
-        + " program changed it meanwhile, or this LuaJIT's layout is not known; try again";
+    return site + ": the LuaJIT VM's object list broke off in each of " + ATTEMPTS + " walks"
+        + " (the last after " + objects + " objects: " + why + (unreadable > 0 ? "; "
+        + unreadable + " unreadable prototypes" : "") + "): the program's garbage collector"
+        + " frees objects faster than polystack reads the list, or this LuaJIT's layout is not"
+        + " known; try again when it allocates less";
+  }
+
+  /**
+   * Waits (bounded) while the collector sweeps: a sweep frees dead objects of the list, and a
+   * walk that reaches one breaks off. Other phases only mark, or add objects at the head.
+   */
+  private static void awaitNoSweep(TargetReader r, Layout layout, long g) {
+    long deadline = System.nanoTime() + SWEEP_WAIT_NANOS;
+    try {
+      while (r.u8(g + layout.gcRoot() + GC_STATE_FROM_ROOT, "global_state") == GCS_SWEEP
+          && System.nanoTime() < deadline) {
+        Thread.sleep(1);
+      }
+    } catch (WalkException e) {
+      // the walk that follows reports what cannot be read
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** A walk that met an object the program changed under it: worth another walk. */
+  static final class Broken extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    Broken(String message) {
+      super(message, null, false, false);
+    }
   }
 
   /** One line naming what exists near the site: the chunk's functions, or the chunks. */
@@ -202,10 +254,6 @@ final class WatchSites {
           + " (functions begin on lines " + String.join(", ", near)
           + (lines.size() > near.size() ? ", ..." : "") + tail + "): give a line inside a"
           + " function";
-    }
-    if (!w.complete()) {
-      tail += "; the walk never met the main thread, so this LuaJIT's object list may be laid"
-          + " out differently";
     }
     return "no Lua chunk " + site.chunk() + " in the LuaJIT VM (" + w.objects() + " objects;"
         + " chunks: " + (w.chunks().isEmpty() ? "none" : String.join(", ", limit(w.chunks())))

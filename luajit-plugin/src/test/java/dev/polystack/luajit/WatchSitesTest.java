@@ -109,8 +109,17 @@ class WatchSitesTest {
     heap[0x1100 + Layout.GC_GCT] = 77; // not a GC type
     WatchPointException e = assertThrows(WatchPointException.class,
         () -> resolve("lua:app.lua:5"));
-    assertTrue(e.getMessage().contains("broke off after 2 objects")
+    assertTrue(e.getMessage().contains("broke off in each of 16 walks (the last after 2 objects")
         && !e.getMessage().contains("\n"), e.getMessage());
+  }
+
+  @Test
+  void aListThatEndsWithoutTheMainThreadLeftTheVmsList() {
+    list(proto(0x11000, "@app.lua", 5, 2));
+    put(heap, 0x1000, 0, 8); // a freed object's link: the walk ends early
+    WatchPointException e = assertThrows(WatchPointException.class,
+        () -> resolve("lua:app.lua:5"));
+    assertTrue(e.getMessage().contains("ended without the main lua_State"), e.getMessage());
   }
 
   @Test
