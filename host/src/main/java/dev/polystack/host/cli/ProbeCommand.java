@@ -13,6 +13,7 @@ import dev.polystack.host.output.OutputException;
 import dev.polystack.host.output.OutputFile;
 import dev.polystack.host.output.Outputs;
 import dev.polystack.host.plugins.PluginLoader;
+import dev.polystack.host.plugins.PluginRegistry;
 import dev.polystack.host.probes.BreakpointCheck;
 import dev.polystack.host.probes.ProbeException;
 import dev.polystack.host.proc.ProcFs;
@@ -101,6 +102,7 @@ final class ProbeCommand implements Runnable {
   private final PluginLoader loader;
   private final Console console;
   private final Outputs outputs;
+  private PluginRegistry registry;
 
   @Inject
   ProbeCommand(PluginLoader loader, Console console, Outputs outputs) {
@@ -186,6 +188,14 @@ final class ProbeCommand implements Runnable {
     }
   }
 
+  /** The plug-ins, loaded once per run (the self-test and Lua sites both need them). */
+  private PluginRegistry plugins() {
+    if (registry == null) {
+      registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
+    }
+    return registry;
+  }
+
   /** The arguments after {@code --}: picocli hands them over as positionals too. */
   private List<String> command() {
     List<String> original = spec.commandLine().getParseResult().originalArgs();
@@ -208,7 +218,7 @@ final class ProbeCommand implements Runnable {
     BreakpointCheck check = BreakpointCheck.system();
     BreakpointCheck.Evidence seen = check.known().orElse(null);
     if (seen == null && BpfSupport.unavailableReason().isEmpty()) {
-      var registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
+      var registry = plugins();
       ProbePlugin plugin = registry.probePlugins().stream()
           .filter(p -> p.id().equals("vdso")).map(p -> (ProbePlugin) p.plugin())
           .findFirst().orElse(null);
@@ -263,8 +273,8 @@ final class ProbeCommand implements Runnable {
       ProbeSession.Result result = null;
       try (StopSignals signals = new StopSignals(console)) {
         ProbeSession probes = new ProbeSession(ProcFs.system(), !runtime ? RuntimeSites.NONE
-            : RuntimeSites.of(ProcFs.system(), PolystackCommand.loadPlugins(loader,
-                parent.pluginPath, console), new PluginGuard(console::warn), console::warn));
+            : RuntimeSites.of(ProcFs.system(), plugins(), new PluginGuard(console::warn),
+                console::warn));
         result = pid != null
             ? probes.attach(pid, specs, options, signals::stopRequested, sink)
             : probes.launch(command, as, specs, options, signals::stopRequested, sink);
