@@ -14,7 +14,8 @@
  * record the ring cannot take. Layouts and costs: docs/probes.md. Rebuild with build.sh.
  *
  * Hardware-breakpoint sites (`probe --hw`) run probe_monitor_hw instead: the handler of execution
- * breakpoints (perf events, PERF_EVENT_IOC_SET_BPF), with the same monitors over the same maps;
+ * breakpoints and of read/write watchpoints (runtime sites: a Lua function's first bytecode,
+ * count only) (perf events, PERF_EVENT_IOC_SET_BPF), with the same monitors over the same maps;
  * the site is found by the breakpoint's address (hw_sites), as a perf event handler has no attach
  * cookie. A site whose return is watched has a breakpoint at its entry (HW_CALL: the call's time
  * and registers kept under the thread and stack pointer) and one at each of its own ret
@@ -404,8 +405,11 @@ int probe_monitor_hw(struct bpf_perf_event_data *ctx)
 	struct pt_regs *r = (struct pt_regs *)&ctx->regs;
 	__u32 zero = 0;
 	struct config *cfg = bpf_map_lookup_elem(&config, &zero);
-	__u64 ip = r->rip;
-	struct hw_site *s = bpf_map_lookup_elem(&hw_sites, &ip);
+	/* The breakpoint's own address (perf_bp_event puts bp_addr in the sample): the rip of an
+	 * execution breakpoint, the watched datum of a data watchpoint (runtime sites), whose rip
+	 * is the instruction after the access. */
+	__u64 at = ctx->addr;
+	struct hw_site *s = bpf_map_lookup_elem(&hw_sites, &at);
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
 

@@ -307,7 +307,7 @@ class ProbeHardwareTest {
   }
 
   /** Null once no program of {@code ids} is in the kernel (a breakpoint event would hold it). */
-  private static String programsGone(KillTrials.KillMoment moment, List<String> ids)
+  static String programsGone(KillTrials.KillMoment moment, List<String> ids)
       throws Exception {
     long deadline = System.nanoTime() + 10_000_000_000L;
     List<String> left = new ArrayList<>(ids);
@@ -328,7 +328,7 @@ class ProbeHardwareTest {
   }
 
   /** The ids of the BPF programs process {@code pid} holds (from fdinfo). */
-  private static List<String> programs(long pid) {
+  static List<String> programs(long pid) {
     List<String> ids = new ArrayList<>();
     Pattern prog = Pattern.compile("(?m)^prog_id:\\s*(\\d+)$");
     try (var fds = Files.list(Path.of("/proc/" + pid + "/fdinfo"))) {

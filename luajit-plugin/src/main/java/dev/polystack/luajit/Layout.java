@@ -29,6 +29,7 @@ record Layout(int luaStateSize, int vmstate, int curL, int jitBase, int strLen, 
   static final int GCT_PROTO = 7;
   static final int GCT_FUNC = 8;
   static final int GCT_TRACE = 9;
+  static final int GCT_UDATA = 12;
 
   // GCfunc.
   static final int FN_FFID = 10;
@@ -87,6 +88,15 @@ record Layout(int luaStateSize, int vmstate, int curL, int jitBase, int strLen, 
    */
   int allocf() {
     return curL == 344 ? 16 : 0;
+  }
+
+  /**
+   * Offset of global_State.gc.root, the list of every GC object but strings: GCState follows
+   * allocf and allocd, and root follows its two 64-bit sizes and 8 bytes of flags and sweepstr
+   * in every GC64 layout.
+   */
+  int gcRoot() {
+    return allocf() + 16 + 24;
   }
 
   /** The global_State layouts of LuaJIT 2.1 (see docs/luajit.md), keyed by cur_L. */

@@ -13,12 +13,15 @@ import dev.polystack.plugin.api.RuntimeInstance;
 import dev.polystack.plugin.api.ThreadContext;
 import dev.polystack.plugin.api.WalkRequest;
 import dev.polystack.plugin.api.WalkResult;
+import dev.polystack.plugin.api.WatchPoint;
+import dev.polystack.plugin.api.WatchPointException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 
@@ -291,6 +294,38 @@ final class LuaJitInstance implements RuntimeInstance {
     }
     return StateSearch.allocators(List.copyOf(vms.keySet()), r, layout, process.mappings(),
         this::count);
+  }
+
+  /**
+   * A Lua function's first bytecode instruction, for {@code lua:CHUNK:LINE} sites: searched in
+   * each VM known, or found by {@link StateSearch} before any walk (docs/probes.md, "Lua
+   * sites").
+   */
+  @Override
+  public synchronized Optional<WatchPoint> watchPoint(String site) throws WatchPointException {
+    Optional<WatchSites.Site> parsed = WatchSites.Site.parse(site);
+    if (parsed.isEmpty()) {
+      return Optional.empty();
+    }
+    TargetReader r = new TargetReader(process.memory(), layout);
+    if (vms.isEmpty()) {
+      long g = stateSearch.find(process, layout.luaStateSize(), c -> isGlobalState(r, c));
+      if (g == 0) {
+        throw new WatchPointException(site + ": no LuaJIT VM found in process " + process.pid()
+            + " (its lua_State was not in the first " + (StateSearch.BUDGET >> 20) + " MiB of"
+            + " its writable memory): probe once it has created its VM");
+      }
+      vm(g);
+    }
+    WatchPointException first = null;
+    for (long g : List.copyOf(vms.keySet())) {
+      try {
+        return Optional.of(WatchSites.resolve(r, layout, protos, g, parsed.get()));
+      } catch (WatchPointException e) {
+        first = first == null ? e : first;
+      }
+    }
+    throw first;
   }
 
   @Override

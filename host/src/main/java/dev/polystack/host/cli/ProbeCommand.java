@@ -7,7 +7,9 @@ import dev.polystack.host.launch.Accounts;
 import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.monitor.ProbeSession;
 import dev.polystack.host.monitor.SiteDecoders;
+import dev.polystack.host.monitor.RuntimeSites;
 import dev.polystack.host.monitor.SiteSpec;
+import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.output.OutputException;
 import dev.polystack.host.output.OutputFile;
 import dev.polystack.host.output.Outputs;
@@ -53,7 +55,8 @@ import picocli.CommandLine.Spec;
         + " --), measure their latency or print their arguments, with uprobes (or, with --hw,"
         + " hardware breakpoints) whose monitors run in the kernel. SITE:"
         + " MODULE:SYMBOL[+OFF][%%return], e.g. libc.so.6:write; with --hw also"
-        + " [vdso]:clock_gettime or 0xADDRESS (docs/probes.md).")
+        + " [vdso]:clock_gettime or 0xADDRESS; and lua:CHUNK:LINE, a Lua function of a LuaJIT"
+        + " process, counted with a hardware watchpoint (implies --hw) (docs/probes.md).")
 final class ProbeCommand implements Runnable {
 
   @Option(names = {"--pid", "-p"}, paramLabel = "PID",
@@ -151,6 +154,19 @@ final class ProbeCommand implements Runnable {
       default -> throw new UsageException("--monitor " + monitor
           + ": expected count, latency or args");
     };
+    boolean runtime = specs.stream().anyMatch(SiteSpec::runtime);
+    if (runtime && !command.isEmpty()) {
+      throw new UsageException("a Lua site names a function of a running VM, and a launched"
+          + " command is probed before its first Lua line runs: start it, then probe it with"
+          + " --pid");
+    }
+    for (SiteSpec s : specs) {
+      if (s.runtime() && kind != ProbeMonitor.Kind.COUNT) {
+        throw new UsageException(s + ": a Lua site counts entries only (--monitor count): at"
+            + " the interpreter's read of the function's first instruction the registers hold"
+            + " the interpreter's state, not Lua arguments, and no return is watched");
+      }
+    }
     if (!format.equals("text") && !format.equals("json")) {
       throw new UsageException("--format " + format + ": expected text or json");
     }
@@ -166,14 +182,24 @@ final class ProbeCommand implements Runnable {
     }
     Credentials as = command.isEmpty() ? null
         : launchAs.resolve(System.getenv(), Accounts.effectiveUid(), console::note);
-    BreakpointCheck check = hardware ? checkBreakpoints() : null;
+    // A Lua site is a data watchpoint: the whole run goes to hardware breakpoints.
+    boolean hw = hardware || runtime;
+    BreakpointCheck check = hw ? checkBreakpoints() : null;
     try {
-      probe(specs, command, kind, otlpConfig, file, as, check);
+      probe(specs, command, kind, otlpConfig, file, as, check, hw, runtime);
     } finally {
       if (file != null) {
         file.close();
       }
     }
+  }
+
+  /** The plug-ins, loaded once per run (the self-test and Lua sites both need them). */
+  private PluginRegistry plugins() {
+    if (registry == null) {
+      registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
+    }
+    return registry;
   }
 
   /** The arguments after {@code --}: picocli hands them over as positionals too. */
@@ -223,14 +249,6 @@ final class ProbeCommand implements Runnable {
     return check;
   }
 
-  /** The plug-ins, loaded once per run (their warnings said once). */
-  private PluginRegistry plugins() {
-    if (registry == null) {
-      registry = PolystackCommand.loadPlugins(loader, parent.pluginPath, console);
-    }
-    return registry;
-  }
-
   /**
    * Argument decoders for an args run: each probe plug-in asked in turn (by id) through the
    * guard, the first offer taken. Other monitors record no arguments and load no plug-in.
@@ -266,7 +284,8 @@ final class ProbeCommand implements Runnable {
   }
 
   private void probe(List<SiteSpec> specs, List<String> command, ProbeMonitor.Kind kind,
-      OtlpConfig otlpConfig, OutputFile file, Credentials as, BreakpointCheck check) {
+      OtlpConfig otlpConfig, OutputFile file, Credentials as, BreakpointCheck check, boolean hw,
+      boolean runtime) {
     OtlpOptions.warnIfInClear(otlpConfig, console::warn);
     String session = sessionId();
     RuntimeException failure = null;
@@ -277,11 +296,13 @@ final class ProbeCommand implements Runnable {
           : new ProbeOtlp(local, otlpConfig, otlp.interval, ProcFs.system(), kind);
       ProbeSession.Sink sink = export == null ? local : export;
       ProbeSession.Options options = new ProbeSession.Options(kind, perThread,
-          duration == null ? 0 : duration.toNanos(), hardware);
+          duration == null ? 0 : duration.toNanos(), hw);
       ProbeSession.Result result = null;
       try (StopSignals signals = new StopSignals(console)) {
         ProbeSession probes = new ProbeSession(ProcFs.system(), decoderSource(kind),
-            console::warn);
+            console::warn, !runtime ? RuntimeSites.NONE
+            : RuntimeSites.of(ProcFs.system(), plugins(), new PluginGuard(console::warn),
+                console::warn));
         result = pid != null
             ? probes.attach(pid, specs, options, signals::stopRequested, sink)
             : probes.launch(command, as, specs, options, signals::stopRequested, sink);

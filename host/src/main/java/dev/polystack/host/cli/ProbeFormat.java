@@ -64,6 +64,9 @@ final class ProbeFormat implements ProbeSession.Sink {
           + " monitor on " + sites.stream().map(ProbeSite::name).toList() + " in process "
           + pid + "\n");
       for (ProbeSite s : sites) {
+        if (s.spec().runtime()) {
+          out.write("# " + s.name() + ": " + s.module() + "\n"); // which function was taken
+        }
         if (decoder(s) != null) {
           out.write("# " + s.name() + ": decoded by plug-in " + decoder(s) + "\n");
         }

@@ -34,13 +34,21 @@ final class HardwareBreakpoints {
         .build();
   }
 
+  /** A read/write watchpoint of {@code length} bytes, inherited as {@link #attr} is. */
+  static PerfEventAttr watch(long address, int length) {
+    return PerfEventAttr.dataBreakpoint(address, length)
+        .inherit(true)
+        .inheritThread(true)
+        .build();
+  }
+
   /**
-   * Arms {@code addresses} in every thread of {@code pid}; returns how many threads were armed.
+   * Arms the breakpoints {@code addresses} in every thread of {@code pid}; returns how many threads were armed.
    *
    * @throws ProbeSession.Failure when a live thread cannot be armed (its debug registers are
    *     taken, or the kernel refuses), with the one line for the user
    */
-  static int arm(ProcFs proc, ProbeMonitor monitor, int pid, List<Long> addresses)
+  static int arm(ProcFs proc, ProbeMonitor monitor, int pid, List<PerfEventAttr> addresses)
       throws ProbeSession.Failure {
     Set<Integer> armed = new HashSet<>();
     for (int round = 0; round < ROUNDS; round++) {
@@ -76,11 +84,11 @@ final class HardwareBreakpoints {
   }
 
   /** Opens and attaches a thread's breakpoints, then enables them together. */
-  private static void thread(ProbeMonitor monitor, int tid, List<Long> addresses)
+  private static void thread(ProbeMonitor monitor, int tid, List<PerfEventAttr> addresses)
       throws SyscallException, BpfLoadException {
     List<PerfEvent> events = new ArrayList<>();
-    for (long address : addresses) {
-      PerfEvent event = PerfEvent.open(attr(address), tid);
+    for (PerfEventAttr attr : addresses) {
+      PerfEvent event = PerfEvent.open(attr, tid);
       monitor.attach(event); // owned by the monitor from here, closed by its detach
       events.add(event);
     }

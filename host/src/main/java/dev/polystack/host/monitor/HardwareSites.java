@@ -46,6 +46,11 @@ final class HardwareSites {
     }
     if (everyReturn) {
       for (SiteSpec s : specs) {
+        if (s.runtime()) {
+          throw new ProbeSites.SiteException(s + ": --monitor latency needs a function's"
+              + " returns, and a Lua site watches only its first bytecode instruction; use"
+              + " --monitor count");
+        }
         if (s.isAddress() || s.offset() != 0) {
           throw new ProbeSites.SiteException(s + ": --monitor latency with --hw watches a"
               + " function's returns, and " + (s.isAddress() ? "a bare address names no"

@@ -7,6 +7,7 @@ import dev.polystack.host.bpf.ProbeMonitor;
 import dev.polystack.host.launch.ChildProcess;
 import dev.polystack.host.launch.Credentials;
 import dev.polystack.host.launch.Launcher;
+import dev.polystack.host.perf.PerfEventAttr;
 import dev.polystack.host.proc.MemoryMapping;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.proc.ProcReadException;
@@ -149,20 +150,24 @@ public final class ProbeSession {
   private final ProcFs proc;
   private final SiteDecoders.Source decoderSource;
   private final Consumer<String> warn;
+  private final RuntimeSites runtimeSites;
 
   /** A session whose args records stay raw registers. */
   public ProbeSession(ProcFs proc) {
-    this(proc, (image, symbol) -> Optional.empty(), s -> { });
+    this(proc, (image, symbol) -> Optional.empty(), s -> { }, RuntimeSites.NONE);
   }
 
   /**
    * @param decoders asked for each site's argument decoder in an args run
    * @param warn receives one line the first time a decoder fails
+   * @param runtimeSites resolves runtime-level sites ({@code lua:CHUNK:LINE})
    */
-  public ProbeSession(ProcFs proc, SiteDecoders.Source decoders, Consumer<String> warn) {
+  public ProbeSession(ProcFs proc, SiteDecoders.Source decoders, Consumer<String> warn,
+      RuntimeSites runtimeSites) {
     this.proc = proc;
     this.decoderSource = decoders;
     this.warn = warn;
+    this.runtimeSites = runtimeSites;
   }
 
   /** Probes running process {@code pid}. */
@@ -242,10 +247,17 @@ public final class ProbeSession {
 
   private List<ProbeSite> resolve(int pid, List<SiteSpec> specs, Options options)
       throws BadInput {
+    for (SiteSpec s : specs) {
+      if (s.runtime() && options.kind() != ProbeMonitor.Kind.COUNT) {
+        throw new BadInput(s + ": a Lua site counts entries only (--monitor count): at the"
+            + " interpreter's read of the function's first instruction the registers hold"
+            + " the interpreter's state, not Lua arguments, and no return is watched");
+      }
+    }
     List<MemoryMapping> mappings = mappings(proc, pid);
     try {
       return ProbeSites.resolve(proc.root(), pid, mappings, specs, options.hardware(),
-          options.kind() == ProbeMonitor.Kind.LATENCY);
+          options.kind() == ProbeMonitor.Kind.LATENCY, runtimeSites);
     } catch (ProbeSites.SiteException e) {
       throw new BadInput(e.getMessage());
     }
@@ -287,17 +299,19 @@ public final class ProbeSession {
   private void place(ProbeMonitor monitor, int pid, List<ProbeSite> sites, Options options)
       throws Failure, BadInput {
     if (options.hardware()) {
-      List<Long> addresses = new ArrayList<>();
+      List<PerfEventAttr> addresses = new ArrayList<>();
       for (int i = 0; i < sites.size(); i++) {
         ProbeSite site = sites.get(i);
         boolean call = !site.returns().isEmpty();
         monitor.setSite(i, site.spec().atReturn());
         monitor.setHardwareSite(i, site.address(), call ? ProbeMonitor.Breakpoint.CALL
             : ProbeMonitor.Breakpoint.ENTRY);
-        addresses.add(site.address());
+        addresses.add(site.watchLength() > 0
+            ? HardwareBreakpoints.watch(site.address(), site.watchLength())
+            : HardwareBreakpoints.attr(site.address()));
         for (long ret : site.returns()) {
           monitor.setHardwareSite(i, ret, ProbeMonitor.Breakpoint.RET);
-          addresses.add(ret);
+          addresses.add(HardwareBreakpoints.attr(ret));
         }
       }
       monitor.watchSignals(pid);

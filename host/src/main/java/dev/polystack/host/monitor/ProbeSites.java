@@ -5,6 +5,7 @@ import dev.polystack.host.elf.ElfFile;
 import dev.polystack.host.elf.ElfParseException;
 import dev.polystack.host.elf.ElfSymbol;
 import dev.polystack.host.proc.MemoryMapping;
+import dev.polystack.plugin.api.WatchPoint;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -50,6 +51,17 @@ public final class ProbeSites {
    */
   public static List<ProbeSite> resolve(Path root, int pid, List<MemoryMapping> mappings,
       List<SiteSpec> specs, boolean hardware, boolean everyReturn) throws SiteException {
+    return resolve(root, pid, mappings, specs, hardware, everyReturn, RuntimeSites.NONE);
+  }
+
+  /**
+   * As {@link #resolve(Path, int, List, List, boolean, boolean)}, with runtime-level sites
+   * ({@code lua:CHUNK:LINE}) resolved by {@code runtimeSites} to memory watched with a hardware
+   * read/write breakpoint.
+   */
+  public static List<ProbeSite> resolve(Path root, int pid, List<MemoryMapping> mappings,
+      List<SiteSpec> specs, boolean hardware, boolean everyReturn, RuntimeSites runtimeSites)
+      throws SiteException {
     if (specs.isEmpty()) {
       throw new SiteException("no probe site given: name at least one, e.g. libc.so.6:write");
     }
@@ -64,6 +76,18 @@ public final class ProbeSites {
     Map<String, ElfFile> opened = new LinkedHashMap<>();
     try {
       for (SiteSpec spec : specs) {
+        if (spec.runtime()) {
+          if (!hardware) {
+            throw new SiteException(spec + ": a runtime site is watched with a hardware"
+                + " breakpoint: add --hw");
+          }
+          WatchPoint w = runtimeSites.resolve(pid, spec);
+          ProbeSite site = new ProbeSite(spec, w.description(), null, 0, w.address(), List.of(),
+              w.length());
+          unique(out, site, hardware);
+          out.add(site);
+          continue;
+        }
         if (spec.isAddress() || spec.isVdso()) {
           if (!hardware) {
             throw new SiteException(spec + ": " + (spec.isVdso() ? "vDSO code" : "code at a bare"

@@ -92,6 +92,21 @@ public final class PerfEventAttr {
         .disabled(true);
   }
 
+  /**
+   * A user-space read/write watchpoint on the {@code length} bytes at {@code address} (x86 has
+   * no read-only data breakpoint), counted at every access, created disabled and removed at
+   * exec: what {@code probe} arms for a runtime-level site (a Lua function's first bytecode).
+   */
+  public static Builder dataBreakpoint(long address, int length) {
+    return builder()
+        .breakpoint(PerfConstants.HW_BREAKPOINT_RW, address, length)
+        .samplePeriod(1)
+        .excludeKernel(true)
+        .excludeHv(true)
+        .removeOnExec(true)
+        .disabled(true);
+  }
+
   public static Builder builder() {
     return new Builder();
   }

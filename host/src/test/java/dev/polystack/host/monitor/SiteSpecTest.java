@@ -33,6 +33,21 @@ class SiteSpecTest {
   }
 
   @Test
+  void parsesLuaSitesAsRuntimeSites() {
+    SiteSpec lua = SiteSpec.parse("lua:/srv/app.lua:12");
+    assertTrue(lua.runtime() && !lua.isAddress() && !lua.isVdso());
+    assertEquals(SiteSpec.LUA, lua.module());
+    assertEquals("/srv/app.lua:12", lua.symbol());
+    assertEquals("lua:/srv/app.lua:12", lua.toString());
+    // Not a line: a module named like the scheme, as before.
+    assertTrue(!SiteSpec.parse("lua:luaL_loadfile").runtime());
+    IllegalArgumentException ret = assertThrows(IllegalArgumentException.class,
+        () -> SiteSpec.parse("lua:app.lua:12%return"));
+    assertTrue(ret.getMessage().contains("entries only")
+        && ret.getMessage().contains("lua:app.lua:12"), ret.getMessage());
+  }
+
+  @Test
   void refusesWhatIsNotASiteInOneLine() {
     for (String bad : new String[] {"libc.so.6", ":write", "libc:", "libc:f+", "libc:f+0xzz",
         "libc:f+8%return", "libc:1f", "libc:f%ret"}) {

@@ -31,7 +31,13 @@ public enum Capability {
    * Names the runtime's allocator functions ({@link RuntimeInstance#allocatorSites()}), which
    * allocation profiles probe (since API 1.5).
    */
-  ALLOCATOR_SITES;
+  ALLOCATOR_SITES,
+  /**
+   * Resolves runtime-level probe sites to memory to watch ({@link
+   * RuntimeInstance#watchPoint(String)}), which {@code probe} asks only of plug-ins that
+   * declare it (since API 1.7).
+   */
+  WATCH_SITES;
 
   /** Lower-case, dash-separated name as shown to users. */
   public String displayName() {

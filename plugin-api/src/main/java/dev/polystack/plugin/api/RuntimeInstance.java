@@ -2,6 +2,7 @@ package dev.polystack.plugin.api;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Third level of the lifecycle: a plug-in attached to one process. The host calls it from one
@@ -73,6 +74,22 @@ public interface RuntimeInstance {
    */
   default List<AllocatorSite> allocatorSites() {
     return List.of();
+  }
+
+  /**
+   * The memory a runtime-level probe site names (since API 1.7, with {@link
+   * Capability#WATCH_SITES}), e.g. {@code lua:app.lua:12} for the LuaJIT plug-in: the host
+   * watches it with a hardware read/write breakpoint and counts every access, without changing
+   * a byte of the process. {@code site} is the whole site as the user wrote it, scheme
+   * included; empty when it is not in this runtime's syntax or this instance's VM is not the
+   * one it names. Reading the runtime's state to resolve it must be bounded like a walk.
+   *
+   * @throws WatchPointException when the site is this runtime's but names nothing watchable;
+   *     its message is the user's one line
+   * @since 1.7
+   */
+  default Optional<WatchPoint> watchPoint(String site) throws WatchPointException {
+    return Optional.empty();
   }
 
   /** The process mapped or unmapped memory; refresh anything derived from the memory map. */
