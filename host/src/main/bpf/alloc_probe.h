@@ -12,14 +12,19 @@ extern __u64 *bpf_session_cookie(void) __ksym;
 extern _Bool bpf_session_is_return(void) __ksym;
 
 /* K_LUA_ALLOC: a runtime's lua_Alloc, f(ud, ptr, osize, nsize), named by its plug-in.
- * K_CALL: any function whose calls are sampled (record --event calls): each call weighs 1. */
+ * K_CALL: any function whose calls are sampled (record --event calls): each call weighs 1.
+ * K_MMAP, K_MUNMAP: the C library's mmap(addr, len, prot, flags, fd, off) of anonymous memory
+ * and munmap(addr, len), called from outside the allocators' own modules. */
 enum { K_MALLOC = 1, K_CALLOC, K_REALLOC, K_MEMALIGN, K_POSIX_MEMALIGN, K_FREE, K_LUA_ALLOC,
-       K_CALL };
+       K_CALL, K_MMAP, K_MUNMAP };
 
 #define ALLOC_SITES 16
 #define EXP_TABLE 4096
 #define TEXT_RANGES 32
 #define ALLOCATOR_RANGES 8
+#define MAPPER_RANGES 4
+#define MAP_ANONYMOUS 0x20
+#define MAP_FAILED_ADDRESS ((__u64)-1)
 #define ALLOC_EVERY_CALL 1
 #define ALLOC_NO_ADDRESS 2
 /* Bytes beyond this per call are taken as this many: keeps the countdown's arithmetic exact. */
@@ -44,6 +49,11 @@ struct alloc_ranges {
 	__u32 allocator_count;
 	__u64 text[TEXT_RANGES][2];
 	__u64 allocator[ALLOCATOR_RANGES][2];
+	/* The text of the modules whose own mmap calls serve an allocator (the C library, the
+	 * allocator's module, a runtime's): their mmap and munmap calls are not counted again. */
+	__u32 mapper_count;
+	__u32 pad;
+	__u64 mapper[MAPPER_RANGES][2];
 };
 
 struct alloc_countdown {
@@ -104,7 +114,7 @@ struct free_event {
 
 _Static_assert(sizeof(struct alloc_event) == 64, "alloc_event");
 _Static_assert(sizeof(struct free_event) == 48, "free_event");
-_Static_assert(sizeof(struct alloc_ranges) == 648, "alloc_ranges");
+_Static_assert(sizeof(struct alloc_ranges) == 720, "alloc_ranges");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -219,6 +229,22 @@ static __always_inline int sampled(__u64 mean, __u64 size)
 	return 1;
 }
 
+/* Whether the call returns into one of the mapper ranges (an allocator's own mmap). */
+static __always_inline int mapper_call(struct alloc_ranges *r, __u64 rsp)
+{
+	__u64 ret = 0;
+
+	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)rsp))
+		return 0;
+	for (int i = 0; i < MAPPER_RANGES; i++) {
+		if (i >= r->mapper_count)
+			break;
+		if (r->mapper[i][0] <= ret && ret < r->mapper[i][1])
+			return 1;
+	}
+	return 0;
+}
+
 static __always_inline int internal_call(struct alloc_ranges *r, __u64 rsp)
 {
 	__u64 ret = 0;
@@ -323,7 +349,7 @@ static __always_inline int alloc_return(struct pt_regs *ctx)
 		if (ctx->rax == 0)
 			bpf_probe_read_user(&address, sizeof(address), (void *)p.memptr);
 	}
-	if (!address)
+	if (!address || (p.kind == K_MMAP && address == MAP_FAILED_ADDRESS))
 		return 0; /* the allocation failed: nothing was allocated */
 	struct alloc_event e = {
 		.version = 3,
@@ -451,6 +477,11 @@ int alloc_probe(struct pt_regs *ctx)
 	__u32 kind = s->kind;
 	__u64 size = 0, memptr = 0, old = 0;
 
+	if ((kind == K_MMAP || kind == K_MUNMAP) && ranges && mapper_call(ranges, ctx->rsp)) {
+		count(C_ALLOC_INTERNAL_CALL);
+		return 1;
+	}
+
 	switch (kind) {
 	case K_FREE:
 		alloc_free(tgid, tid, ctx->rdi);
@@ -491,6 +522,14 @@ int alloc_probe(struct pt_regs *ctx)
 	case K_CALL:
 		size = 1;
 		break;
+	case K_MMAP:
+		if (!(ctx->rcx & MAP_ANONYMOUS) || !ctx->rsi)
+			return 1; /* a file mapping, or nothing mapped */
+		size = ctx->rsi;
+		break;
+	case K_MUNMAP:
+		alloc_free(tgid, tid, ctx->rdi);
+		return 1;
 	default:
 		return 1;
 	}

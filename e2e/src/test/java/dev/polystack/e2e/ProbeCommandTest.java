@@ -34,7 +34,7 @@ class ProbeCommandTest {
     try (Distribution.Running polystack = target.probe(false, output, "probe_target:probe_counted",
         "probe_target:probe_counted%return", "--per-thread")) {
       target.say("go");
-      assertEquals("done", target.out().readLine());
+      target.expectLine("done");
       assertEquals(0, target.finish());
       Distribution.Result r = polystack.await(60);
       assertEquals(0, r.exitCode(), r.stderr());
@@ -59,7 +59,7 @@ class ProbeCommandTest {
     try (Distribution.Running polystack = target.probe(false, output, "probe_target:probe_counted",
         "probe_target:probe_counted%return", "--monitor", "args")) {
       target.say("go");
-      assertEquals("done", target.out().readLine());
+      target.expectLine("done");
       assertEquals(0, target.finish());
       Distribution.Result r = polystack.await(60);
       assertEquals(0, r.exitCode(), r.stderr());
@@ -246,7 +246,7 @@ class ProbeCommandTest {
       assertEquals(1, launched.stderrLines().size(), launched.stderr());
       assertFalse(launched.stdout().contains("done"), launched.stdout());
       target.say("go");
-      assertEquals("done", target.out().readLine());
+      target.expectLine("done");
       assertEquals(0, target.finish(), "the target was harmed by the refused runs");
     } finally {
       target.process().destroyForcibly();
@@ -289,7 +289,7 @@ class ProbeCommandTest {
           .contains("libprobed.so"), "the library is still mapped: the test tests nothing");
       assertTrue(polystack.process().isAlive(), polystack.stderrSoFar());
       assertEquals(0, target.finish());
-      assertEquals("done", target.out().readLine());
+      target.expectLine("done");
       Distribution.Result r = polystack.await(60);
       assertEquals(0, r.exitCode(), r.stderr());
       Map<String, Long> calls = ProbeTarget.calls(Files.readString(output));

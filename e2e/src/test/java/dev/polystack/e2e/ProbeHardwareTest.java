@@ -62,7 +62,7 @@ class ProbeHardwareTest {
             "vDSO, " + when);
         if (when.equals("armed")) {
           target.say("go");
-          assertEquals("done", target.out().readLine());
+          target.expectLine("done");
         }
       }
       assertFalse(Files.readString(Path.of("/proc/" + pid + "/maps")).contains("[uprobes]"),
@@ -115,7 +115,7 @@ class ProbeHardwareTest {
     try (Distribution.Running polystack = target.probe(true, output, "probe_target:probe_counted",
         "--per-thread")) {
       target.say("go");
-      assertEquals("done", target.out().readLine());
+      target.expectLine("done");
       assertEquals(0, target.finish());
       Distribution.Result r = polystack.await(60);
       assertEquals(0, r.exitCode(), r.stderr());
@@ -137,7 +137,7 @@ class ProbeHardwareTest {
     try (Distribution.Running polystack = target.probe(true, output, "probe_target:probe_counted",
         jit, "--monitor", "args")) {
       target.say("go");
-      assertEquals("done", target.out().readLine());
+      target.expectLine("done");
       assertEquals(0, target.finish());
       Distribution.Result r = polystack.await(60);
       assertEquals(0, r.exitCode(), r.stderr());
@@ -162,7 +162,7 @@ class ProbeHardwareTest {
     try (Distribution.Running polystack = target.probe(true, output,
         "[vdso]:clock_gettime%return", "--monitor", "args")) {
       target.say("go");
-      assertEquals("done", target.out().readLine());
+      target.expectLine("done");
       assertEquals(0, target.finish());
       Distribution.Result r = polystack.await(60);
       assertEquals(0, r.exitCode(), r.stderr());
@@ -190,7 +190,7 @@ class ProbeHardwareTest {
     try (Distribution.Running polystack = target.probe(true, output,
         "probe_target:probe_counted%return", jit, "--monitor", "args")) {
       target.say("go");
-      assertEquals("done", target.out().readLine());
+      target.expectLine("done");
       assertEquals(0, target.finish());
       Distribution.Result r = polystack.await(60);
       assertEquals(0, r.exitCode(), r.stderr());
@@ -235,7 +235,7 @@ class ProbeHardwareTest {
         assertTrue(r.stderr().contains(c.getValue()), r.stderr());
       }
       target.say("go");
-      assertEquals("done", target.out().readLine());
+      target.expectLine("done");
       assertEquals(0, target.finish(), "the target was harmed by the refused runs");
     } finally {
       target.process().destroyForcibly();

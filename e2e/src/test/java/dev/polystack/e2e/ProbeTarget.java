@@ -60,6 +60,19 @@ record ProbeTarget(Process process, BufferedReader out, OutputStream in, long ji
     in.flush();
   }
 
+  /**
+   * Reads its next line, which must be {@code expected}; if it ended instead, says how (a
+   * signal shows as 128 + its number: 133 is SIGTRAP).
+   */
+  void expectLine(String expected) throws Exception {
+    String line = out.readLine();
+    if (line == null && process.waitFor(10, TimeUnit.SECONDS)) {
+      throw new AssertionError("the target ended with status " + process.exitValue()
+          + " instead of printing '" + expected + "'");
+    }
+    assertEquals(expected, line);
+  }
+
   /** Ends its input (it exits) and returns its exit status. */
   int finish() throws Exception {
     in.close();

@@ -31,7 +31,33 @@ import java.util.OptionalLong;
  * @param ranges the sites' functions in the process, {@code [start, end)}
  */
 public record AllocatorSites(Path file, long[] offsets, List<Kind> kinds, List<String> names,
-    List<long[]> ranges) {
+    List<long[]> ranges, Mappers mappers) {
+
+  /**
+   * The C library's {@code mmap} and {@code munmap}, probed beside the allocator for the
+   * anonymous memory a program maps itself; calls from the {@code texts} (the C library's and
+   * the allocator's code, whose own mmap serves malloc) are not counted.
+   *
+   * @param file the C library as polystack opens it; null: none ({@link #NONE})
+   */
+  public record Mappers(Path file, long[] offsets, List<Kind> kinds, List<long[]> texts) {
+    /** A statically linked program: its own mmap serves its malloc, none is probed. */
+    public static final Mappers NONE = new Mappers(null, new long[0], List.of(), List.of());
+
+    public Mappers {
+      offsets = offsets.clone();
+      kinds = List.copyOf(kinds);
+      texts = List.copyOf(texts);
+      if (offsets.length != kinds.size()) {
+        throw new IllegalArgumentException("one kind per offset");
+      }
+    }
+  }
+
+  public AllocatorSites(Path file, long[] offsets, List<Kind> kinds, List<String> names,
+      List<long[]> ranges) {
+    this(file, offsets, kinds, names, ranges, Mappers.NONE);
+  }
 
   /** ELF program header type of the interpreter (ld.so) a dynamically linked program names. */
   private static final int PT_INTERP = 3;
@@ -49,6 +75,14 @@ public record AllocatorSites(Path file, long[] offsets, List<Kind> kinds, List<S
     LIBC.put("posix_memalign", Kind.POSIX_MEMALIGN);
     LIBC.put("aligned_alloc", Kind.MEMALIGN);
     LIBC.put("memalign", Kind.MEMALIGN);
+  }
+
+  /** The C library's functions that map and unmap anonymous memory. */
+  private static final Map<String, Kind> MAPPERS = new LinkedHashMap<>();
+
+  static {
+    MAPPERS.put("mmap", Kind.MMAP);
+    MAPPERS.put("munmap", Kind.MUNMAP);
   }
 
   /** A process whose allocator cannot be probed: the message is the user's one line. */
@@ -193,7 +227,47 @@ public record AllocatorSites(Path file, long[] offsets, List<Kind> kinds, List<S
           + " has no malloc mapped executable: polystack cannot probe it");
     }
     return new AllocatorSites(file, offsets.stream().mapToLong(Long::longValue).toArray(),
-        List.copyOf(kinds), List.copyOf(names), List.copyOf(ranges));
+        List.copyOf(kinds), List.copyOf(names), List.copyOf(ranges),
+        fromSymbolTable ? Mappers.NONE : mappers(pid, mappings, path, file));
+  }
+
+  /**
+   * The C library's mmap and munmap in process {@code pid}, whose allocator is at {@code
+   * allocatorPath}; none when no C library is mapped or it cannot be read (counted nowhere: the
+   * allocator's sites still work).
+   */
+  private static Mappers mappers(int pid, List<Mapping> mappings, String allocatorPath,
+      Path allocatorFile) {
+    String libc = mappings.stream().filter(m -> m.executable() && isLibc(m.path()))
+        .map(Mapping::path).findFirst().orElse(null);
+    if (libc == null) {
+      return Mappers.NONE;
+    }
+    String root = allocatorFile.toString();
+    Path file = Path.of(root.substring(0, root.length() - allocatorPath.length()) + libc);
+    List<Long> offsets = new ArrayList<>();
+    List<Kind> kinds = new ArrayList<>();
+    try (ElfFile elf = ElfFile.open(file)) {
+      for (Map.Entry<String, Kind> e : MAPPERS.entrySet()) {
+        Optional<ElfSymbol> symbol = elf.findDynamicSymbol(e.getKey());
+        OptionalLong offset = defines(symbol)
+            ? elf.virtualAddressToOffset(symbol.get().value()) : OptionalLong.empty();
+        if (offset.isPresent() && runtimeAddress(mappings, libc, offset.getAsLong()).isPresent()) {
+          offsets.add(offset.getAsLong());
+          kinds.add(e.getValue());
+        }
+      }
+    } catch (ElfParseException e) {
+      return Mappers.NONE;
+    }
+    List<long[]> texts = new ArrayList<>();
+    for (Mapping m : mappings) {
+      if (m.executable() && (m.path().equals(libc) || m.path().equals(allocatorPath))) {
+        texts.add(new long[] {m.start(), m.end()});
+      }
+    }
+    return new Mappers(file, offsets.stream().mapToLong(Long::longValue).toArray(), kinds,
+        texts);
   }
 
   /** The module the sites are in, as the process maps it. */

@@ -25,7 +25,7 @@ import java.util.Optional;
  * @param range the function in the process, {@code [start, end)}
  */
 public record RuntimeAllocator(Path file, long offset, Kind kind, String name, long address,
-    long[] range) {
+    long[] range, long[] moduleText) {
 
   /**
    * Where {@code site} is in process {@code pid}, or empty when it is not code of a mapped
@@ -58,6 +58,6 @@ public record RuntimeAllocator(Path file, long offset, Kind kind, String name, l
       case LUA_ALLOC -> Kind.LUA_ALLOC;
     };
     return Optional.of(new RuntimeAllocator(Path.of("/proc/" + pid + "/root" + m.path()), offset,
-        kind, site.name(), at, range));
+        kind, site.name(), at, range, new long[] {m.start(), m.end()}));
   }
 }

@@ -19,6 +19,10 @@ public final class AllocationProbes {
   public static final int TEXT_RANGES = 32;
   /** Probed allocator functions per process, for the internal-call filter. */
   public static final int ALLOCATOR_RANGES = 8;
+  /** Modules whose own mmap calls are not counted, per process (alloc_probe.h). */
+  public static final int MAPPER_RANGES = 4;
+  /** sizeof(struct alloc_ranges). */
+  private static final int RANGES_BYTES = 720;
   /** Padding of the range table: above every user address (alloc_probe.h). */
   static final long USER_TOP = 1L << 47;
 
@@ -28,7 +32,9 @@ public final class AllocationProbes {
     /** A runtime's {@code lua_Alloc(ud, ptr, osize, nsize)}, named by its plug-in. */
     LUA_ALLOC(7),
     /** Any function whose calls are sampled ({@code record --event calls}): a call weighs 1. */
-    CALL(8);
+    CALL(8),
+    /** The C library's {@code mmap} (anonymous mappings only) and {@code munmap}. */
+    MMAP(9), MUNMAP(10);
 
     final int code;
 
@@ -114,14 +120,29 @@ public final class AllocationProbes {
    * each {@code [start, end)}.
    */
   public synchronized void setRanges(int tgid, List<long[]> text, List<long[]> allocator) {
+    setRanges(tgid, text, allocator, List.of());
+  }
+
+  /**
+   * {@link #setRanges(int, List, List)} with the modules whose own mmap calls serve an
+   * allocator (at most {@value #MAPPER_RANGES}; more are left out, so their calls count).
+   */
+  public synchronized void setRanges(int tgid, List<long[]> text, List<long[]> allocator,
+      List<long[]> mappers) {
     if (text.size() > TEXT_RANGES || allocator.size() > ALLOCATOR_RANGES) {
       throw new IllegalArgumentException(text.size() + " text ranges, " + allocator.size()
           + " allocator ranges");
     }
     List<long[]> sorted = new ArrayList<>(text);
     sorted.sort((a, b) -> Long.compareUnsigned(a[0], b[0]));
-    Pointer value = Bpf.allocate(648);
-    value.setMemory(0, 648, (byte) 0);
+    Pointer value = Bpf.allocate(RANGES_BYTES);
+    value.setMemory(0, RANGES_BYTES, (byte) 0);
+    int m = Math.min(mappers.size(), MAPPER_RANGES);
+    value.putInt(648, m);
+    for (int i = 0; i < m; i++) {
+      value.putLong(656 + 16L * i, mappers.get(i)[0]);
+      value.putLong(664 + 16L * i, mappers.get(i)[1]);
+    }
     value.putInt(0, sorted.size());
     value.putInt(4, allocator.size());
     for (int i = 0; i < TEXT_RANGES; i++) {

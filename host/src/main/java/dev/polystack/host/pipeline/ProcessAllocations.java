@@ -31,6 +31,7 @@ final class ProcessAllocations {
   private final AllocationProbes probes;
   private final List<UprobeLink> links;
   private final List<long[]> allocatorRanges;
+  private final List<long[]> mapperTexts;
   private final AllocationTable<RawStack> table;
   private final long meanBytes;
   /** Per stack, the allocated objects and bytes already reported (rounded). */
@@ -40,11 +41,13 @@ final class ProcessAllocations {
   private boolean released;
 
   private ProcessAllocations(int pid, AllocationProbes probes, List<UprobeLink> links,
-      List<long[]> allocatorRanges, long meanBytes, Consumer<String> lost) {
+      List<long[]> allocatorRanges, List<long[]> mapperTexts, long meanBytes,
+      Consumer<String> lost) {
     this.pid = pid;
     this.probes = probes;
     this.links = links;
     this.allocatorRanges = List.copyOf(allocatorRanges);
+    this.mapperTexts = List.copyOf(mapperTexts);
     this.table = new AllocationTable<>(meanBytes, lost);
     this.meanBytes = meanBytes;
   }
@@ -66,9 +69,19 @@ final class ProcessAllocations {
     long[] cookies = sites.kinds().stream().mapToLong(AllocationProbes.Kind::code).toArray();
     List<UprobeLink> links = new ArrayList<>();
     ProcessAllocations a = new ProcessAllocations(pid, probes, links, sites.ranges(),
-        meanBytes, lost);
+        sites.mappers().texts(), meanBytes, lost);
     a.updateRanges(target.mappings());
-    links.add(probes.attach(sites.file(), sites.offsets(), cookies, pid));
+    try {
+      links.add(probes.attach(sites.file(), sites.offsets(), cookies, pid));
+      AllocatorSites.Mappers m = sites.mappers();
+      if (m.offsets().length > 0) {
+        links.add(probes.attach(m.file(), m.offsets(),
+            m.kinds().stream().mapToLong(AllocationProbes.Kind::code).toArray(), pid));
+      }
+    } catch (BpfLoadException | RuntimeException e) {
+      a.release();
+      throw e;
+    }
     return a;
   }
 
@@ -79,7 +92,7 @@ final class ProcessAllocations {
     }
     rangesOf = now;
     probes.setRanges(pid, AllocatorSites.textRanges(now, AllocationProbes.TEXT_RANGES),
-        allocatorRanges);
+        allocatorRanges, mapperTexts);
   }
 
   void define(long digest, int tid, RawStack stack) {

@@ -267,7 +267,7 @@ public final class AllocRecordSession {
         indexes.stream().mapToLong(i -> sites.get(i).fileOffset()).toArray(),
         indexes.stream().mapToLong(Integer::longValue).toArray())));
     return new AllocSampler.Sites(java.util.Collections.nCopies(sites.size(),
-        AllocationProbes.Kind.CALL), groups, List.of(), false);
+        AllocationProbes.Kind.CALL), groups, List.of(), List.of(), false);
   }
 
   /** The run's recording with one calls sample per stack in place of CPU samples. */

@@ -81,11 +81,12 @@ public final class AllocSampler implements NoStopSampler {
    * whether the runtimes' allocator functions join them.
    */
   public record Sites(List<AllocationProbes.Kind> kinds, List<Group> groups,
-      List<long[]> functionRanges, boolean runtimeAllocators) {
+      List<long[]> functionRanges, List<long[]> mapperTexts, boolean runtimeAllocators) {
     public Sites {
       kinds = List.copyOf(kinds);
       groups = List.copyOf(groups);
       functionRanges = List.copyOf(functionRanges);
+      mapperTexts = List.copyOf(mapperTexts);
       if (kinds.isEmpty() || kinds.size() > AllocationProbes.MAX_SITES) {
         throw new IllegalArgumentException("1.." + AllocationProbes.MAX_SITES + " sites, not "
             + kinds.size());
@@ -94,8 +95,19 @@ public final class AllocSampler implements NoStopSampler {
 
     /** The C library's allocator, and the runtimes' as they are named. */
     public static Sites of(AllocatorSites allocator) {
-      return new Sites(allocator.kinds(), List.of(new Group(allocator.file(),
-          allocator.offsets(), allocator.cookies())), allocator.ranges(), true);
+      List<AllocationProbes.Kind> kinds = new ArrayList<>(allocator.kinds());
+      List<Group> groups = new ArrayList<>();
+      groups.add(new Group(allocator.file(), allocator.offsets(), allocator.cookies()));
+      AllocatorSites.Mappers m = allocator.mappers();
+      if (m.offsets().length > 0) {
+        long[] cookies = new long[m.offsets().length];
+        for (int i = 0; i < cookies.length; i++) {
+          cookies[i] = kinds.size() + i;
+        }
+        kinds.addAll(m.kinds());
+        groups.add(new Group(m.file(), m.offsets(), cookies));
+      }
+      return new Sites(kinds, groups, allocator.ranges(), m.texts(), true);
     }
   }
 
@@ -275,9 +287,11 @@ public final class AllocSampler implements NoStopSampler {
     rangesOf = now;
     List<long[]> allocator = new ArrayList<>(sites.functionRanges());
     allocator.addAll(runtimeRanges);
+    List<long[]> mappers = new ArrayList<>(sites.mapperTexts());
+    runtimeAllocators.forEach(a -> mappers.add(a.moduleText()));
     try {
       capture.allocations().setRanges(target.pid(),
-          AllocatorSites.textRanges(now, AllocationProbes.TEXT_RANGES), allocator);
+          AllocatorSites.textRanges(now, AllocationProbes.TEXT_RANGES), allocator, mappers);
     } catch (RuntimeException e) {
       sink.lost(HostCounters.ALLOC_RANGES_REFUSED);
     }
