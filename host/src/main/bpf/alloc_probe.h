@@ -229,35 +229,30 @@ static __always_inline int sampled(__u64 mean, __u64 size)
 	return 1;
 }
 
-/* Whether the call returns into one of the mapper ranges (an allocator's own mmap). */
-static __always_inline int mapper_call(struct alloc_ranges *r, __u64 rsp)
+/* Whether v lies in one of the first n of ranges, which holds max. */
+static __always_inline int in_ranges(__u64 v, __u64 (*ranges)[2], __u32 n, const int max)
 {
-	__u64 ret = 0;
-
-	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)rsp))
-		return 0;
-	for (int i = 0; i < MAPPER_RANGES; i++) {
-		if (i >= r->mapper_count)
+	for (int i = 0; i < max; i++) {
+		if (i >= n)
 			break;
-		if (r->mapper[i][0] <= ret && ret < r->mapper[i][1])
+		if (ranges[i][0] <= v && v < ranges[i][1])
 			return 1;
 	}
 	return 0;
 }
 
-static __always_inline int internal_call(struct alloc_ranges *r, __u64 rsp)
+/* An allocator's call to itself (into allocator), or, for mmap and munmap, an allocator's own
+ * mapping (into mapper): counted once already, as the call that made it. */
+static __always_inline int internal_call(struct alloc_ranges *r, __u64 rsp, __u32 kind)
 {
 	__u64 ret = 0;
 
 	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)rsp))
 		return 0;
-	for (int i = 0; i < ALLOCATOR_RANGES; i++) {
-		if (i >= r->allocator_count)
-			break;
-		if (r->allocator[i][0] <= ret && ret < r->allocator[i][1])
-			return 1;
-	}
-	return 0;
+	if (in_ranges(ret, r->allocator, r->allocator_count, ALLOCATOR_RANGES))
+		return 1;
+	return (kind == K_MMAP || kind == K_MUNMAP) &&
+	       in_ranges(ret, r->mapper, r->mapper_count, MAPPER_RANGES);
 }
 
 static __always_inline void alloc_free(__u32 tgid, __u32 tid, __u64 address)
@@ -469,15 +464,10 @@ int alloc_probe(struct pt_regs *ctx)
 	struct alloc_config *ac = bpf_map_lookup_elem(&alloc_config, &zero);
 	if (!s || !ac)
 		return 1;
-	struct alloc_ranges *ranges = bpf_map_lookup_elem(&alloc_ranges, &tgid);
-	if (ranges && internal_call(ranges, ctx->rsp)) {
-		count(C_ALLOC_INTERNAL_CALL);
-		return 1;
-	}
 	__u32 kind = s->kind;
 	__u64 size = 0, memptr = 0, old = 0;
-
-	if ((kind == K_MMAP || kind == K_MUNMAP) && ranges && mapper_call(ranges, ctx->rsp)) {
+	struct alloc_ranges *ranges = bpf_map_lookup_elem(&alloc_ranges, &tgid);
+	if (ranges && internal_call(ranges, ctx->rsp, kind)) {
 		count(C_ALLOC_INTERNAL_CALL);
 		return 1;
 	}
