@@ -12,8 +12,6 @@ import dev.polystack.plugin.api.DecodedReturn;
 import dev.polystack.plugin.api.ModuleImage;
 import dev.polystack.plugin.api.ModuleSymbol;
 import dev.polystack.plugin.api.kit.Conformance;
-import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -44,7 +42,7 @@ class ArgumentDecodersTest {
 
   @Test
   void decodesTheVdsosClockFunctionsUnderEitherName() throws Exception {
-    ModuleImage vdso = Conformance.image("[vdso]", liveVdso());
+    ModuleImage vdso = Conformance.image("[vdso]", LiveVdso.image());
     for (String name : List.of("clock_gettime", "__vdso_clock_gettime")) {
       ArgumentDecoder d = decoder(vdso, name);
       assertEquals("clockid=CLOCK_MONOTONIC, tp=0x7ffd2c1e9a40", args(d, 1, 0x7ffd2c1e9a40L));
@@ -121,7 +119,7 @@ class ArgumentDecodersTest {
     assertTrue(plugin.argumentDecoder(libc, libc.symbol("write").orElseThrow()).isEmpty());
     // A function of another module that happens to be called time: no C library, no decoder.
     ModuleSymbol time = new ModuleSymbol("time", "", false, 0x1000, 16, true, true);
-    ModuleImage vdso = Conformance.image("[vdso]", liveVdso());
+    ModuleImage vdso = Conformance.image("[vdso]", LiveVdso.image());
     assertTrue(plugin.argumentDecoder(vdso, time).isEmpty(), "0x1000 is no vDSO export");
     ModuleSymbol data = new ModuleSymbol("clock_gettime", "GLIBC_2.17", true, 0x1000, 8, false,
         true);
@@ -129,21 +127,5 @@ class ArgumentDecodersTest {
     assertEquals(ArgumentDecoders.libc("time"), plugin.argumentDecoder(libc,
         new ModuleSymbol("time", "GLIBC_2.2.5", true, 0x1000, 16, true, true)).orElseThrow(),
         "glibc's version says which library it is");
-  }
-
-  /** This process's vDSO image, as the host reads a target's. */
-  static byte[] liveVdso() throws IOException {
-    String line = Files.readAllLines(Path.of("/proc/self/maps")).stream()
-        .filter(l -> l.endsWith("[vdso]")).findFirst()
-        .orElseThrow(() -> new AssertionError("no [vdso] mapping in /proc/self/maps"));
-    String[] range = line.substring(0, line.indexOf(' ')).split("-");
-    long start = Long.parseUnsignedLong(range[0], 16);
-    long end = Long.parseUnsignedLong(range[1], 16);
-    byte[] image = new byte[(int) (end - start)];
-    try (RandomAccessFile mem = new RandomAccessFile("/proc/self/mem", "r")) {
-      mem.seek(start);
-      mem.readFully(image);
-    }
-    return image;
   }
 }

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -32,7 +31,7 @@ class ReturnInstructionsTest {
   @Test
   void boundariesAndRetsMatchObjdumpOnTheLiveVdso() throws Exception {
     Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/objdump")), "no objdump");
-    byte[] image = liveVdso();
+    byte[] image = LiveVdso.image();
     Path so = tmp.resolve("vdso.so");
     Files.write(so, image);
     List<String> disasm = run("/usr/bin/objdump", "-d", so.toString());
@@ -97,20 +96,5 @@ class ReturnInstructionsTest {
     List<String> lines = new String(p.getInputStream().readAllBytes()).lines().toList();
     assertEquals(0, p.waitFor(), String.join("\n", lines));
     return lines;
-  }
-
-  private static byte[] liveVdso() throws IOException {
-    String line = Files.readAllLines(Path.of("/proc/self/maps")).stream()
-        .filter(l -> l.endsWith("[vdso]")).findFirst()
-        .orElseThrow(() -> new AssertionError("no [vdso] mapping in /proc/self/maps"));
-    String[] range = line.substring(0, line.indexOf(' ')).split("-");
-    long start = Long.parseUnsignedLong(range[0], 16);
-    long end = Long.parseUnsignedLong(range[1], 16);
-    byte[] image = new byte[(int) (end - start)];
-    try (RandomAccessFile mem = new RandomAccessFile("/proc/self/mem", "r")) {
-      mem.seek(start);
-      mem.readFully(image);
-    }
-    return image;
   }
 }
