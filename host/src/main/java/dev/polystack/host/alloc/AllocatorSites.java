@@ -106,15 +106,16 @@ public record AllocatorSites(Path file, long[] offsets, List<Kind> kinds, List<S
   public static AllocatorSites of(ProcFs proc, int pid, List<Mapping> mappings)
       throws SiteException {
     List<String> refused = new ArrayList<>();
+    Path processDir = proc.root().resolve(Integer.toString(pid));
     for (String path : searchOrder(proc, pid, mappings)) {
-      Path file = proc.root().resolve(Integer.toString(pid)).resolve("root" + path);
+      Path file = processDir.resolve("root" + path);
       try (ElfFile elf = ElfFile.open(file)) {
         boolean exported = defines(elf.findDynamicSymbol("malloc"));
         // Without an interpreter nothing is linked at run time: the symbol table is the truth.
         boolean staticProgram = !exported && elf.programHeaders().stream()
             .noneMatch(h -> h.type() == PT_INTERP) && defines(elf.staticSymbols().find("malloc"));
         if (exported || staticProgram) {
-          return sites(pid, mappings, path, file, elf, staticProgram);
+          return sites(pid, processDir, mappings, path, file, elf, staticProgram);
         }
       } catch (ElfParseException e) {
         refused.add(path + " (" + e.getMessage() + ")");
@@ -192,8 +193,9 @@ public record AllocatorSites(Path file, long[] offsets, List<Kind> kinds, List<S
   }
 
   /** The sites of the allocator {@code elf}, mapped at {@code path} in process {@code pid}. */
-  private static AllocatorSites sites(int pid, List<Mapping> mappings, String path, Path file,
-      ElfFile elf, boolean fromSymbolTable) throws ElfParseException, SiteException {
+  private static AllocatorSites sites(int pid, Path processDir, List<Mapping> mappings,
+      String path, Path file, ElfFile elf, boolean fromSymbolTable)
+      throws ElfParseException, SiteException {
     List<Long> offsets = new ArrayList<>();
     List<Kind> kinds = new ArrayList<>();
     List<String> names = new ArrayList<>();
@@ -228,23 +230,22 @@ public record AllocatorSites(Path file, long[] offsets, List<Kind> kinds, List<S
     }
     return new AllocatorSites(file, offsets.stream().mapToLong(Long::longValue).toArray(),
         List.copyOf(kinds), List.copyOf(names), List.copyOf(ranges),
-        fromSymbolTable ? Mappers.NONE : mappers(pid, mappings, path, file));
+        fromSymbolTable ? Mappers.NONE : mappers(processDir, mappings, path));
   }
 
   /**
-   * The C library's mmap and munmap in process {@code pid}, whose allocator is at {@code
-   * allocatorPath}; none when no C library is mapped or it cannot be read (counted nowhere: the
-   * allocator's sites still work).
+   * The C library's mmap and munmap in the process of {@code processDir} (/proc/PID), whose
+   * allocator is at {@code allocatorPath}; none when no C library is mapped or it cannot be
+   * read (counted nowhere: the allocator's sites still work).
    */
-  private static Mappers mappers(int pid, List<Mapping> mappings, String allocatorPath,
-      Path allocatorFile) {
+  private static Mappers mappers(Path processDir, List<Mapping> mappings,
+      String allocatorPath) {
     String libc = mappings.stream().filter(m -> m.executable() && isLibc(m.path()))
         .map(Mapping::path).findFirst().orElse(null);
     if (libc == null) {
       return Mappers.NONE;
     }
-    String root = allocatorFile.toString();
-    Path file = Path.of(root.substring(0, root.length() - allocatorPath.length()) + libc);
+    Path file = processDir.resolve("root" + libc);
     List<Long> offsets = new ArrayList<>();
     List<Kind> kinds = new ArrayList<>();
     try (ElfFile elf = ElfFile.open(file)) {

@@ -33,19 +33,17 @@ final class Summaries {
     if (result.recording().sampleTypes().isEmpty()) {
       err.printf("polystack: %s from %s; %s%n", plural(s.samples(), "sample"),
           plural(s.threads(), "thread"), rates.describe());
-    } else if (calls(result.recording())) {
-      long period = result.recording().periodNanos();
-      err.printf("polystack: %s sampled of %s (%s); %s%n",
-          plural(s.losses().getOrDefault("capture_alloc_sampled", 0L), "call"),
-          plural(s.losses().getOrDefault("capture_alloc_calls", 0L), "probed call"),
-          period == 1 ? "every call" : "one per " + period + " calls on average",
-          plural(s.samples(), "stack"));
     } else {
+      // A record of allocations or of calls: what the kernel sampled of what it counted.
+      boolean calls = calls(result.recording());
       long period = result.recording().periodNanos();
       err.printf("polystack: %s sampled of %s (%s); %s%n",
-          plural(s.losses().getOrDefault("capture_alloc_sampled", 0L), "allocation"),
-          plural(s.losses().getOrDefault("capture_alloc_calls", 0L), "allocator call"),
-          period == 1 ? "every call" : "one per " + period + " bytes on average",
+          plural(s.losses().getOrDefault("capture_alloc_sampled", 0L),
+              calls ? "call" : "allocation"),
+          plural(s.losses().getOrDefault("capture_alloc_calls", 0L),
+              calls ? "probed call" : "allocator call"),
+          period == 1 ? "every call"
+              : "one per " + period + (calls ? " calls" : " bytes") + " on average",
           plural(s.samples(), "stack"));
     }
     if (s.periods() > s.samples()) {
@@ -310,6 +308,6 @@ final class Summaries {
 
   /** A record of --event calls: its one value is calls. */
   private static boolean calls(Recording recording) {
-    return recording.sampleTypes().equals(java.util.List.of(ValueType.CALLS));
+    return !recording.sampleTypes().isEmpty() && recording.periodType().equals(ValueType.CALLS);
   }
 }

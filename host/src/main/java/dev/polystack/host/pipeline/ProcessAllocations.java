@@ -10,6 +10,7 @@ import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.process.TargetProcess;
 import dev.polystack.host.sampling.RawStack;
 import dev.polystack.host.session.FrameNamer;
+import dev.polystack.otel.counters.HostCounters;
 import dev.polystack.otel.model.Sample;
 import dev.polystack.otel.model.StackTrace;
 import dev.polystack.plugin.api.Frame;
@@ -34,6 +35,7 @@ final class ProcessAllocations {
   private final List<long[]> mapperTexts;
   private final AllocationTable<RawStack> table;
   private final long meanBytes;
+  private final Consumer<String> lost;
   /** Per stack, the allocated objects and bytes already reported (rounded). */
   private final Map<AllocationTable.Entry<RawStack>, long[]> reported = new IdentityHashMap<>();
   private final FrameNamer namer = new FrameNamer();
@@ -49,6 +51,7 @@ final class ProcessAllocations {
     this.allocatorRanges = List.copyOf(allocatorRanges);
     this.mapperTexts = List.copyOf(mapperTexts);
     this.table = new AllocationTable<>(meanBytes, lost);
+    this.lost = lost;
     this.meanBytes = meanBytes;
   }
 
@@ -91,8 +94,12 @@ final class ProcessAllocations {
       return;
     }
     rangesOf = now;
-    probes.setRanges(pid, AllocatorSites.textRanges(now, AllocationProbes.TEXT_RANGES),
-        allocatorRanges, mapperTexts);
+    try {
+      probes.setRanges(pid, AllocatorSites.textRanges(now, AllocationProbes.TEXT_RANGES),
+          allocatorRanges, mapperTexts);
+    } catch (RuntimeException e) {
+      lost.accept(HostCounters.ALLOC_RANGES_REFUSED.name()); // digests keep the previous ranges
+    }
   }
 
   void define(long digest, int tid, RawStack stack) {

@@ -243,8 +243,7 @@ public final class AllocRecordSession {
       }
       throw e;
     }
-    return callSites.isEmpty() ? withAllocations(result, named, alloc.meanBytes())
-        : withCalls(result, named, alloc.meanBytes());
+    return withValues(result, named, alloc.meanBytes(), !callSites.isEmpty());
   }
 
   /** The call sites in {@code pid} now, one group of uprobes per file. */
@@ -270,49 +269,32 @@ public final class AllocRecordSession {
         AllocationProbes.Kind.CALL), groups, List.of(), List.of(), false);
   }
 
-  /** The run's recording with one calls sample per stack in place of CPU samples. */
-  private static RecordSession.Result withCalls(RecordSession.Result result,
-      List<Named> named, long mean) {
-    Recording r = result.recording();
-    List<Sample> samples = new ArrayList<>();
-    for (Named n : named) {
-      long calls = n.entry().totals().rounded()[0];
-      if (calls > 0) {
-        samples.add(new Sample(n.entry().tid(), "", r.endEpochNanos(),
-            new StackTrace(n.frames()), Map.of(), 1, 1, new long[] {calls}));
-      }
-    }
-    Recording out = new Recording(r.target(), r.startEpochNanos(), r.endEpochNanos(),
-        Math.max(1, mean), "bpf-calls", r.modules(), samples, r.losses(), List.of(ValueType.CALLS),
-        0);
-    RecordSession.Summary s = result.summary();
-    RecordSession.Summary summary = new RecordSession.Summary(samples.size(), samples.size(),
-        s.threads(), s.errors(), s.losses(), 0, 0, 0, 0, 0, 0);
-    return new RecordSession.Result(out, summary, result.targetExit(), result.stoppedByUser(),
-        result.targetGone());
-  }
-
-  /** The run's recording with one allocation sample per stack in place of CPU samples. */
+  /** A stack as named while the target's modules were open, and its totals. */
   private record Named(List<Frame> frames, AllocationTable.Entry<RawStack> entry) {}
 
-  private static RecordSession.Result withAllocations(RecordSession.Result result,
-      List<Named> named, long mean) {
+  /**
+   * The run's recording with one sample per stack in place of CPU samples: its four allocation
+   * values, or (a calls record, each call weighing one) its calls.
+   */
+  private static RecordSession.Result withValues(RecordSession.Result result,
+      List<Named> named, long mean, boolean calls) {
     Recording r = result.recording();
     List<Sample> samples = new ArrayList<>();
     for (Named n : named) {
-      List<Frame> frames = n.frames();
-      AllocationTable.Entry<RawStack> e = n.entry();
-      long[] values = e.totals().rounded();
+      long[] values = n.entry().totals().rounded();
       if (values[0] == 0 && values[1] == 0) {
         continue;
       }
-      samples.add(new Sample(e.tid(), "", r.endEpochNanos(), new StackTrace(frames), Map.of(),
-          1, 1, values));
+      samples.add(new Sample(n.entry().tid(), "", r.endEpochNanos(),
+          new StackTrace(n.frames()), Map.of(), 1, 1,
+          calls ? new long[] {values[0]} : values));
     }
-    // The period pprof shows: bytes between samples (1 when every call is sampled).
-    Recording out = new Recording(r.target(), r.startEpochNanos(), r.endEpochNanos(),
-        Math.max(1, mean), "bpf-alloc", r.modules(), samples, r.losses(), ValueType.ALLOCATIONS,
-        1);
+    // The period pprof shows: bytes (or calls) between samples, 1 when every call is sampled.
+    Recording out = calls
+        ? new Recording(r.target(), r.startEpochNanos(), r.endEpochNanos(), Math.max(1, mean),
+            "bpf-calls", r.modules(), samples, r.losses(), List.of(ValueType.CALLS), 0)
+        : new Recording(r.target(), r.startEpochNanos(), r.endEpochNanos(), Math.max(1, mean),
+            "bpf-alloc", r.modules(), samples, r.losses(), ValueType.ALLOCATIONS, 1);
     RecordSession.Summary s = result.summary();
     RecordSession.Summary summary = new RecordSession.Summary(samples.size(), samples.size(),
         s.threads(), s.errors(), s.losses(), 0, 0, 0, 0, 0, 0);

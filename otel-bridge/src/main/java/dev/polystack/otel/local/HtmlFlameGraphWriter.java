@@ -96,7 +96,7 @@ final class HtmlFlameGraphWriter implements ProfileWriter {
     } else {
       // An allocation recording's period is bytes between samples (1: every call).
       fact(sb, "sampling", r.periodNanos() == 1 ? "every call"
-          : r.sampleTypes().equals(java.util.List.of(dev.polystack.otel.model.ValueType.CALLS))
+          : r.periodType().equals(dev.polystack.otel.model.ValueType.CALLS)
           ? "one stack per " + r.periodNanos() + " calls, on average"
           : "one sample per " + r.periodNanos() + " bytes allocated, on average");
     }

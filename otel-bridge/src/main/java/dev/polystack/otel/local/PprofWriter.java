@@ -210,11 +210,9 @@ final class PprofWriter implements ProfileWriter {
       List<Long> comments = comments();
 
       List<ValueType> types = recording.sampleTypes();
-      // Allocation recordings: one sample per period bytes allocated, on average; call
-      // recordings: one per period calls.
-      boolean calls = types.equals(List.of(ValueType.CALLS));
-      long spaceType = types.isEmpty() ? 0 : string(calls ? "calls" : "space");
-      long bytesUnit = types.isEmpty() ? 0 : string(calls ? "count" : "bytes");
+      // Recordings with sample types: one sample per period bytes allocated (or calls made).
+      long periodType = types.isEmpty() ? 0 : string(recording.periodType().type());
+      long periodUnit = types.isEmpty() ? 0 : string(recording.periodType().unit());
       long[][] typeIds = new long[types.size()][];
       for (int i = 0; i < types.size(); i++) {
         typeIds[i] = new long[] {string(types.get(i).type()), string(types.get(i).unit())};
@@ -307,7 +305,7 @@ final class PprofWriter implements ProfileWriter {
       if (types.isEmpty()) {
         message(out, 11, o -> valueType(o, cpuType, nanosUnit));
       } else {
-        message(out, 11, o -> valueType(o, spaceType, bytesUnit));
+        message(out, 11, o -> valueType(o, periodType, periodUnit));
       }
       int64(out, 12, period);
       packed(out, 13, comments.stream().mapToLong(Long::longValue).toArray());
@@ -327,7 +325,7 @@ final class PprofWriter implements ProfileWriter {
             recording.losses(), Sample.count(recording.samples()),
             Stacks.threadNames(recording).size(),
             recording.endEpochNanos() - recording.startEpochNanos()).describe()));
-      } else if (recording.sampleTypes().equals(List.of(ValueType.CALLS))) {
+      } else if (recording.periodType().equals(ValueType.CALLS)) {
         comments.add(string("sampling: one stack per " + recording.periodNanos()
             + " calls on average (1: every call)"));
       } else {

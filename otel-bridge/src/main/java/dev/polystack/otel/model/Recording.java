@@ -78,6 +78,14 @@ public record Recording(
     throw new IllegalArgumentException("no sample type " + type + " in this recording");
   }
 
+  /**
+   * What the period of a recording with sample types counts (pprof's and OTLP's period type):
+   * calls between two stacks in a calls recording, bytes between two allocation samples else.
+   */
+  public ValueType periodType() {
+    return sampleTypes.equals(List.of(ValueType.CALLS)) ? ValueType.CALLS : ValueType.SPACE;
+  }
+
   /** What a sample weighs in single-value outputs: its default value, or its periods. */
   public long weight(Sample s) {
     return sampleTypes.isEmpty() ? s.periods() : s.values()[defaultType];

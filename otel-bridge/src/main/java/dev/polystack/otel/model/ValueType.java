@@ -13,6 +13,8 @@ public record ValueType(String type, String unit) {
   public static final ValueType ALLOC_SPACE = new ValueType("alloc_space", "bytes");
   public static final ValueType INUSE_OBJECTS = new ValueType("inuse_objects", "count");
   public static final ValueType INUSE_SPACE = new ValueType("inuse_space", "bytes");
+  /** Bytes allocated between two allocation samples: an allocation recording's period. */
+  public static final ValueType SPACE = new ValueType("space", "bytes");
   /** Calls of a probed function (record --event calls), estimated from the sampled ones. */
   public static final ValueType CALLS = new ValueType("calls", "count");
   /** The values of an allocation sample, in this order. */

@@ -112,9 +112,8 @@ public final class ProfilesMapper {
       }
       Profile.Builder profile = Profile.newBuilder()
           .setSampleType(valueType(type.type(), type.unit()))
-          .setPeriodType(recording.sampleTypes().equals(
-              List.of(dev.polystack.otel.model.ValueType.CALLS)) ? valueType("calls", "count")
-              : valueType("space", "bytes"))
+          .setPeriodType(valueType(recording.periodType().type(),
+              recording.periodType().unit()))
           .setPeriod(recording.periodNanos())
           .setTimeUnixNano(recording.startEpochNanos())
           .setDurationNano(recording.endEpochNanos() - recording.startEpochNanos())
