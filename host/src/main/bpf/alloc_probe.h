@@ -392,7 +392,7 @@ static __always_inline int define_stack(struct pt_regs *ctx, __u32 tgid, __u32 t
 	__u32 why, want = ac->stack_bytes;
 	if (want > STACK_MAX)
 		want = STACK_MAX;
-	__u32 got = copy_user(rec, sizeof(*h), rsp - RED_ZONE, want, &why);
+	__u32 got = copy_stack(rec, sizeof(*h), rsp, want, &why);
 	if (!got)
 		count(C_STACK_UNREADABLE);
 	zero_pad(rec, sizeof(*h) + got);

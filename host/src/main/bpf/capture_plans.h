@@ -61,6 +61,22 @@ static __always_inline __u32 copy_user(__u8 *rec, __u64 off, __u64 addr, __u64 l
 }
 
 /* Zeroes the bytes between end and the next multiple of 8 (stale data of an older record). */
+/*
+ * A thread's stack from rsp - RED_ZONE up. The red zone may lie on a page the thread never
+ * touched (rsp just above a page boundary); that page reads as zeros once faulted in, so it is
+ * zeroed here and the copy goes on from rsp rather than losing the whole stack.
+ */
+static __always_inline __u32 copy_stack(__u8 *rec, __u64 off, __u64 rsp, __u32 want, __u32 *why)
+{
+	__u32 got = copy_user(rec, off, rsp - RED_ZONE, want, why);
+
+	if (got || *why != COPY_FAULT || want <= RED_ZONE || off > RECORD_MAX - RED_ZONE)
+		return got;
+	__builtin_memset(rec + off, 0, RED_ZONE);
+	got = copy_user(rec, off + RED_ZONE, rsp, want - RED_ZONE, why);
+	return got ? RED_ZONE + got : 0;
+}
+
 static __always_inline void zero_pad(__u8 *rec, __u32 end)
 {
 	__u32 keep = end & 7;

@@ -394,7 +394,7 @@ int tick_capture(struct bpf_perf_event_data *ctx)
 	__u32 why;
 	if (want > STACK_MAX)
 		want = STACK_MAX;
-	__u32 got = copy_user(rec, sizeof(*h), rsp - RED_ZONE, want, &why);
+	__u32 got = copy_stack(rec, sizeof(*h), rsp, want, &why);
 	if (!got)
 		count(C_STACK_UNREADABLE);
 	zero_pad(rec, sizeof(*h) + got);

@@ -7,7 +7,8 @@
  * main -> top_a -> mid_a -> leaf_a spins on the main thread; a thread named "worker-b" runs
  * worker -> top_b -> mid_b -> leaf_b. With LATE_MS > 0 a third thread "late-c" (late -> top_c ->
  * leaf_c) starts after that many milliseconds. Prints "ready" once the threads run and exits
- * with EXIT_CODE after SECONDS (0: never).
+ * with EXIT_CODE once each of main and worker-b has run SECONDS of its own CPU time (0: never):
+ * CPU time, not wall time, so a loaded host delays the exit instead of thinning the samples.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -17,16 +18,14 @@
 #include <unistd.h>
 
 static volatile unsigned long sink;
-static double deadline;
+static double cpu_seconds;
 static int late_ms;
 
-static double now(void) {
+static int expired(void) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec / 1e9;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return cpu_seconds > 0 && ts.tv_sec + ts.tv_nsec / 1e9 >= cpu_seconds;
 }
-
-static int expired(void) { return deadline > 0 && now() >= deadline; }
 
 #define NOINLINE __attribute__((noinline))
 #define SPIN(n) for (unsigned long i = 0; i < (n); i++) { sink += i * 7 + (sink >> 3); }
@@ -60,9 +59,7 @@ int main(int argc, char **argv) {
   double seconds = argc > 1 ? atof(argv[1]) : 0;
   int code = argc > 2 ? atoi(argv[2]) : 0;
   late_ms = argc > 3 ? atoi(argv[3]) : 0;
-  if (seconds > 0) {
-    deadline = now() + seconds;
-  }
+  cpu_seconds = seconds;
   pthread_t b;
   pthread_create(&b, NULL, worker, NULL);
   pthread_setname_np(b, "worker-b");

@@ -41,6 +41,7 @@ class TickCaptureTest {
       #include <stdint.h>
       #include <stdio.h>
       #include <string.h>
+      #include <sys/mman.h>
       #include <unistd.h>
 
       struct known { uint64_t magic; uint64_t self; char text[48]; uint64_t tail; };
@@ -74,6 +75,15 @@ class TickCaptureTest {
         if (argc > 1 && strcmp(argv[1], "syscall") == 0) {
           int fd = open("/dev/null", O_WRONLY);
           for (;;) counter += write(fd, "x", 1);
+        }
+        if (argc > 1 && strcmp(argv[1], "edge") == 0) {
+          // rsp 64 bytes over a page boundary with the page below never touched: the red zone's
+          // first chunk faults while the 7 pages from rsp up are resident.
+          char *m = mmap(0, 8 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+          memset(m + 4096, 0, 7 * 4096);
+          uint64_t *sp = (uint64_t *) (m + 4096 + 64);
+          *sp = 0x5eed5eed5eed5eedULL;
+          __asm__ volatile("mov %0, %%rsp\\n1: incq counter(%%rip)\\njmp 1b" :: "r"(sp));
         }
         deep();
       }
@@ -125,6 +135,23 @@ class TickCaptureTest {
       } else {
         assertTrue(stats.runCount() >= counters.get("ticks"), stats.toString());
       }
+    }
+  }
+
+  /** A red zone on a page never touched reads as zeros; the stack above rsp is still copied. */
+  @Test
+  void redZoneOnAnUntouchedPageDoesNotLoseTheStack() throws Exception {
+    try (Workload w = Workload.start("edge"); TickCapture capture = open()) {
+      capture.addTarget(w.pid(), STACK);
+      List<Rec> records = collect(capture, RECORDS / 4);
+      assertTrue(records.size() >= RECORDS / 8, "records: " + records.size());
+      for (Rec r : records) {
+        assertEquals(64, r.rsp() & 4095, "rsp " + Long.toHexString(r.rsp()));
+        assertUser(r);
+        assertEquals(STACK, r.stackLen(), "red zone zeroed, the rest copied from rsp");
+        assertEquals(0x5eed5eed5eed5eedL, r.atRsp());
+      }
+      assertEquals(0, capture.counters().get("stack_unreadable"), capture.counters().toString());
     }
   }
 

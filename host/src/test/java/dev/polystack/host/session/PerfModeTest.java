@@ -286,9 +286,10 @@ class PerfModeTest {
     List<String> command = List.of(workload.toString(), "1", "3");
     long start = System.nanoTime();
     RecordSession.Result result = session().launch(command, RecordSession.Mode.PERF,
-        options(10_000), () -> false, (a, b, c, d) -> {});
+        options(60_000), () -> false, (a, b, c, d) -> {});
     long took = (System.nanoTime() - start) / 1_000_000;
-    assertTrue(took < 5000, "ended with the target, not the duration: " + took + " ms");
+    // The target exits after 1 s of its threads' CPU time, which a loaded host stretches.
+    assertTrue(took < 30_000, "ended with the target, not the duration: " + took + " ms");
     assertNotNull(result.targetExit(), "exit status collected");
     assertTrue(result.targetExit().exited(), result.targetExit().toString());
     assertEquals(3, result.targetExit().exitCode());
