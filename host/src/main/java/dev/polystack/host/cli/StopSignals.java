@@ -14,6 +14,10 @@ import sun.misc.Signal;
  * {@code vdso --backend ptrace} target is armed, and that target then dies of SIGTRAP
  * (docs/reliability.md, "Root safety"). Only SIGKILL ends polystack sooner.
  *
+ * <p>After a stop request they stay ignored past {@code close}: the JVM dispatches signals from
+ * its own thread, so one sent together with the first can reach the JVM's default handler after
+ * {@code close} and turn a clean stop into exit 130.
+ *
  * <p>SIGINT and SIGTERM are handled even when polystack inherited them ignored (a background
  * job of a script starts with SIGINT ignored, and the JVM then installs no handler), as perf
  * and py-spy do: {@code kill -INT} must stop a run. An inherited ignored SIGHUP stays ignored:
@@ -58,9 +62,15 @@ final class StopSignals implements AutoCloseable {
     return received.get();
   }
 
-  /** Gives the signals back to the JVM: call once the target is released. */
+  /**
+   * Gives the signals back to the JVM, so that a signal while the output is written ends
+   * polystack: call once the target is released. After a stop request they stay with the stop.
+   */
   @Override
   public void close() {
+    if (stopRequested()) {
+      return;
+    }
     for (int i = 0; i < NAMES.length; i++) {
       Signal.handle(new Signal(NAMES[i]), previous[i]);
     }
