@@ -80,6 +80,25 @@ class CPythonPluginTest {
           out.write(f"{h} {l}\\n")
       """;
 
+  /**
+   * Ahead of {@link #SHARES}: an exit handler that makes and drops code objects for 0.4 s, so the
+   * module's code object, freed once its last line ran, is overwritten while the last samples'
+   * records still wait to be walked.
+   */
+  static final String CHURN_AT_EXIT = """
+      import atexit, time as churn_time
+
+      def churn():
+          end = churn_time.monotonic() + 0.4
+          made = []
+          while churn_time.monotonic() < end:
+              made.append(compile("x = %d" % len(made), "<churn>", "exec"))
+              if len(made) > 1000:
+                  made.clear()
+
+      atexit.register(churn)
+      """;
+
   /** The main thread spins holding the GIL; one thread hashes without it; one sleeps. */
   static final String THREADS = """
       import hashlib, sys, threading, time
@@ -150,6 +169,20 @@ class CPythonPluginTest {
     checkShares(python.get());
   }
 
+  /**
+   * The walk reads code objects after the tick: a frame whose code object was freed since (the
+   * module's, here) is still named, from the code objects the walks saw before.
+   */
+  @Test
+  void codeObjectsFreedAfterTheTickAreStillNamedOnPyenvPython311() throws Exception {
+    Optional<Path> python = pyenv("3.11.", "python3.11");
+    assumeTrue(python.isPresent(), "pyenv python3.11 not installed");
+    Shares run = checkShares(python.get(), CHURN_AT_EXIT + SHARES);
+    assertTrue(run.stderr().contains("plugin.cpython.code_freed_since_tick"), run.stderr());
+    assertEquals(0, run.measuredWithError(), "samples of heavy or light ending in an error frame"
+        + " (the last ones before the exit, walked once the module's code was freed)");
+  }
+
   @Test
   void threadWithoutTheGilShowsItsOwnStackOnDebianPython311() throws Exception {
     Path python = Path.of("/usr/bin/python3.11");
@@ -165,9 +198,17 @@ class CPythonPluginTest {
   }
 
   private static void checkShares(Path python) throws Exception {
+    checkShares(python, SHARES);
+  }
+
+  /** polystack's stderr, and the stacks in heavy or light that carry a plug-in error. */
+  private record Shares(String stderr, long measuredWithError) {}
+
+  /** Records {@code program} (ending as {@link #SHARES} does) and checks its shares. */
+  private static Shares checkShares(Path python, String program) throws Exception {
     Path work = Files.createTempDirectory(dir, "shares");
     Path script = work.resolve("shares.py");
-    Files.writeString(script, SHARES);
+    Files.writeString(script, program);
     Path times = work.resolve("times.txt");
     Path folded = work.resolve("out.folded");
     var result = Distribution.run(work, java.util.Map.of(), "record", "--plugin-path",
@@ -186,9 +227,13 @@ class CPythonPluginTest {
     String file = script.toString();
     long heavy = 0;
     long light = 0;
+    long measuredWithError = 0;
     for (FoldedStacks.Stack s : stacks.stacks()) {
       int h = s.indexOf(f -> f.startsWith("heavy (" + file + ":"));
       int l = s.indexOf(f -> f.startsWith("light (" + file + ":"));
+      if ((h >= 0 || l >= 0) && s.has(x -> x.startsWith("[error: cpython_"))) {
+        measuredWithError += s.count();
+      }
       // A walk that caught a frame changing under it says so with an error frame; those are
       // bounded below, not placed.
       if ((h < 0 && l < 0) || s.has(x -> x.startsWith("[error: cpython_"))) {
@@ -205,7 +250,7 @@ class CPythonPluginTest {
       assertFalse(s.has(x -> x.contains("_PyEval_EvalFrameDefault")),
           "the evaluation loop's native frame must be replaced: " + s);
       int line = Integer.parseInt(f.get(at).replaceAll(".*:(\\d+)\\)$", "$1"));
-      int def = lineOf(SHARES, "def " + leafFunction + "(n):");
+      int def = lineOf(program, "def " + leafFunction + "(n):");
       // The def line itself is the function's first instruction (RESUME) in the line table.
       assertTrue(line >= def && line <= def + 4, "line " + line + " is not in " + leafFunction
           + " (def at " + def + "): " + s);
@@ -225,6 +270,7 @@ class CPythonPluginTest {
     assertTrue(heavy + light >= 200, "too few samples in heavy and light: " + context);
     assertTrue(Math.abs(share - ownShare) <= SHARE_TOLERANCE, context);
     assertTrue(errors * 50 <= stacks.samples(), "more than 2% plug-in errors: " + context);
+    return new Shares(result.stderr(), measuredWithError);
   }
 
   private static void checkThreads(Path python) throws Exception {

@@ -130,6 +130,10 @@ final class CPythonInstance implements RuntimeInstance {
 
   @Override
   public synchronized Map<String, Long> getAndResetCounters() {
+    long freed = codes.getAndResetFreedSinceTick();
+    if (freed > 0) {
+      count("code_freed_since_tick", freed);
+    }
     Map<String, Long> out = Map.copyOf(counters);
     counters.clear();
     return out;
@@ -171,7 +175,7 @@ final class CPythonInstance implements RuntimeInstance {
           runs.add(current); // 3.12: the C call's own entry frame ends its run
           current = new ArrayList<>();
         } else {
-          Frame named = frameOrReread(memory, f, frame, n);
+          Frame named = frame(memory.stable(), f);
           checkLink(memory, f, frame, callee, calleeOwner);
           current.add(named);
           if (layout.frameIsEntry() >= 0 && f[layout.frameIsEntry()] != 0) {
@@ -216,31 +220,6 @@ final class CPythonInstance implements RuntimeInstance {
       throw new WalkException("torn_frame_link");
     }
     count("frame_links_checked", 1);
-  }
-
-  /**
-   * The frame's name and line. A caller's frame header (code, previous, last instruction) stays
-   * as it is while its callee runs, so when the captured header fails validation it is read
-   * once more from the process and the difference counted (README.md, "Limits", has the case).
-   */
-  private Frame frameOrReread(RemoteMemory memory, byte[] f, long frame, int n)
-      throws WalkException, MemoryReadException {
-    try {
-      return frame(memory.stable(), f);
-    } catch (WalkException e) {
-      if (n == 0) {
-        throw e;
-      }
-      byte[] live = new byte[f.length];
-      if (process.memory().read(frame, live, 0, live.length) < live.length
-          || java.util.Arrays.equals(live, f)) {
-        throw e;
-      }
-      Frame named = frame(memory.stable(), live);
-      count("caller_frame_reread", 1);
-      System.arraycopy(live, 0, f, 0, f.length); // its previous link too
-      return named;
-    }
   }
 
   private Frame frame(RemoteMemory stable, byte[] f) throws WalkException {

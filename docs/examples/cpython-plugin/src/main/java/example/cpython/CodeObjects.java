@@ -11,7 +11,12 @@ import java.util.Map;
  * Names and line tables of code objects, read through {@link RemoteMemory#stable()} (a code
  * object does not change while a frame runs it) and cached by address. A cached entry is reused
  * only while the object at that address still has the same type, name, file and first line, so
- * a freed code object whose memory was reused is read again.
+ * a code object made where an older one was is read again.
+ *
+ * <p>The walk reads code objects after the tick, so a frame's code object may have been freed
+ * between the tick and the walk (a module's code, as soon as its last line ran). When the
+ * address no longer holds a code object at all, the entry cached for it stands for it and that
+ * is counted ({@link #freedSinceTick}): README.md, "Limits".
  */
 final class CodeObjects {
   /** Code objects remembered per process. */
@@ -31,6 +36,7 @@ final class CodeObjects {
 
   private final Layout layout;
   private final long codeType;
+  private long freedSinceTick;
   private final int headerBytes;
   private final Map<Long, Code> cache = new LinkedHashMap<>(256, 0.75f, true) {
     @Override
@@ -47,21 +53,36 @@ final class CodeObjects {
         layout.codeFilename())) + 8;
   }
 
+  /** Code objects named from the cache because their address no longer held one; then zero. */
+  long getAndResetFreedSinceTick() {
+    long n = freedSinceTick;
+    freedSinceTick = 0;
+    return n;
+  }
+
   /** The code object at {@code address}, validated; throws {@link WalkException} if it is not. */
   Code code(RemoteMemory stable, long address) throws WalkException {
     if (!Pointers.plausible(address)) {
       throw new WalkException("bad_code_pointer");
     }
     byte[] header = new byte[headerBytes];
+    String gone = null;
     try {
       if (stable.read(address, header, 0, headerBytes) < headerBytes) {
-        throw new WalkException("unreadable_code");
+        gone = "unreadable_code";
+      } else if (Bytes.getLong(header, Layout.OB_TYPE) != codeType) {
+        gone = "not_a_code_object";
       }
     } catch (MemoryReadException e) {
-      throw new WalkException("unreadable_code");
+      gone = "unreadable_code";
     }
-    if (Bytes.getLong(header, Layout.OB_TYPE) != codeType) {
-      throw new WalkException("not_a_code_object");
+    if (gone != null) {
+      Code last = cache.get(address);
+      if (last == null) {
+        throw new WalkException(gone);
+      }
+      freedSinceTick++;
+      return last;
     }
     long filenameRef = Bytes.getLong(header, layout.codeFilename());
     long qualnameRef = Bytes.getLong(header, layout.codeQualname());
