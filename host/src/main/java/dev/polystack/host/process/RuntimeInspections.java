@@ -6,6 +6,8 @@ import dev.polystack.plugin.api.Inspection;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
 import java.util.function.Supplier;
 
 /**
@@ -13,27 +15,60 @@ import java.util.function.Supplier;
  * as the process maps it), shared by the processes one pipeline describes: {@code RuntimePlugin}
  * promises its plug-ins one inspection per binary, and a host-wide agent sees the same libc in
  * every new process (docs/benchmarks.md, "The agent"). Bounded, least recently used first out.
+ *
+ * <p>An inspection runs outside the lock, so a slow plug-in holds up only the callers that want
+ * the same answer; an inspection that throws is forgotten, so the next caller asks again.
  */
 public final class RuntimeInspections {
   /** Distinct binaries remembered by a pipeline. */
   public static final int CAPACITY = 512;
 
-  private final Map<MappedFile.Identity, Map<String, Optional<Inspection>>> answers;
+  private final Map<MappedFile.Identity, Map<String, FutureTask<Optional<Inspection>>>> answers;
 
   public RuntimeInspections(int capacity) {
     this.answers = BoundedMap.leastRecentlyUsed(capacity);
   }
 
   /** Plug-in {@code pluginId}'s answer for {@code file}: remembered, or {@code inspect}'s. */
-  synchronized Optional<Inspection> of(MappedFile file, String pluginId,
+  Optional<Inspection> of(MappedFile file, String pluginId,
       Supplier<Optional<Inspection>> inspect) {
-    Map<String, Optional<Inspection>> byPlugin = answers.computeIfAbsent(
-        file.identity(), k -> new HashMap<>());
-    Optional<Inspection> known = byPlugin.get(pluginId);
-    if (known == null) {
-      known = inspect.get();
-      byPlugin.put(pluginId, known);
+    FutureTask<Optional<Inspection>> answer;
+    boolean mine = false;
+    synchronized (this) {
+      Map<String, FutureTask<Optional<Inspection>>> byPlugin = answers.computeIfAbsent(
+          file.identity(), k -> new HashMap<>());
+      answer = byPlugin.get(pluginId);
+      if (answer == null) {
+        answer = new FutureTask<>(inspect::get);
+        byPlugin.put(pluginId, answer);
+        mine = true;
+      }
     }
-    return known;
+    if (mine) {
+      answer.run();
+    }
+    try {
+      return answer.get();
+    } catch (ExecutionException e) {
+      forget(file, pluginId, answer);
+      if (e.getCause() instanceof RuntimeException r) {
+        throw r;
+      }
+      if (e.getCause() instanceof Error err) {
+        throw err;
+      }
+      throw new IllegalStateException(e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return Optional.empty();
+    }
+  }
+
+  private synchronized void forget(MappedFile file, String pluginId,
+      FutureTask<Optional<Inspection>> failed) {
+    Map<String, FutureTask<Optional<Inspection>>> byPlugin = answers.get(file.identity());
+    if (byPlugin != null) {
+      byPlugin.remove(pluginId, failed);
+    }
   }
 }

@@ -1,6 +1,9 @@
 package dev.polystack.host.process;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.polystack.host.memory.ProcessMemory;
@@ -8,6 +11,10 @@ import dev.polystack.host.modules.ModuleOpener;
 import dev.polystack.host.plugins.LoadedPlugin;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.plugins.PluginRegistry;
+import dev.polystack.host.proc.DeviceNumber;
+import dev.polystack.host.proc.MappedFile;
+import dev.polystack.host.proc.MemoryMapping;
+import dev.polystack.host.proc.Permissions;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.plugin.api.ApiVersion;
 import dev.polystack.plugin.api.Capability;
@@ -20,8 +27,15 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
 /** RuntimePlugin's promise: one inspection per distinct binary, however many processes map it. */
@@ -97,6 +111,58 @@ class RuntimeInspectionsTest {
     }
     assertTrue(alone.inspected.size() >= 3, alone.inspected.toString());
     alone.inspected.forEach((path, times) -> assertEquals(2, times, path));
+  }
+
+  /**
+   * A slow inspection holds up only the callers that want its answer: another binary's is
+   * answered meanwhile, the same binary's waits and gets the one answer; a failed one is asked
+   * again.
+   */
+  @Test
+  void aSlowInspectionHoldsUpOnlyItsOwnBinary() throws Exception {
+    RuntimeInspections inspections = new RuntimeInspections(8);
+    MappedFile slow = file("/usr/bin/slow", 1);
+    MappedFile quick = file("/usr/bin/quick", 2);
+    CountDownLatch started = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicInteger asked = new AtomicInteger();
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    try {
+      Supplier<Optional<Inspection>> slowly = () -> {
+        asked.incrementAndGet();
+        started.countDown();
+        try {
+          release.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        return Optional.of(Inspection.notMine());
+      };
+      Future<Optional<Inspection>> first = pool.submit(() -> inspections.of(slow, "p", slowly));
+      assertTrue(started.await(10, TimeUnit.SECONDS));
+      Future<Optional<Inspection>> second = pool.submit(() -> inspections.of(slow, "p", slowly));
+      assertEquals(Optional.empty(), inspections.of(quick, "p", Optional::empty),
+          "another binary answered while the slow one runs");
+      assertFalse(second.isDone());
+      release.countDown();
+      assertSame(first.get(10, TimeUnit.SECONDS).orElseThrow(),
+          second.get(10, TimeUnit.SECONDS).orElseThrow());
+      assertEquals(1, asked.get());
+    } finally {
+      release.countDown();
+      pool.shutdownNow();
+    }
+    assertThrows(IllegalStateException.class, () -> inspections.of(quick, "q", () -> {
+      throw new IllegalStateException("plug-in bug");
+    }));
+    assertEquals(Optional.empty(), inspections.of(quick, "q", Optional::empty), "asked again");
+  }
+
+  private static MappedFile file(String path, long inode) {
+    DeviceNumber device = new DeviceNumber(8, 1);
+    MemoryMapping m = new MemoryMapping(0x7f0000000000L, 0x7f0000001000L,
+        new Permissions("r-xp", true, false, true, false), 0, device, inode, path, false);
+    return new MappedFile(path, device, inode, false, List.of(m));
   }
 
   /** A process whose dynamic loader has mapped libc: right after exec only ld.so is there. */
