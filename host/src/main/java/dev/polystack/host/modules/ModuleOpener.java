@@ -9,10 +9,12 @@ import dev.polystack.host.memory.RemoteReadException;
 import dev.polystack.host.proc.DeviceNumber;
 import dev.polystack.host.proc.MappedFile;
 import dev.polystack.host.proc.MemoryMapping;
+import dev.polystack.host.sys.DescriptorLimit;
 import dev.polystack.host.sys.SyscallException;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.OptionalLong;
 
 /**
  * Opens the ELF file behind a mapping the way the target sees it and proves it is the mapped
@@ -24,6 +26,12 @@ import java.util.Map;
  */
 public final class ModuleOpener implements ModuleSource {
   static final int MAX_CACHED_FILES = 512;
+  /**
+   * Each cached file holds a descriptor, and the opener keeps two caches (modules and debug
+   * files): together at most half of the descriptor limit, the rest for the processes' own
+   * modules, perf events, sockets and the JVM.
+   */
+  static final int LIMIT_SHARE_PER_CACHE = 4;
 
   /** The vDSO is one or two pages; anything bigger in its place is not a vDSO. */
   static final int MAX_VDSO_SIZE = 64 << 10;
@@ -34,7 +42,13 @@ public final class ModuleOpener implements ModuleSource {
   private final ParsedDebugFiles debugFiles;
 
   public ModuleOpener() {
-    this(Path.of("/proc"), MAX_CACHED_FILES);
+    this(Path.of("/proc"), cachedFilesWithin(DescriptorLimit.softLimit()));
+  }
+
+  /** {@link #MAX_CACHED_FILES}, or a quarter of a lower descriptor limit. */
+  static int cachedFilesWithin(OptionalLong descriptorLimit) {
+    return (int) Math.max(1, Math.min(MAX_CACHED_FILES,
+        descriptorLimit.orElse(Long.MAX_VALUE) / LIMIT_SHARE_PER_CACHE));
   }
 
   /**

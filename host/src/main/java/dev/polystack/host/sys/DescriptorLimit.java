@@ -1,6 +1,10 @@
 package dev.polystack.host.sys;
 
+import java.io.IOException;
 import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.OptionalLong;
 
 /**
  * Opens that survive the descriptor limit being reached by files nobody uses any more.
@@ -46,6 +50,32 @@ public final class DescriptorLimit {
         return open.open(); // interrupted: one last try, then the caller sees its failure
       }
     }
+  }
+
+  /**
+   * This process's soft limit on open descriptors (RLIMIT_NOFILE, as /proc/self/limits shows
+   * it), or empty when unlimited or unreadable.
+   */
+  public static OptionalLong softLimit() {
+    try {
+      return softLimit(Files.readString(Path.of("/proc/self/limits")));
+    } catch (IOException e) {
+      return OptionalLong.empty();
+    }
+  }
+
+  /** The soft "Max open files" of a /proc/PID/limits text. */
+  static OptionalLong softLimit(String limits) {
+    for (String line : limits.split("\n")) {
+      if (line.startsWith("Max open files")) {
+        String[] fields = line.substring("Max open files".length()).trim().split("\\s+");
+        if (fields.length > 0 && fields[0].matches("[0-9]{1,18}")) {
+          return OptionalLong.of(Long.parseLong(fields[0]));
+        }
+        return OptionalLong.empty();
+      }
+    }
+    return OptionalLong.empty();
   }
 
   /** True for EMFILE or ENFILE, from a system call or from the JDK's file system layer. */

@@ -38,6 +38,16 @@ class ModuleOpenerTest {
         .resolve("root"));
   }
 
+  @Test
+  void cachesTakeAtMostAQuarterOfTheDescriptorLimitEach() {
+    assertEquals(256, ModuleOpener.cachedFilesWithin(java.util.OptionalLong.of(1024)));
+    assertEquals(ModuleOpener.MAX_CACHED_FILES,
+        ModuleOpener.cachedFilesWithin(java.util.OptionalLong.of(1 << 20)));
+    assertEquals(ModuleOpener.MAX_CACHED_FILES,
+        ModuleOpener.cachedFilesWithin(java.util.OptionalLong.empty()));
+    assertEquals(1, ModuleOpener.cachedFilesWithin(java.util.OptionalLong.of(3)));
+  }
+
   private ModuleOpener opener() {
     return new ModuleOpener(dir.resolve("proc"));
   }

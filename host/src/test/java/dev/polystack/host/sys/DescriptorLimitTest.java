@@ -3,6 +3,7 @@ package dev.polystack.host.sys;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static dev.polystack.host.sys.DescriptorLimit.softLimit;
 
 import dev.polystack.host.elf.ElfFile;
 import dev.polystack.host.elf.ElfParseException;
@@ -10,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -26,6 +28,10 @@ class DescriptorLimitTest {
 
   /** Child: opens {@code OPENS} parsed files of libc, keeping them when args[0] is "hold". */
   public static void main(String[] args) {
+    if (args[0].equals("limit")) {
+      System.out.println(softLimit());
+      return;
+    }
     boolean hold = args[0].equals("hold");
     List<ElfFile> held = new ArrayList<>();
     for (int i = 0; i < OPENS; i++) {
@@ -54,6 +60,24 @@ class DescriptorLimitTest {
   }
 
   private record Child(int exit, String out) {}
+
+  @Test
+  void theSoftLimitIsTheOneTheProcessRunsUnder() throws Exception {
+    Child c = run("limit");
+    assertEquals(0, c.exit(), c.out());
+    assertEquals(OptionalLong.of(LIMIT).toString(), c.out());
+  }
+
+  @Test
+  void limitsTextsAreReadStrictly() {
+    String header = "Limit                     Soft Limit           Hard Limit           Units     \n";
+    assertEquals(OptionalLong.of(1024), softLimit(header
+        + "Max open files            1024                 524288               files     \n"));
+    assertEquals(OptionalLong.empty(), softLimit(header
+        + "Max open files            unlimited            unlimited            files     \n"));
+    assertEquals(OptionalLong.empty(), softLimit(header));
+    assertEquals(OptionalLong.empty(), softLimit("Max open files 99999999999999999999999 x\n"));
+  }
 
   @Test
   void filesNobodyHoldsDoNotExhaustTheLimit() throws Exception {
