@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Rebuilds plugin-kit-1.7.jar, the baseline of the author kit's compatibility check (japicmp,
+# second execution in plugin-api/pom.xml): the kit's classes (plugin-api/src/test/java, package
+# dev.polystack.plugin.api.kit, without its own tests) at the commit below, where
+# ApiVersion.CURRENT is 1.7, compiled with that commit's API for Java 17, with fixed timestamps
+# so that a rebuild gives the same bytes (docs/plugin-authoring.md, "API compatibility check").
+# Usage: plugin-api/api-baseline/build-kit-baseline.sh   (needs git history and a JDK 17)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+commit=045aa4aabb59ffe31ade475613dd16908c54370e
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+git -C "$root" archive "$commit" plugin-api/src | tar -x -C "$tmp"
+api="$tmp/plugin-api/src/main/java"
+kit="$tmp/plugin-api/src/test/java/dev/polystack/plugin/api/kit"
+grep -q 'CURRENT = new ApiVersion(1, 7)' "$api/dev/polystack/plugin/api/ApiVersion.java" || {
+  echo "build-kit-baseline: $commit does not define API 1.7" >&2
+  exit 1
+}
+mkdir "$tmp/api" "$tmp/classes"
+find "$api" -name '*.java' | LC_ALL=C sort > "$tmp/api-sources"
+javac --release 17 -encoding UTF-8 -d "$tmp/api" @"$tmp/api-sources"
+find "$kit" -maxdepth 1 -name '*.java' ! -name '*Test.java' | LC_ALL=C sort > "$tmp/kit-sources"
+javac --release 17 -encoding UTF-8 -cp "$tmp/api" -d "$tmp/classes" @"$tmp/kit-sources"
+find "$tmp/classes" -exec touch -h -d '2026-12-07T08:40:00Z' {} +
+jar --create --date=2026-12-07T08:40:00Z --file "$tmp/plugin-kit-1.7.jar" -C "$tmp/classes" .
+mv "$tmp/plugin-kit-1.7.jar" "$here/plugin-kit-1.7.jar"
+sha256sum "$here/plugin-kit-1.7.jar"
