@@ -27,7 +27,10 @@ import dev.polystack.plugin.api.ThreadContext;
 import dev.polystack.plugin.api.WalkRequest;
 import dev.polystack.plugin.api.WalkResult;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -46,9 +49,12 @@ import java.util.regex.Pattern;
  *
  * <p>{@link #checkDescriptor()} checks identity and API compatibility. {@link #checkCase}
  * replays one {@link SnapshotCase}: it inspects the case's module files with a fresh plug-in,
- * attaches to the replayed process and walks every thread whose leaf PC lies in the plug-in's
- * code (the leaf segment; deeper segments need the host's native unwinder and are covered by the
- * host's corpus test), then proves, for every walk:
+ * attaches to the replayed process and walks every thread that has native frames in the
+ * plug-in's code, as one sample per thread: the leaf when it is the plug-in's (and the caller its
+ * {@code unwindCaller} names), and every deeper frame of the plug-in's that the stack scan of
+ * {@link PlanCoverage} finds and whose walk names frames of the live stack (a stale return
+ * address is left out, as the host's unwinder never hands it over), each with its segment index.
+ * It then proves, for every walk:
  * <ul>
  *   <li>no exception escapes, with every single read failing in turn and truncated in turn
  *       (the first 2 000 thread reads of a walk, and process reads during attach);
@@ -91,7 +97,13 @@ public final class Conformance {
    * @param faultsInjected replays with one injected fault
    */
   public record CaseReport(String name, int walks, int runtimeFrames, long maxReads,
-      int faultsInjected) {}
+      int faultsInjected, int segments) {
+    /** A report that does not count segments (kit 1.7). */
+    public CaseReport(String name, int walks, int runtimeFrames, long maxReads,
+        int faultsInjected) {
+      this(name, walks, runtimeFrames, maxReads, faultsInjected, walks);
+    }
+  }
 
   private final Supplier<? extends Plugin> factory;
   private final Bounds bounds;
@@ -235,11 +247,12 @@ public final class Conformance {
   public CaseReport checkCase(SnapshotCase c) {
     check(factory.get() instanceof RuntimePlugin, "checkCase needs a RuntimePlugin");
     List<Supported> binaries = inspect(c);
-    Replay base = replay(c, binaries, null, null, "baseline");
-    check(!base.walks().isEmpty(), c + ": no thread's leaf PC lies in the code of "
-        + descriptorId() + " (bound modules: " + base.bound() + "); record the case while the"
-        + " runtime runs, and make sure the module files are found (embed them or pass the"
-        + " module store)");
+    Map<Integer, List<Integer>> segments = segments(c, binaries);
+    Replay base = replay(c, binaries, segments, null, null, "baseline");
+    check(!base.walks().isEmpty(), c + ": no thread has a native frame in the code of "
+        + descriptorId() + " that gives runtime frames (bound modules: " + base.bound()
+        + "); record the case while the runtime runs, and make sure the module files are found"
+        + " (embed them or pass the module store)");
     String frameType = factory.get().descriptor().frameType();
     int runtimeFrames = 0;
     long maxReads = 0;
@@ -263,20 +276,20 @@ public final class Conformance {
     }
     check(runtimeFrames > 0, c + ": the walks returned no " + frameType + " frames");
 
-    Replay again = replay(c, inspect(c), null, null, "determinism");
+    Replay again = replay(c, inspect(c), segments, null, null, "determinism");
     check(again.outcomes().equals(base.outcomes()), c + ": the same snapshot gave other frames"
         + " on a fresh instance:\n" + base.outcomes() + "\n" + again.outcomes());
     check(again.rewalk().equals(base.outcomes()), c + ": a second walk on the same instance"
         + " gave other frames:\n" + base.outcomes() + "\n" + again.rewalk());
 
-    concurrent(c, binaries, base);
+    concurrent(c, binaries, segments, base);
 
     int injected = 0;
     for (Walk w : base.walks()) {
       int n = (int) Math.min(w.reads(), maxFaultsPerMemory);
       for (int i = 0; i < n; i++) {
         for (ReadFault f : List.of(ReadFault.fail(i), ReadFault.truncate(i, 3))) {
-          Replay r = replay(c, binaries, new ThreadFault(w.tid(), f), null,
+          Replay r = replay(c, binaries, segments, new ThreadFault(w.tid(), f), null,
               "thread " + w.tid() + " " + f);
           injected++;
           check(r.faultHit(), c + " thread " + w.tid() + ": " + f + " was never reached");
@@ -292,12 +305,14 @@ public final class Conformance {
     int processReads = (int) Math.min(base.processReads(), maxFaultsPerMemory);
     for (int i = 0; i < processReads; i++) {
       for (ReadFault f : List.of(ReadFault.fail(i), ReadFault.truncate(i, 3))) {
-        Replay r = replay(c, binaries, null, f, "process memory " + f);
+        Replay r = replay(c, binaries, segments, null, f, "process memory " + f);
         check(r.faultHit(), c + ": process memory " + f + " was never reached");
         injected++;
       }
     }
-    return new CaseReport(c.name(), base.walks().size(), runtimeFrames, maxReads, injected);
+    int walked = base.walks().stream().mapToInt(Walk::segments).sum();
+    return new CaseReport(c.name(), base.walks().size(), runtimeFrames, maxReads, injected,
+        walked);
   }
 
   /** Fails at the first read of the case's walks its plan misses: {@link PlanCoverage}. */
@@ -318,7 +333,8 @@ public final class Conformance {
   }
 
   /** Many walks of the baseline's threads at once on one instance: each as in the baseline. */
-  private void concurrent(SnapshotCase c, List<Supported> binaries, Replay base) {
+  private void concurrent(SnapshotCase c, List<Supported> binaries,
+      Map<Integer, List<Integer>> segments, Replay base) {
     List<Bound> bound = bind(c, binaries, new ReplayedMemory(c.processMemory(), null,
         Long.MAX_VALUE, Long.MAX_VALUE), "concurrency");
     ExecutorService pool = Executors.newFixedThreadPool(concurrency);
@@ -327,10 +343,8 @@ public final class Conformance {
       for (int round = 0; round < 8; round++) {
         for (Walk w : base.walks()) {
           SnapshotCase.ThreadRecord t = thread(c, w.tid());
-          Bound owner = owner(c, bound, t);
-          check(owner != null, c + ": thread " + t.tid() + " left the plug-in's code on a"
-              + " second attach");
-          futures.add(pool.submit(() -> walkOnce(c, owner, t, null)));
+          List<PlanCoverage.NativeFrame> frames = selected(c, bound, t, segments);
+          futures.add(pool.submit(() -> walkOnce(c, bound, frames, t, null)));
         }
       }
       for (Future<Walk> f : futures) {
@@ -371,8 +385,8 @@ public final class Conformance {
     }
   }
 
-  record Walk(int tid, List<Frame> frames, String outcome, long reads, boolean faultHit,
-      boolean failedOrErrorFrame) {}
+  record Walk(int tid, int segments, List<Frame> frames, String outcome, long reads,
+      boolean faultHit, boolean failedOrErrorFrame) {}
 
   private record Replay(List<Walk> walks, List<String> bound, String outcomes, String rewalk,
       long processReads, boolean faultHit) {
@@ -381,9 +395,64 @@ public final class Conformance {
     }
   }
 
-  /** One pass over the case with a fresh plug-in: inspect, attach, walk each leaf, detach. */
-  private Replay replay(SnapshotCase c, List<Supported> binaries, ThreadFault threadFault,
-      ReadFault processFault, String label) {
+  /**
+   * Which of each thread's native frames in the plug-in's code the kit walks, by index in
+   * {@link PlanCoverage#nativeFrames}: the unwound ones (the leaf and the caller its
+   * {@code unwindCaller} names), and the scanned ones whose walk, with every candidate walked
+   * as one sample, names frames the live stack has. Threads with none are left out.
+   */
+  private Map<Integer, List<Integer>> segments(SnapshotCase c, List<Supported> binaries) {
+    ReplayedMemory process = new ReplayedMemory(c.processMemory(), null, Long.MAX_VALUE,
+        Long.MAX_VALUE);
+    List<Bound> bound = bind(c, binaries, process, "segments");
+    Map<Integer, List<Integer>> out = new LinkedHashMap<>();
+    try {
+      for (SnapshotCase.ThreadRecord t : c.threads()) {
+        List<PlanCoverage.NativeFrame> all = PlanCoverage.nativeFrames(c, bound, t);
+        if (all.isEmpty()) {
+          continue;
+        }
+        ReplayedMemory memory = new ReplayedMemory(t.memory(), null, bounds.maxReads(),
+            bounds.maxBytes());
+        String where = "thread " + t.tid() + ", every candidate segment";
+        List<WalkResult> results = timed(c, where, () -> sample(c, bound, all, t, memory,
+            where));
+        check(!memory.boundExceeded(), c + " " + where + ": the walk read more than "
+            + bounds.maxReads() + " times or " + bounds.maxBytes() + " bytes; bound its loops");
+        List<String> live = LiveStacks.thread(c.liveStacks(), t.tid());
+        List<Integer> keep = new ArrayList<>();
+        for (int i = 0; i < all.size(); i++) {
+          if (!all.get(i).scanned() || PlanCoverage.producedFrames(results.get(i), c, live)) {
+            keep.add(i);
+          }
+        }
+        if (!keep.isEmpty()) {
+          out.put(t.tid(), List.copyOf(keep));
+        }
+      }
+    } finally {
+      bound.forEach(b -> b.instance().detach());
+    }
+    return out;
+  }
+
+  /** The frames {@link #segments} chose for thread {@code t}, found again on this binding. */
+  private static List<PlanCoverage.NativeFrame> selected(SnapshotCase c, List<Bound> bound,
+      SnapshotCase.ThreadRecord t, Map<Integer, List<Integer>> segments) {
+    List<PlanCoverage.NativeFrame> all = PlanCoverage.nativeFrames(c, bound, t);
+    List<PlanCoverage.NativeFrame> out = new ArrayList<>();
+    for (int i : segments.getOrDefault(t.tid(), List.of())) {
+      check(i < all.size(), c + ": thread " + t.tid() + " has other native frames in the"
+          + " plug-in's code on a second attach: " + all.size() + " where there were more");
+      out.add(all.get(i));
+    }
+    return out;
+  }
+
+  /** One pass over the case with a fresh plug-in: inspect, attach, walk each thread, detach. */
+  private Replay replay(SnapshotCase c, List<Supported> binaries,
+      Map<Integer, List<Integer>> segments, ThreadFault threadFault, ReadFault processFault,
+      String label) {
     ReplayedMemory process = new ReplayedMemory(c.processMemory(), processFault,
         Long.MAX_VALUE, Long.MAX_VALUE);
     List<Bound> bound = bind(c, binaries, process, label);
@@ -392,16 +461,17 @@ public final class Conformance {
     StringBuilder outcomes = new StringBuilder();
     StringBuilder rewalk = new StringBuilder();
     for (SnapshotCase.ThreadRecord t : c.threads()) {
-      Bound b = owner(c, bound, t);
-      if (b != null) {
+      List<PlanCoverage.NativeFrame> frames = selected(c, bound, t, segments);
+      if (!frames.isEmpty()) {
         ReadFault f = threadFault != null && threadFault.tid() == t.tid() ? threadFault.fault()
             : null;
-        Walk w = timed(c, label, () -> walkOnce(c, b, t, f));
+        Walk w = timed(c, label, () -> walkOnce(c, bound, frames, t, f));
         hit |= w.faultHit();
         walks.add(w);
         outcomes.append(w.outcome()).append('\n');
         if (threadFault == null && processFault == null) {
-          rewalk.append(timed(c, label, () -> walkOnce(c, b, t, null)).outcome()).append('\n');
+          rewalk.append(timed(c, label, () -> walkOnce(c, bound, frames, t, null)).outcome())
+              .append('\n');
         }
       }
     }
@@ -521,45 +591,71 @@ public final class Conformance {
     return out;
   }
 
-  private Walk walkOnce(SnapshotCase c, Bound b, SnapshotCase.ThreadRecord t, ReadFault fault) {
-    ReplayedMemory memory = new ReplayedMemory(t.memory(), fault, bounds.maxReads(),
-        bounds.maxBytes());
+  /**
+   * One sample of thread {@code t} as the host runs it: {@code beginSample} on every instance
+   * of the process, every frame's {@code unwindCaller}, then every frame's {@code walk} with its
+   * segment index (the frames of each instance counted leaf first).
+   */
+  static List<WalkResult> sample(SnapshotCase c, List<Bound> bound,
+      List<PlanCoverage.NativeFrame> frames, SnapshotCase.ThreadRecord t, RemoteMemory memory,
+      String where) {
     ThreadContext thread = new KitThread(c.pid(), t.tid(), t.registers(), memory,
         t.threadPointer());
-    String where = "thread " + t.tid() + (fault == null ? "" : " with " + fault);
-    guard(c, where, "beginSample", () -> {
-      b.instance().beginSample(thread);
-      return null;
-    });
-    guard(c, where, "unwindCaller", () -> b.instance().unwindCaller(thread, t.registers()));
-    WalkResult result = guard(c, where, "walk",
-        () -> b.instance().walk(new WalkRequest(thread, t.registers(), true, 0)));
-    check(result != null, c + " " + where + ": walk returned null");
-    check(!memory.boundExceeded(), c + " " + where + ": the walk read more than "
-        + bounds.maxReads() + " times or " + bounds.maxBytes() + " bytes; bound its loops");
-    List<Frame> frames;
-    String outcome;
-    boolean failed;
-    if (result instanceof WalkResult.Frames f) {
-      frames = f.frames();
-      outcome = "frames " + frames;
-      failed = frames.stream().anyMatch(Frame::isError);
-    } else if (result instanceof WalkResult.Failed f) {
-      frames = f.partial();
-      outcome = "failed " + f.reason() + " after " + frames;
-      failed = true;
-    } else {
-      frames = List.of();
-      outcome = "not mine";
-      failed = false;
+    for (Bound b : bound) {
+      guard(c, where, "beginSample", () -> {
+        b.instance().beginSample(thread);
+        return null;
+      });
     }
-    check(frames.size() <= bounds.maxFrames(), c + " " + where + ": " + frames.size()
-        + " frames, more than " + bounds.maxFrames());
-    return new Walk(t.tid(), frames, t.tid() + ": " + outcome, memory.reads(), memory.faultHit(),
-        failed);
+    for (PlanCoverage.NativeFrame f : frames) {
+      guard(c, where, "unwindCaller", () -> f.owner().instance().unwindCaller(thread,
+          f.registers()));
+    }
+    Map<Bound, Integer> segment = new IdentityHashMap<>();
+    List<WalkResult> out = new ArrayList<>();
+    for (PlanCoverage.NativeFrame f : frames) {
+      int k = segment.merge(f.owner(), 1, Integer::sum) - 1;
+      WalkResult r = guard(c, where, "walk", () -> f.owner().instance().walk(
+          new WalkRequest(thread, f.registers(), f.leaf(), k)));
+      check(r != null, c + " " + where + ": walk of segment " + k + " returned null");
+      out.add(r);
+    }
+    return out;
   }
 
-  private Walk timed(SnapshotCase c, String label, Supplier<Walk> walk) {
+  private Walk walkOnce(SnapshotCase c, List<Bound> bound, List<PlanCoverage.NativeFrame> frames,
+      SnapshotCase.ThreadRecord t, ReadFault fault) {
+    ReplayedMemory memory = new ReplayedMemory(t.memory(), fault, bounds.maxReads(),
+        bounds.maxBytes());
+    String where = "thread " + t.tid() + (fault == null ? "" : " with " + fault);
+    List<WalkResult> results = sample(c, bound, frames, t, memory, where);
+    check(!memory.boundExceeded(), c + " " + where + ": the walk read more than "
+        + bounds.maxReads() + " times or " + bounds.maxBytes() + " bytes; bound its loops");
+    List<Frame> all = new ArrayList<>();
+    StringBuilder outcome = new StringBuilder(t.tid() + ":");
+    boolean failed = false;
+    for (int i = 0; i < results.size(); i++) {
+      WalkResult result = results.get(i);
+      outcome.append(i == 0 ? " " : " | ");
+      if (result instanceof WalkResult.Frames f) {
+        all.addAll(f.frames());
+        outcome.append("frames ").append(f.frames());
+        failed |= f.frames().stream().anyMatch(Frame::isError);
+      } else if (result instanceof WalkResult.Failed f) {
+        all.addAll(f.partial());
+        outcome.append("failed ").append(f.reason()).append(" after ").append(f.partial());
+        failed = true;
+      } else {
+        outcome.append("not mine");
+      }
+    }
+    check(all.size() <= bounds.maxFrames(), c + " " + where + ": " + all.size()
+        + " frames, more than " + bounds.maxFrames());
+    return new Walk(t.tid(), results.size(), List.copyOf(all), outcome.toString(),
+        memory.reads(), memory.faultHit(), failed);
+  }
+
+  private <T> T timed(SnapshotCase c, String label, Supplier<T> walk) {
     ExecutorService one = Executors.newSingleThreadExecutor(r -> {
       Thread th = new Thread(r, "conformance-walk");
       th.setDaemon(true);

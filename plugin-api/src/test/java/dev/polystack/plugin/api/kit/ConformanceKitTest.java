@@ -116,9 +116,12 @@ class ConformanceKitTest {
   void aCarefulPluginPassesEveryWalkCheck() {
     var report = Conformance.of(Toy::new).checkCase(withoutLiveText(luajit));
     assertEquals(1, report.walks());
-    assertEquals(4, report.runtimeFrames());
-    assertEquals(4, report.maxReads());
-    assertTrue(report.faultsInjected() >= 8, report.toString());
+    // The leaf, and the deeper interpreter frames of the stack scan: without the live text none
+    // can be told stale, so every one is walked, each reading its 4 slots.
+    assertTrue(report.segments() > 1, report.toString());
+    assertEquals(4 * report.segments(), report.runtimeFrames());
+    assertEquals(4 * report.segments(), report.maxReads());
+    assertTrue(report.faultsInjected() >= 8 * report.segments(), report.toString());
   }
 
   @Test
@@ -126,7 +129,7 @@ class ConformanceKitTest {
     AssertionError e = assertThrows(AssertionError.class,
         () -> Conformance.of(() -> new Toy(Flaw.THROWS_ON_FAULT))
             .checkCase(withoutLiveText(luajit)));
-    assertTrue(e.getMessage().contains("read #0 fails]: walk threw java.lang.IllegalStateException"),
+    assertTrue(e.getMessage().contains("walk threw java.lang.IllegalStateException"),
         e.getMessage());
   }
 

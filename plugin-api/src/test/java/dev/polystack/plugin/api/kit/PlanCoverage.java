@@ -71,7 +71,13 @@ public final class PlanCoverage {
   public record Report(String name, int segments, int checkedSegments, int deepestChecked,
       int copies, long coveredReads, long stableReads, List<String> planStops, List<Gap> gaps) {}
 
-  private record NativeFrame(Conformance.Bound owner, Registers registers, boolean leaf) {}
+  /**
+   * A native frame in a bound instance's code.
+   *
+   * @param scanned found by the stack scan (it may be a stale return address), not unwound
+   */
+  record NativeFrame(Conformance.Bound owner, Registers registers, boolean leaf,
+      boolean scanned) {}
 
   private record Driven(WalkResult result, CoverageMemory.Miss miss) {}
 
@@ -175,7 +181,7 @@ public final class PlanCoverage {
   }
 
   /** Whether a walk gave runtime frames that the live walk (when recorded) printed too. */
-  private static boolean producedFrames(WalkResult r, SnapshotCase c, List<String> live) {
+  static boolean producedFrames(WalkResult r, SnapshotCase c, List<String> live) {
     List<Frame> frames = r instanceof WalkResult.Frames f ? f.frames()
         : r instanceof WalkResult.Failed f ? f.partial() : List.of();
     if (frames.isEmpty()) {
@@ -193,14 +199,14 @@ public final class PlanCoverage {
   }
 
   /** The native frames the host would hand the bound instances, leaf first. */
-  private static List<NativeFrame> nativeFrames(SnapshotCase c, List<Conformance.Bound> bound,
+  static List<NativeFrame> nativeFrames(SnapshotCase c, List<Conformance.Bound> bound,
       SnapshotCase.ThreadRecord t) {
     List<NativeFrame> frames = new ArrayList<>();
     Registers regs = t.registers();
     long scanFrom = regs.sp();
     Conformance.Bound leaf = Conformance.owner(c, bound, t);
     if (leaf != null) {
-      frames.add(new NativeFrame(leaf, regs, true));
+      frames.add(new NativeFrame(leaf, regs, true, false));
       ThreadContext probe = new Conformance.KitThread(c.pid(), t.tid(), regs,
           new ReplayedMemory(t.memory(), null, Long.MAX_VALUE, Long.MAX_VALUE),
           t.threadPointer());
@@ -210,7 +216,7 @@ public final class PlanCoverage {
       });
       Conformance.Bound next = caller == null ? null : ownerOf(bound, caller.pc());
       if (next != null) {
-        frames.add(new NativeFrame(next, caller, false));
+        frames.add(new NativeFrame(next, caller, false, false));
         scanFrom = Math.max(scanFrom, caller.sp());
       }
     }
@@ -227,7 +233,7 @@ public final class PlanCoverage {
       Conformance.Bound owner = ownerOf(bound, v);
       if (owner != null) {
         frames.add(new NativeFrame(owner, regs.with(Register.RIP, v).with(Register.RSP,
-            slot + 8), false));
+            slot + 8), false, true));
       }
     }
     return frames;
