@@ -412,8 +412,8 @@ public final class Conformance {
         if (all.isEmpty()) {
           continue;
         }
-        ReplayedMemory memory = new ReplayedMemory(t.memory(), null, bounds.maxReads(),
-            bounds.maxBytes());
+        ReplayedMemory memory = new ReplayedMemory(t.memory(), c.allMemory(), null,
+            bounds.maxReads(), bounds.maxBytes());
         String where = "thread " + t.tid() + ", every candidate segment";
         List<WalkResult> results = timed(c, where, () -> sample(c, bound, all, t, memory,
             where));
@@ -625,8 +625,8 @@ public final class Conformance {
 
   private Walk walkOnce(SnapshotCase c, List<Bound> bound, List<PlanCoverage.NativeFrame> frames,
       SnapshotCase.ThreadRecord t, ReadFault fault) {
-    ReplayedMemory memory = new ReplayedMemory(t.memory(), fault, bounds.maxReads(),
-        bounds.maxBytes());
+    ReplayedMemory memory = new ReplayedMemory(t.memory(), c.allMemory(), fault,
+        bounds.maxReads(), bounds.maxBytes());
     String where = "thread " + t.tid() + (fault == null ? "" : " with " + fault);
     List<WalkResult> results = sample(c, bound, frames, t, memory, where);
     check(!memory.boundExceeded(), c + " " + where + ": the walk read more than "

@@ -2,6 +2,7 @@ package dev.polystack.plugin.api.kit;
 
 import dev.polystack.plugin.api.MemoryReadException;
 import dev.polystack.plugin.api.RemoteMemory;
+import java.util.List;
 
 /**
  * Target memory served from a recorded blob, deterministically: recorded bytes inside recorded
@@ -9,9 +10,22 @@ import dev.polystack.plugin.api.RemoteMemory;
  * asked for and refuses reads past its bounds (the walk then sees failures and must still end),
  * and it can inject one {@link ReadFault}. Thread safe: the kit shares one across concurrent
  * walks.
+ *
+ * <p>Reads through {@link #stable()} are served from every blob of the case when this thread's
+ * own lacks them, as the host serves them from the live process: a plug-in may read a stable
+ * object once per process, so only the thread whose live walk came first recorded it. They are
+ * counted and faulted with the thread's other reads.
  */
 final class ReplayedMemory implements RemoteMemory {
   private final MemoryBlob blob;
+  private final List<MemoryBlob> stableBlobs;
+  private final RemoteMemory stableView = new RemoteMemory() {
+    @Override
+    public int read(long address, byte[] dst, int offset, int length)
+        throws MemoryReadException {
+      return ReplayedMemory.this.read(address, dst, offset, length, true);
+    }
+  };
   private final ReadFault fault;
   private final long maxReads;
   private final long maxBytes;
@@ -21,15 +35,32 @@ final class ReplayedMemory implements RemoteMemory {
   private boolean faultHit;
 
   ReplayedMemory(MemoryBlob blob, ReadFault fault, long maxReads, long maxBytes) {
+    this(blob, List.of(), fault, maxReads, maxBytes);
+  }
+
+  /** @param stableBlobs where stable reads this blob lacks are served from, in order */
+  ReplayedMemory(MemoryBlob blob, List<MemoryBlob> stableBlobs, ReadFault fault, long maxReads,
+      long maxBytes) {
     this.blob = blob;
+    this.stableBlobs = List.copyOf(stableBlobs);
     this.fault = fault;
     this.maxReads = maxReads;
     this.maxBytes = maxBytes;
   }
 
   @Override
-  public synchronized int read(long address, byte[] dst, int offset, int length)
+  public RemoteMemory stable() {
+    return stableBlobs.isEmpty() ? this : stableView;
+  }
+
+  @Override
+  public int read(long address, byte[] dst, int offset, int length)
       throws MemoryReadException {
+    return read(address, dst, offset, length, false);
+  }
+
+  private synchronized int read(long address, byte[] dst, int offset, int length,
+      boolean stable) throws MemoryReadException {
     if (length < 0 || length > MAX_READ || offset < 0 || offset + length > dst.length) {
       throw new MemoryReadException(address, length, "length out of bounds");
     }
@@ -48,6 +79,9 @@ final class ReplayedMemory implements RemoteMemory {
       limit = Math.min(length - 1, fault.keep());
     }
     int n = limit == 0 ? 0 : blob.copy(address, dst, offset, limit);
+    for (int i = 0; n == 0 && stable && limit > 0 && i < stableBlobs.size(); i++) {
+      n = stableBlobs.get(i).copy(address, dst, offset, limit);
+    }
     if (n == 0) {
       throw new MemoryReadException(address, length, "not in the snapshot (unreadable)");
     }

@@ -211,6 +211,14 @@ public final class SnapshotCase {
     return processMemory;
   }
 
+  /** Every recorded blob: the process's, then each thread's. */
+  List<MemoryBlob> allMemory() {
+    List<MemoryBlob> all = new ArrayList<>();
+    all.add(processMemory);
+    threads.forEach(t -> all.add(t.memory()));
+    return all;
+  }
+
   List<Mapping> mappings() {
     return mappings;
   }
