@@ -11,6 +11,7 @@ import dev.polystack.plugin.api.PluginDescriptor;
 import dev.polystack.plugin.api.kit.Conformance;
 import dev.polystack.plugin.api.kit.PlanCoverage;
 import dev.polystack.plugin.api.kit.SnapshotCase;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -63,7 +64,8 @@ class CPythonConformanceTest {
     int mains = 0;
     for (var e : threads.entrySet()) {
       List<LiveText.PyFrame> own = LiveText.pythonFrames(e.getValue()).stream()
-          .filter(f -> f.file().endsWith("/" + Workload.FILE_NAME)).toList();
+          .filter(f -> Workload.FILE_NAME.equals(Path.of(f.file()).getFileName().toString()))
+          .toList();
       String where = rc + " thread " + e.getKey() + ": " + e.getValue();
       for (LiveText.PyFrame f : own) {
         assertTrue(program.lines(f.qualname()).contains(f.line()), "line " + f.line()
@@ -79,6 +81,7 @@ class CPythonConformanceTest {
       } else {
         assertTrue(LiveText.leadingRun(e.getValue()).isEmpty(), "a parked thread's leaf is"
             + " the C sleep; " + where);
+        assertTrue(names.size() >= 3, where);
         int depth = names.size() - 2;
         assertEquals("park", names.get(0), where);
         assertEquals("Job.run", names.get(names.size() - 1), where);
