@@ -167,7 +167,7 @@ class CPythonConformanceTest {
     assertTrue(p.copies() >= 2 && p.coveredReads() >= 2, report);
   }
 
-  /** The index of the plan's first 8-byte load at {@code offset} (keys below 32). */
+  /** The index of the plan's first load at {@code offset} (keys below 32). */
   private static int loadStep(Layout layout, long offset) {
     CapturePlan plan = Plans.forKey(layout, 0);
     for (int i = 0; i < plan.steps().size(); i++) {
