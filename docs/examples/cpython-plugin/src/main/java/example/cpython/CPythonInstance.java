@@ -241,7 +241,7 @@ final class CPythonInstance implements RuntimeInstance {
    * own thread pointer (its copy exists only if the state named that thread); else the one
    * remembered for its tid while that state still names the tid (read through the sample's
    * memory, so from the tick's copy when the plan made one); else a fresh scan of every
-   * interpreter's thread list.
+   * interpreter's thread list, its answer checked the same way.
    */
   private long threadState(ThreadContext thread) throws WalkException {
     if (!plan.isEmpty()) {
@@ -264,7 +264,9 @@ final class CPythonInstance implements RuntimeInstance {
     count("thread_scans", 1);
     scanThreads();
     known = threadStates.get(tid);
-    if (known == null) {
+    // Checked as a remembered state is: a walk then reads the same word whether the map knew
+    // the tid or not, so a snapshot of the first walk replays the next.
+    if (known == null || nativeTid(memory, known) != tid) {
       throw new WalkException("no_thread_state");
     }
     return known;

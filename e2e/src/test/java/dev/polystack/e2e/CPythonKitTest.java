@@ -1,0 +1,155 @@
+package dev.polystack.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Stream;
+import javax.xml.parsers.DocumentBuilderFactory;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.w3c.dom.Element;
+
+/**
+ * The CPython example plug-in's own suite (docs/examples/cpython-plugin, README.md "Tests"),
+ * run the way its author runs it: the example project is built with Maven against the installed
+ * plugin-api artifact, cases are recorded from real Pythons running its
+ * src/test/python/spinners.py (Debian's statically linked 3.11 alone and with parked threads,
+ * pyenv's shared 3.12 with parked threads), each with the threads' FS bases from gdb, and then
+ * {@code mvn test -Dcpython.cases=DIR} runs the author kit on them in the example project. Every
+ * test of that suite must have run and passed, none skipped.
+ */
+class CPythonKitTest {
+  /** Processes recorded per case at most, until one snapshot walks the main thread first. */
+  private static final int ATTEMPTS = 6;
+
+  @TempDir static Path dir;
+  private static Path project;
+  private static Path pluginDir;
+
+  @BeforeAll
+  static void build() throws Exception {
+    Path example = Distribution.root().resolve("docs/examples/cpython-plugin");
+    project = dir.resolve("cpython-plugin");
+    copyTree(example.resolve("src"), project.resolve("src"));
+    Files.copy(example.resolve("pom.xml"), project.resolve("pom.xml"));
+    var mvn = Tools.run(300, null, List.of("mvn", "-B", "-o", "-q", "-f",
+        project.resolve("pom.xml").toString(), "package"));
+    assertEquals(0, mvn.exitCode(), "the example does not build against the installed"
+        + " plugin-api and its author kit:\n" + mvn.stdout() + mvn.stderr());
+    assertFalse(Files.exists(project.resolve("target/surefire-reports")), "without"
+        + " -Dcpython.cases the example's suite must not run at all");
+    pluginDir = Files.createDirectories(dir.resolve("plugins"));
+    Path jar = pluginDir.resolve("cpython-plugin.jar");
+    Files.copy(project.resolve("target/cpython-plugin-0.1.0.jar"), jar);
+    PluginJars.installSafely(jar);
+  }
+
+  @Test
+  void examplesOwnKitSuitePassesOnSnapshotsOfLivePythons() throws Exception {
+    Path debian = Path.of("/usr/bin/python3.11");
+    assertTrue(Files.isExecutable(debian), debian + " is missing (apt-get install python3.11)");
+    Path pyenv = pyenv("3.12.", "python3.12").orElseThrow(() -> new AssertionError(
+        "pyenv's python3.12 is missing under /root/.pyenv/versions"));
+    Path cases = Files.createDirectories(dir.resolve("cases"));
+    record(debian, 0, cases.resolve("debian-3.11"));
+    record(debian, 2, cases.resolve("debian-3.11-threads"));
+    record(pyenv, 3, cases.resolve("pyenv-3.12-threads"));
+
+    long start = System.nanoTime();
+    var mvn = Tools.run(300, null, List.of("mvn", "-B", "-o", "-q", "-f",
+        project.resolve("pom.xml").toString(), "test", "-Dcpython.cases=" + cases));
+    long millis = (System.nanoTime() - start) / 1_000_000;
+    Path report = project.resolve(
+        "target/surefire-reports/TEST-example.cpython.CPythonConformanceTest.xml");
+    assertTrue(Files.isRegularFile(report), "the example's suite did not run:\n" + mvn.stdout()
+        + mvn.stderr());
+    Element suite = DocumentBuilderFactory.newInstance().newDocumentBuilder()
+        .parse(report.toFile()).getDocumentElement();
+    String counts = "tests " + suite.getAttribute("tests") + ", failures "
+        + suite.getAttribute("failures") + ", errors " + suite.getAttribute("errors")
+        + ", skipped " + suite.getAttribute("skipped");
+    System.out.println("CPythonKitTest: the example's suite on 3 cases: " + counts + " in "
+        + millis + " ms");
+    assertEquals(0, mvn.exitCode(), counts + "\n" + mvn.stdout() + mvn.stderr());
+    // The descriptor, then three tests per case.
+    assertEquals("tests 10, failures 0, errors 0, skipped 0", counts);
+  }
+
+  /**
+   * Records {@code name}.psnap and {@code name}.fs_base.txt from a Python running spinners.py
+   * with {@code threads} parked threads. The kit replays the thread in the evaluation loop on a
+   * fresh instance, so the case must have walked it first (README.md, "Tests"): the snapshot
+   * prints threads in the order it walked them, and a process whose order differs is recorded
+   * again as a new process.
+   */
+  private static void record(Path python, int threads, Path name) throws Exception {
+    Path script = project.resolve("src/test/python/spinners.py");
+    Path snapshot = Path.of(name + ".psnap");
+    String seen = "";
+    for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+      Files.deleteIfExists(snapshot);
+      try (Target target = Target.start(python, script.toString(), Integer.toString(threads))) {
+        target.awaitOutput("ready", 20_000);
+        Awaits.cpuTicks(target.pid(), 2, 20_000); // the main thread spinning in innermost()
+        var gdb = Tools.run(60, null, List.of("gdb", "-batch", "-p",
+            Integer.toString(target.pid()), "-ex", "thread apply all p/x $fs_base"));
+        assertEquals(0, gdb.exitCode(), gdb.stderr());
+        assertEquals(threads + 1, gdb.stdout().lines()
+            .filter(l -> l.matches("\\$\\d+ = 0x\\p{XDigit}+")).count(),
+            "one FS base per thread:\n" + gdb.stdout());
+        Files.writeString(Path.of(name + ".fs_base.txt"), gdb.stdout());
+        var result = Distribution.run("--plugin-path", pluginDir.toString(), "snapshot", "--pid",
+            Integer.toString(target.pid()), "-o", snapshot.toString(), "--embed-modules");
+        assertEquals(0, result.exitCode(), result.stderr());
+        assertEquals(threads + 1, result.stdout().lines().filter(l -> l.startsWith("Thread "))
+            .count(), result.stdout());
+        assertTrue(target.isAlive(), "the target must survive gdb and the snapshot");
+        seen = result.stdout();
+        List<String> lines = seen.lines().toList();
+        int first = lines.indexOf(lines.stream().filter(l -> l.startsWith("Thread "))
+            .findFirst().orElseThrow());
+        if (lines.get(first + 1).strip().startsWith("innermost (" + script + ":")) {
+          System.out.println("CPythonKitTest: " + name.getFileName() + " recorded in "
+              + (attempt + 1) + (attempt == 0 ? " attempt" : " attempts"));
+          return;
+        }
+      }
+    }
+    throw new AssertionError(name + ": in " + ATTEMPTS + " recordings the first thread walked"
+        + " was never the main thread in innermost(); the last:\n" + seen);
+  }
+
+  private static Optional<Path> pyenv(String versionPrefix, String executable)
+      throws IOException {
+    Path versions = Path.of("/root/.pyenv/versions");
+    if (!Files.isDirectory(versions)) {
+      return Optional.empty();
+    }
+    try (Stream<Path> list = Files.list(versions)) {
+      return list.filter(p -> p.getFileName().toString().startsWith(versionPrefix))
+          .map(p -> p.resolve("bin").resolve(executable)).filter(Files::isExecutable)
+          .sorted().findFirst();
+    }
+  }
+
+  private static void copyTree(Path from, Path to) throws IOException {
+    List<Path> files = new ArrayList<>();
+    try (Stream<Path> walk = Files.walk(from)) {
+      walk.filter(Files::isRegularFile).forEach(files::add);
+    }
+    for (Path p : files) {
+      Path target = to.resolve(from.relativize(p).toString());
+      Files.createDirectories(target.getParent());
+      Files.copy(p, target, StandardCopyOption.REPLACE_EXISTING);
+    }
+  }
+}
