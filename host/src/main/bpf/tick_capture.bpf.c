@@ -29,7 +29,7 @@
 /* Enough page-aligned chunks for STACK_MAX bytes from an unaligned start. */
 #define MAX_CHUNKS (STACK_MAX / PAGE + 1)
 #define MAX_PLANS 4
-#define MAX_STEPS 32
+#define MAX_STEPS 48
 #define NSLOTS 8
 #define NREGS 17
 #define USER_TOP (1ULL << 47)
@@ -182,7 +182,7 @@ struct scratch_value {
 };
 
 _Static_assert(sizeof(struct step) == 24, "step");
-_Static_assert(sizeof(struct plan) == 776, "plan");
+_Static_assert(sizeof(struct plan) == 1160, "plan");
 _Static_assert(sizeof(struct record_header) == 200, "record_header");
 _Static_assert(sizeof(struct region_header) == 16, "region_header");
 _Static_assert(sizeof(struct settings) == 48, "settings");

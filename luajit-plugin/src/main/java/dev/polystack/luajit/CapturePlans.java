@@ -6,7 +6,10 @@ import dev.polystack.plugin.api.Register;
 /**
  * What a LuaJIT walk reads that changes between ticks, as a capture plan for one VM: the
  * global_State fields (cur_L, vmstate, jit_base) with the main lua_State before them, the
- * current lua_State, and the top of its Lua stack. Prototypes, bytecode, line tables, strings
+ * current lua_State, and the top of its Lua stack; and, when the current lua_State is a
+ * coroutine that Lua resumed (coroutine.resume or a wrap function, whose interpreter C frame
+ * lies right above the one vm_resume made for the coroutine), the resumer's lua_State and the
+ * top of its stack, which change at every resume. Prototypes, bytecode, line tables, strings
  * and traces stay live reads (they do not change while reachable); closures are read live too,
  * since no bounded plan can follow every frame's function.
  */
@@ -17,6 +20,12 @@ final class CapturePlans {
   static final int ABOVE_BASE = 256;
   /** How far past L->maxstack a base may lie (LJ_STACK_EXTRA slots and then some). */
   static final int PAST_MAXSTACK = 1024;
+  /** The resumer's Lua stack copied under its base: its innermost frames (512 slots). */
+  static final int RESUMER_STACK_BYTES = 8 << 10;
+  /** A function object's header, as far as the walk reads it (type, ffid, bytecode PC). */
+  static final int FUNCTION_BYTES = 64;
+  /** CFRAME_RAWMASK: L->cframe's low bits flag a resumed (1) or fast-function (2) C frame. */
+  static final long CFRAME_RAWMASK = ~3L;
 
   private CapturePlans() {}
 
@@ -54,6 +63,30 @@ final class CapturePlans {
         .max("c", "c", "stack")
         .subtract("len", "hi", "c")
         .copy("c", 0, "len", LUA_STACK_BYTES, "lua_stack")
+        // The resumer ("end" from here): SAVE_L of the C frame above L's, when that is an
+        // interpreter frame of another lua_State of this VM; a C caller's frame there (or no
+        // cframe at all: the load at 96 fails) stops the plan with nothing more copied.
+        .load("t", "L", Layout.L_CFRAME, 8)
+        .and("t", "t", CFRAME_RAWMASK)
+        .load("end", "t", Layout.CFRAME_SIZE + Layout.CF_SAVE_L, 8)
+        .checkNotEquals("end", "L")
+        .load("t", "end", Layout.L_GLREF, 8)
+        .checkEquals("t", "G")
+        .copy("end", 0, layout.luaStateSize(), "resumer_state")
+        .load("stack", "end", Layout.L_STACK, 8)
+        .load("hi", "end", Layout.L_TOP, 8)
+        .load("t", "end", Layout.L_BASE, 8)
+        // The function the resumer is in (a wrap function is a new closure per coroutine, so
+        // it may be freed before a walk after the tick could read it).
+        .load("c", "t", -16, 8)
+        .and("c", "c", Layout.GCVMASK)
+        .copy("c", 0, FUNCTION_BYTES, "resumer_function")
+        .max("hi", "hi", "t")
+        .add("hi", "hi", ABOVE_BASE)
+        .add("c", "hi", -RESUMER_STACK_BYTES)
+        .max("c", "c", "stack")
+        .subtract("len", "hi", "c")
+        .copy("c", 0, "len", RESUMER_STACK_BYTES, "resumer_stack")
         .build();
   }
 }

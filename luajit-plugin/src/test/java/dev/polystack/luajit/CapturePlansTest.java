@@ -20,13 +20,17 @@ class CapturePlansTest {
         assertTrue(plan.steps().size() <= CapturePlan.MAX_STEPS);
         List<CaptureStep.Copy> copies = plan.steps().stream()
             .filter(s -> s instanceof CaptureStep.Copy).map(s -> (CaptureStep.Copy) s).toList();
-        assertEquals(List.of("global_state", "lua_state", "lua_stack"),
+        assertTrue(plan.steps().size() > 32, "needs API 1.8: " + plan.steps().size());
+        assertEquals(List.of("global_state", "lua_state", "lua_stack", "resumer_state",
+            "resumer_function", "resumer_stack"),
             copies.stream().map(CaptureStep.Copy::label).toList());
         CaptureStep.Copy g = copies.get(0);
         // The copy of GG_State starts at the main lua_State and reaches past jit_base.
         assertEquals(-stateSize, g.offset());
         assertTrue(g.maxBytes() >= stateSize + layout.jitBase() + 8);
         assertEquals(stateSize, copies.get(1).maxBytes());
+        assertEquals(stateSize, copies.get(3).maxBytes());
+        assertTrue(copies.size() <= CapturePlan.MAX_COPIES);
       }
     }
   }

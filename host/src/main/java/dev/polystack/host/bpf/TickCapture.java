@@ -35,7 +35,7 @@ public final class TickCapture implements AutoCloseable {
   /** Plans per target process. */
   public static final int MAX_PLANS = 4;
   /** sizeof(struct plan). */
-  public static final int PLAN_BYTES = 776;
+  public static final int PLAN_BYTES = 1160;
   /** Ring buffer size compiled into the object. */
   public static final int DEFAULT_RING_BYTES = 8 << 20;
 

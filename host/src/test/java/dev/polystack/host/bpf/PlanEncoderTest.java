@@ -25,7 +25,7 @@ class PlanEncoderTest {
         .build();
     ByteBuffer b = ByteBuffer.wrap(PlanEncoder.encode(plan)).order(ByteOrder.LITTLE_ENDIAN);
     assertEquals(PlanEncoder.PLAN_SIZE, b.capacity());
-    assertEquals(776, PlanEncoder.PLAN_SIZE);
+    assertEquals(1160, PlanEncoder.PLAN_SIZE);
     assertEquals(8, b.getInt(0));
     assertStep(b, 0, PlanEncoder.OP_REG, 0, Register.RSP.ordinal(), 0xff, 0xff, 0, 0, 0);
     assertStep(b, 1, PlanEncoder.OP_CONST, 1, 0xff, 0xff, 0xff, 0, 0, 0x7f0012345678L);

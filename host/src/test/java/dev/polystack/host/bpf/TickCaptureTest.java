@@ -396,7 +396,7 @@ class TickCaptureTest {
   void rejectsMalformedRequests() throws Exception {
     try (TickCapture capture = open()) {
       assertThrows(IllegalArgumentException.class, () -> capture.setPlan(1, 0, new byte[775]));
-      assertThrows(IllegalArgumentException.class, () -> capture.setPlan(1, 4, new byte[776]));
+      assertThrows(IllegalArgumentException.class, () -> capture.setPlan(1, 4, new byte[1160]));
       assertThrows(IllegalArgumentException.class, () -> capture.addTarget(1, 32769));
       capture.close();
       capture.close();
@@ -437,7 +437,7 @@ class TickCaptureTest {
   private static final int NONE = 0xff;
 
   private static final class Plan {
-    private final ByteBuffer b = ByteBuffer.allocate(776).order(ByteOrder.LITTLE_ENDIAN);
+    private final ByteBuffer b = ByteBuffer.allocate(1160).order(ByteOrder.LITTLE_ENDIAN);
     private int n;
 
     Plan step(int op, int dst, int a, int bSlot, int c, int size, int max, long imm) {

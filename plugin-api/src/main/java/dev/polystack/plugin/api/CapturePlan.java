@@ -25,7 +25,8 @@ import java.util.Objects;
  * @since 1.1
  */
 public final class CapturePlan {
-  public static final int MAX_STEPS = 32;
+  /** 32 before API 1.8; a plan of more steps needs a host at 1.8 or later. */
+  public static final int MAX_STEPS = 48;
   public static final int SLOTS = 8;
   public static final int MAX_COPIES = 8;
   public static final int MAX_COPY_BYTES = 16 << 10;
