@@ -36,7 +36,7 @@ final class CapturePlans {
    */
   static CapturePlan forVm(long g, Layout layout) {
     int gBytes = Math.max(layout.vmstate(), Math.max(layout.curL(), layout.jitBase())) + 8;
-    return CapturePlan.builder()
+    CapturePlan.Builder b = CapturePlan.builder()
         .constant("G", g)
         .load("L", "G", layout.curL(), 8)
         .load("t", "L", Layout.L_GLREF, 8)
@@ -57,12 +57,8 @@ final class CapturePlans {
         .register("t", Register.RDX)
         .add("c", "hi", 0)
         .keepIfInRange("c", "t", "stack", "end")
-        .max("hi", "hi", "c")
-        .add("hi", "hi", ABOVE_BASE)
-        .add("c", "hi", -LUA_STACK_BYTES)
-        .max("c", "c", "stack")
-        .subtract("len", "hi", "c")
-        .copy("c", 0, "len", LUA_STACK_BYTES, "lua_stack")
+        .max("hi", "hi", "c");
+    stackTop(b, LUA_STACK_BYTES, "lua_stack")
         // The resumer ("end" from here): SAVE_L of the C frame above L's, when that is an
         // interpreter frame of another lua_State of this VM; a C caller's frame there (or no
         // cframe at all: the load at 96 fails) stops the plan with nothing more copied.
@@ -81,12 +77,19 @@ final class CapturePlans {
         .load("c", "t", -16, 8)
         .and("c", "c", Layout.GCVMASK)
         .copy("c", 0, FUNCTION_BYTES, "resumer_function")
-        .max("hi", "hi", "t")
-        .add("hi", "hi", ABOVE_BASE)
-        .add("c", "hi", -RESUMER_STACK_BYTES)
+        .max("hi", "hi", "t");
+    return stackTop(b, RESUMER_STACK_BYTES, "resumer_stack").build();
+  }
+
+  /**
+   * Copies {@code bytes} of a Lua stack under slot "hi" (its highest known frame) plus
+   * {@link #ABOVE_BASE}, not below slot "stack" (its first slot).
+   */
+  private static CapturePlan.Builder stackTop(CapturePlan.Builder b, int bytes, String label) {
+    return b.add("hi", "hi", ABOVE_BASE)
+        .add("c", "hi", -bytes)
         .max("c", "c", "stack")
         .subtract("len", "hi", "c")
-        .copy("c", 0, "len", RESUMER_STACK_BYTES, "resumer_stack")
-        .build();
+        .copy("c", 0, "len", bytes, label);
   }
 }
