@@ -4,14 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
-import java.util.stream.Stream;
 import javax.xml.parsers.DocumentBuilderFactory;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -37,27 +32,18 @@ class CPythonKitTest {
 
   @BeforeAll
   static void build() throws Exception {
-    Path example = Distribution.root().resolve("docs/examples/cpython-plugin");
-    project = dir.resolve("cpython-plugin");
-    copyTree(example.resolve("src"), project.resolve("src"));
-    Files.copy(example.resolve("pom.xml"), project.resolve("pom.xml"));
-    var mvn = Tools.run(300, null, List.of("mvn", "-B", "-o", "-q", "-f",
-        project.resolve("pom.xml").toString(), "package"));
-    assertEquals(0, mvn.exitCode(), "the example does not build against the installed"
-        + " plugin-api and its author kit:\n" + mvn.stdout() + mvn.stderr());
+    CPythonExample.Built built = CPythonExample.build(dir);
+    project = built.project();
+    pluginDir = built.pluginDir();
     assertFalse(Files.exists(project.resolve("target/surefire-reports")), "without"
         + " -Dcpython.cases the example's suite must not run at all");
-    pluginDir = Files.createDirectories(dir.resolve("plugins"));
-    Path jar = pluginDir.resolve("cpython-plugin.jar");
-    Files.copy(project.resolve("target/cpython-plugin-0.1.0.jar"), jar);
-    PluginJars.installSafely(jar);
   }
 
   @Test
   void examplesOwnKitSuitePassesOnSnapshotsOfLivePythons() throws Exception {
     Path debian = Path.of("/usr/bin/python3.11");
     assertTrue(Files.isExecutable(debian), debian + " is missing (apt-get install python3.11)");
-    Path pyenv = pyenv("3.12.", "python3.12").orElseThrow(() -> new AssertionError(
+    Path pyenv = CPythonExample.pyenv("3.12.", "python3.12").orElseThrow(() -> new AssertionError(
         "pyenv's python3.12 is missing under /root/.pyenv/versions"));
     Path cases = Files.createDirectories(dir.resolve("cases"));
     record(debian, 0, cases.resolve("debian-3.11"));
@@ -128,28 +114,5 @@ class CPythonKitTest {
         + " was never the main thread in innermost(); the last:\n" + seen);
   }
 
-  private static Optional<Path> pyenv(String versionPrefix, String executable)
-      throws IOException {
-    Path versions = Path.of("/root/.pyenv/versions");
-    if (!Files.isDirectory(versions)) {
-      return Optional.empty();
-    }
-    try (Stream<Path> list = Files.list(versions)) {
-      return list.filter(p -> p.getFileName().toString().startsWith(versionPrefix))
-          .map(p -> p.resolve("bin").resolve(executable)).filter(Files::isExecutable)
-          .sorted().findFirst();
-    }
-  }
 
-  private static void copyTree(Path from, Path to) throws IOException {
-    List<Path> files = new ArrayList<>();
-    try (Stream<Path> walk = Files.walk(from)) {
-      walk.filter(Files::isRegularFile).forEach(files::add);
-    }
-    for (Path p : files) {
-      Path target = to.resolve(from.relativize(p).toString());
-      Files.createDirectories(target.getParent());
-      Files.copy(p, target, StandardCopyOption.REPLACE_EXISTING);
-    }
-  }
 }

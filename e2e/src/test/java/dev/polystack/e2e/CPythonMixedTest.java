@@ -66,18 +66,7 @@ class CPythonMixedTest {
   static void build() throws Exception {
     assumeTrue(Files.isExecutable(PYTHON), "Debian's python3.11 not installed");
     assumeTrue(Files.isExecutable(LUAJIT), "needs the luajit package (/usr/bin/luajit)");
-    Path example = Distribution.root().resolve("docs/examples/cpython-plugin");
-    Path project = dir.resolve("cpython-plugin");
-    copyTree(example.resolve("src"), project.resolve("src"));
-    Files.copy(example.resolve("pom.xml"), project.resolve("pom.xml"));
-    var mvn = Tools.run(300, null, List.of("mvn", "-B", "-o", "-q", "-f",
-        project.resolve("pom.xml").toString(), "package"));
-    assertEquals(0, mvn.exitCode(), "the CPython example does not build against the installed"
-        + " plugin-api (mvn -B -pl plugin-api -am install):\n" + mvn.stdout() + mvn.stderr());
-    pluginDir = Files.createDirectories(dir.resolve("plugins"));
-    Path jar = pluginDir.resolve("cpython-plugin.jar");
-    Files.copy(project.resolve("target/cpython-plugin-0.1.0.jar"), jar);
-    PluginJars.installSafely(jar);
+    pluginDir = CPythonExample.build(dir).pluginDir();
 
     Path source = resource("mixed.c");
     mixedPy = resource("mixed.py");
@@ -661,15 +650,4 @@ class CPythonMixedTest {
     return target;
   }
 
-  private static void copyTree(Path from, Path to) throws IOException {
-    List<Path> files = new ArrayList<>();
-    try (Stream<Path> walk = Files.walk(from)) {
-      walk.filter(Files::isRegularFile).forEach(files::add);
-    }
-    for (Path p : files) {
-      Path target = to.resolve(from.relativize(p).toString());
-      Files.createDirectories(target.getParent());
-      Files.copy(p, target, StandardCopyOption.REPLACE_EXISTING);
-    }
-  }
 }

@@ -5,14 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -130,22 +126,7 @@ class CPythonPluginTest {
 
   @BeforeAll
   static void build() throws Exception {
-    Path example = Distribution.root().resolve("docs/examples/cpython-plugin");
-    Path project = dir.resolve("cpython-plugin");
-    copyTree(example.resolve("src"), project.resolve("src"));
-    Files.copy(example.resolve("pom.xml"), project.resolve("pom.xml"));
-    Path api = Path.of(System.getProperty("user.home"),
-        ".m2/repository/dev/polystack/plugin-api");
-    assertTrue(Files.isDirectory(api), "the example builds against the installed plugin-api"
-        + " artifact, and " + api + " is missing: install it (mvn -B -pl plugin-api -am install)");
-    var mvn = Tools.run(300, null, List.of("mvn", "-B", "-o", "-q", "-f",
-        project.resolve("pom.xml").toString(), "package"));
-    assertEquals(0, mvn.exitCode(), "the example does not build against the installed"
-        + " plugin-api:\n" + mvn.stdout() + mvn.stderr());
-    pluginDir = Files.createDirectories(dir.resolve("plugins"));
-    Path jar = pluginDir.resolve("cpython-plugin.jar");
-    Files.copy(project.resolve("target/cpython-plugin-0.1.0.jar"), jar);
-    PluginJars.installSafely(jar);
+    pluginDir = CPythonExample.build(dir).pluginDir();
   }
 
   @Test
@@ -157,14 +138,14 @@ class CPythonPluginTest {
 
   @Test
   void pyenvPython311() throws Exception {
-    Optional<Path> python = pyenv("3.11.", "python3.11");
+    Optional<Path> python = CPythonExample.pyenv("3.11.", "python3.11");
     assumeTrue(python.isPresent(), "pyenv python3.11 not installed");
     checkShares(python.get());
   }
 
   @Test
   void pyenvPython312() throws Exception {
-    Optional<Path> python = pyenv("3.12.", "python3.12");
+    Optional<Path> python = CPythonExample.pyenv("3.12.", "python3.12");
     assumeTrue(python.isPresent(), "pyenv python3.12 not installed");
     checkShares(python.get());
   }
@@ -175,7 +156,7 @@ class CPythonPluginTest {
    */
   @Test
   void codeObjectsFreedAfterTheTickAreStillNamedOnPyenvPython311() throws Exception {
-    Optional<Path> python = pyenv("3.11.", "python3.11");
+    Optional<Path> python = CPythonExample.pyenv("3.11.", "python3.11");
     assumeTrue(python.isPresent(), "pyenv python3.11 not installed");
     Shares run = checkShares(python.get(), CHURN_AT_EXIT + SHARES);
     assertTrue(run.stderr().contains("plugin.cpython.code_freed_since_tick"), run.stderr());
@@ -192,7 +173,7 @@ class CPythonPluginTest {
 
   @Test
   void threadWithoutTheGilShowsItsOwnStackOnPyenvPython312() throws Exception {
-    Optional<Path> python = pyenv("3.12.", "python3.12");
+    Optional<Path> python = CPythonExample.pyenv("3.12.", "python3.12");
     assumeTrue(python.isPresent(), "pyenv python3.12 not installed");
     checkThreads(python.get());
   }
@@ -306,18 +287,6 @@ class CPythonPluginTest {
         + " samples; expected both threads on CPU\n" + result.stderr());
   }
 
-  private static Optional<Path> pyenv(String versionPrefix, String executable)
-      throws IOException {
-    Path versions = Path.of("/root/.pyenv/versions");
-    if (!Files.isDirectory(versions)) {
-      return Optional.empty();
-    }
-    try (Stream<Path> list = Files.list(versions)) {
-      return list.filter(p -> p.getFileName().toString().startsWith(versionPrefix))
-          .map(p -> p.resolve("bin").resolve(executable)).filter(Files::isExecutable)
-          .sorted().findFirst();
-    }
-  }
 
   /** 1-based line of the first line of {@code script} containing {@code text}. */
   private static int lineOf(String script, String text) {
@@ -330,15 +299,4 @@ class CPythonPluginTest {
     throw new AssertionError("no '" + text + "' in the script");
   }
 
-  private static void copyTree(Path from, Path to) throws IOException {
-    List<Path> files = new ArrayList<>();
-    try (Stream<Path> walk = Files.walk(from)) {
-      walk.filter(Files::isRegularFile).forEach(files::add);
-    }
-    for (Path p : files) {
-      Path target = to.resolve(from.relativize(p).toString());
-      Files.createDirectories(target.getParent());
-      Files.copy(p, target, StandardCopyOption.REPLACE_EXISTING);
-    }
-  }
 }
