@@ -4,7 +4,6 @@
 local ffi = require("ffi")
 ffi.cdef[[
 int getpid(void);
-int usleep(unsigned int usec);
 int execv(const char *path, char *const argv[]);
 char *strerror(int errnum);
 ]]
@@ -33,10 +32,6 @@ local used = os.clock() - start
 local out = assert(io.open(log, "a"))
 out:write(string.format("lua_phase %d %d\n", ffi.C.getpid(), math.floor(used * 1e9)))
 out:close()
--- Off the CPU for a while before the exec: polystack walks a tick's record after the tick
--- (bpf mode reads the ring every 100 ms), and a record of the last ticks before an exec walked
--- after it finds the new program where the LuaJIT plug-in reads the old one's traces.
-ffi.C.usleep(500000)
 local args = { python, program, luajit, arg[0], seconds, log, "after" }
 local argv = ffi.new("char *[?]", #args + 1)
 local keep = {}

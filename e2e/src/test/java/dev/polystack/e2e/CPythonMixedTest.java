@@ -261,7 +261,7 @@ class CPythonMixedTest {
     Map<String, Long> errors = new HashMap<>();
     // luajit's main runs everything through lua_cpcall: a stack of it outside lua_phase with an
     // error frame, or without a frame of the script, lost its Lua frames (one in the script's
-    // main chunk, starting or pausing before the exec, did not).
+    // main chunk, starting or about to exec, did not).
     errors.put("lua_phase", r.stacks().count(s -> s.has("lua_cpcall"::equals)
         && !isPhase.get("lua_phase").test(s)
         && (s.has(CPythonMixedTest::isError) || !s.has(CPythonMixedTest::isLua))));

@@ -9,9 +9,12 @@ import dev.polystack.host.bpf.CaptureRecord;
 import dev.polystack.host.bpf.ProcessEvent;
 import dev.polystack.host.bpf.TickCapture;
 import dev.polystack.host.sampling.nostop.ProcessTicks;
+import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Consumer;
 
 /**
  * The bpf engine: the tick capture program on every CPU, host-wide or for selected processes,
@@ -92,24 +95,38 @@ final class BpfEngine implements CaptureEngine {
     }
   }
 
+  /**
+   * Reads what the ring holds, then hands it over in ring order, after telling the listener of
+   * the batch's execs: a tick read after its process exec'd must not be walked on the new
+   * program's memory (docs/architecture.md, "The host-wide pipeline").
+   */
   @Override
   public void poll(int timeoutMillis, Listener listener) {
+    List<Consumer<Listener>> batch = new ArrayList<>();
     capture().poll(timeoutMillis, bytes -> {
       try {
         if (ProcessEvent.isEvent(bytes)) {
-          listener.event(ProcessEvent.parse(bytes));
+          ProcessEvent e = ProcessEvent.parse(bytes);
+          batch.add(l -> l.event(e));
+          if (e.kind() == ProcessEvent.Kind.EXEC) {
+            listener.imageReplaced(e.tgid(), e.monotonicNanos());
+          }
         } else if (AllocRecord.isAllocation(bytes)) {
-          listener.allocation(AllocRecord.parse(bytes));
+          AllocRecord r = AllocRecord.parse(bytes);
+          batch.add(l -> l.allocation(r));
         } else if (AllocRecord.isDefinition(bytes)) {
-          listener.allocationStack(AllocRecord.definitionDigest(bytes),
-              CaptureRecord.parse(bytes));
+          long digest = AllocRecord.definitionDigest(bytes);
+          CaptureRecord r = CaptureRecord.parse(bytes);
+          batch.add(l -> l.allocationStack(digest, r));
         } else {
-          listener.tick(CaptureRecord.parse(bytes));
+          CaptureRecord r = CaptureRecord.parse(bytes);
+          batch.add(l -> l.tick(r));
         }
       } catch (IllegalArgumentException e) {
-        listener.malformed();
+        batch.add(Listener::malformed);
       }
     });
+    batch.forEach(item -> item.accept(listener));
   }
 
   /** Before {@link #start}: captured from the first tick of every CPU. */

@@ -28,6 +28,13 @@ public interface CaptureEngine extends AutoCloseable {
 
     /** A record that did not parse: counted, never read past. */
     void malformed();
+
+    /**
+     * Process {@code pid} ran a new program at {@code monotonicNanos}: said before the records
+     * of the batch that holds that exec are handed over, so that the ticks before it are not
+     * walked on the new program's memory.
+     */
+    default void imageReplaced(int pid, long monotonicNanos) {}
   }
 
   /** The engine's name as the CLI says it ({@code bpf}). */

@@ -130,6 +130,8 @@ public final class HostPipeline {
    * read after it belongs to the gone process, not to a new one to describe from a zombie.
    */
   private final Map<Integer, Long> exitedAt;
+  /** When each process of the batch being read ran a new program, until its exec is handled. */
+  private final Map<Integer, Long> execAt;
   private final Map<String, Long> losses = new TreeMap<>();
   /** Losses and errors of released processes, so the totals stay cumulative. */
   private final Map<String, Long> releasedLosses = new TreeMap<>();
@@ -160,6 +162,7 @@ public final class HostPipeline {
     this.options = options;
     this.sampling = options.sampling();
     this.exitedAt = BoundedMap.oldestFirst(Math.max(1, options.maxProcesses()));
+    this.execAt = BoundedMap.oldestFirst(Math.max(1, options.maxProcesses()));
     this.walker = new StackWalker(options.maxDepth(), guard);
     this.resources = ProcessResource.forThisHost(proc, options.commandLine());
   }
@@ -309,7 +312,17 @@ public final class HostPipeline {
           p.tickedInBatch = true;
           batch.add(p);
         }
-        p.ticks().accept(r);
+        Long exec = execAt.get(r.tgid());
+        if (exec != null && r.monotonicNanos() < exec) {
+          p.ticks().acceptReplaced(r); // the memory is the next program's by now
+        } else {
+          p.ticks().accept(r);
+        }
+      }
+
+      @Override
+      public void imageReplaced(int pid, long monotonicNanos) {
+        execAt.merge(pid, monotonicNanos, Math::min);
       }
 
       @Override
@@ -391,7 +404,8 @@ public final class HostPipeline {
           // events are host-wide): the description is the new program's already.
           return;
         }
-        retire(table.remove(pid));
+        execAt.remove(pid);
+        retire(table.remove(pid), true);
         unreadable.remove(pid);
         ProcessSelection s = options.selection();
         if (kernelSelects && !options.record()) {
@@ -641,8 +655,13 @@ public final class HostPipeline {
   }
 
   private void retire(TrackedProcess p) {
+    retire(p, false);
+  }
+
+  /** @param imageReplaced it exec'd: what is left of its records is walked without live reads */
+  private void retire(TrackedProcess p, boolean imageReplaced) {
     if (p != null) {
-      p.retire();
+      p.retire(imageReplaced);
       retired.add(p);
     }
   }

@@ -91,10 +91,15 @@ final class TrackedProcess implements AutoCloseable {
    * were most of the agent's heap (docs/benchmarks.md, "Where the agent's memory and CPU go").
    */
   void retire() {
+    retire(false);
+  }
+
+  /** @param imageReplaced it exec'd: its records left are walked without live reads */
+  void retire(boolean imageReplaced) {
     if (ticks == null) {
       return;
     }
-    ticks.finish();
+    ticks.finish(imageReplaced);
     retiredFigures = Map.copyOf(ticks.figures());
     ticks = null;
     noteModules();

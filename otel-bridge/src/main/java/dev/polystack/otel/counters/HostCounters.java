@@ -113,6 +113,10 @@ public final class HostCounters {
   public static final Counter CAPTURE_KEPT_PAGE_READS = capture("capture_kept_page_reads",
       "page", "Pages of code objects a walk read as last seen, the process having exited before"
           + " its record was walked.");
+  public static final Counter CAPTURE_AFTER_EXEC_WALKS = capture("capture_after_exec_walks",
+      "sample", "Samples of a program whose process ran another before the record was walked:"
+          + " walked from the tick's copies and the pages last read, never from the next"
+          + " program's memory.");
   public static final Counter CAPTURE_PLANS = capture("capture_plans", "plan",
       "Capture plans installed at the end of the run.");
 

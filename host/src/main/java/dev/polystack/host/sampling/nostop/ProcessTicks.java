@@ -1,6 +1,8 @@
 package dev.polystack.host.sampling.nostop;
 
 import dev.polystack.host.bpf.CaptureRecord;
+import dev.polystack.host.memory.ProcessMemory;
+import dev.polystack.host.memory.RemoteReadException;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.process.TargetProcess;
 import dev.polystack.host.sampling.CapturedThread;
@@ -10,7 +12,9 @@ import dev.polystack.host.sampling.SampleSink;
 import dev.polystack.host.sampling.SamplingOptions;
 import dev.polystack.host.sampling.StackWalker;
 import dev.polystack.host.sampling.ThreadSample;
+import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.MonotonicClock;
+import dev.polystack.host.sys.SyscallException;
 import dev.polystack.host.unwind.UnwindError;
 import dev.polystack.otel.counters.HostCounters;
 import dev.polystack.plugin.api.Capability;
@@ -83,6 +87,25 @@ public final class ProcessTicks {
   private final LearnedPages learned = new LearnedPages();
   /** For records walked after the process exited (see {@link LastLivePages}). */
   private final LastLivePages lastLive = new LastLivePages();
+  /**
+   * The memory of a program the process replaced with exec: every read fails as a gone
+   * process's does, so only the kept pages answer.
+   */
+  private static final ProcessMemory REPLACED = new ProcessMemory() {
+    @Override
+    public int read(long address, byte[] dst, int off, int len) throws RemoteReadException {
+      throw new RemoteReadException("the process runs another program since", address, len, 0,
+          RemoteReadException.Reason.SYSCALL,
+          new SyscallException("process_vm_readv", Errno.ESRCH, SyscallException.Area.MEMORY));
+    }
+
+    @Override
+    public int maxReadBytes() {
+      return DEFAULT_MAX_READ;
+    }
+  };
+  /** Records walked as {@link #acceptReplaced} walks them. */
+  private long replacedWalks;
   /** Ticks of each thread not kept (taken before the plan), carried by its next sample. */
   private final CarriedPeriods carried;
 
@@ -191,8 +214,35 @@ public final class ProcessTicks {
     return plans.isEmpty() && learning();
   }
 
+  /**
+   * A record of this program taken before the process ran another: walked from what the tick
+   * copied and the pages stable reads last found, never from the process's memory, which is the
+   * next program's now. A read neither holds fails, and the walk says so with an error frame.
+   */
+  public void acceptReplaced(CaptureRecord r) {
+    if (!options.threads().isEmpty() && !options.threads().contains(r.tid())) {
+      return;
+    }
+    replacedWalks++;
+    emit(r, walk(r, new TickMemory(r, REPLACED, lastLive)));
+  }
+
   /** Settles what is held, at the end of the process's sampling. */
   public void finish() {
+    finish(false);
+  }
+
+  /**
+   * Settles what is held, at the end of the process's sampling.
+   *
+   * @param imageReplaced it exec'd: deferred records are walked as {@link #acceptReplaced} does,
+   *     without the map refresh that would describe the next program
+   */
+  public void finish(boolean imageReplaced) {
+    if (imageReplaced) {
+      deferred.forEach(this::acceptReplaced);
+      deferred.clear();
+    }
     walkDeferred(true);
     held.forEach(h -> emit(h.record(), h.stack())); // no record with a plan came after them
     held.clear();
@@ -209,6 +259,9 @@ public final class ProcessTicks {
     }
     if (lastLive.served() > 0) {
       out.put(HostCounters.CAPTURE_KEPT_PAGE_READS.name(), lastLive.served());
+    }
+    if (replacedWalks > 0) {
+      out.put(HostCounters.CAPTURE_AFTER_EXEC_WALKS.name(), replacedWalks);
     }
     return out;
   }
