@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.polystack.plugin.api.ApiVersion;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -53,23 +54,26 @@ class PluginLoadingTest {
     // Refused after its constructor ran (the descriptor states the version), so as root the
     // run also says third-party code ran.
     assertEquals(List.of("polystack: warning: refused plug-in " + dir.resolve("future.jar")
-            + ": plug-in 'future' needs plug-in API 2.0 but this host provides 1.7;"
-            + " use a build of the plug-in for API 1.x (minor <= 7)",
+            + ": plug-in 'future' needs plug-in API 2.0 but this host provides "
+            + ApiVersion.CURRENT + "; use a build of the plug-in for API 1.x (minor <= "
+            + ApiVersion.CURRENT.minor() + ")",
             PluginJars.privilegeWarning(dir.resolve("future.jar"))),
         result.stderrLines());
   }
 
   @Test
   void refusesANewerMinorAndAcceptsAnOlderOne() throws Exception {
+    String newer = ApiVersion.CURRENT.major() + "." + (ApiVersion.CURRENT.minor() + 1);
     PluginJars.build(dir.resolve("newer.jar"),
         Map.of("example.NewerPlugin", PluginJars.runtimePlugin(
-            "NewerPlugin", "newer", "1.8", "return Inspection.notMine();")),
+            "NewerPlugin", "newer", newer, "return Inspection.notMine();")),
         List.of("example.NewerPlugin"));
 
     var result = Distribution.run("plugins", "--plugin-path", dir.toString());
 
     assertEquals(2, result.stderrLines().size(), result.stderr());
-    assertTrue(result.stderr().contains("plug-in 'newer' needs plug-in API 1.8"), result.stderr());
+    assertTrue(result.stderr().contains("plug-in 'newer' needs plug-in API " + newer),
+        result.stderr());
   }
 
   @Test
@@ -179,7 +183,8 @@ class PluginLoadingTest {
     List<String> lines = result.stdout().lines().toList();
     assertEquals(2, lines.size(), result.stdout());
     assertTrue(lines.get(0).startsWith("{\"id\":\"luajit\",\"version\":\""), lines.get(0));
-    assertTrue(lines.get(0).contains("\"api_version\":\"1.7\""), lines.get(0));
+    assertTrue(lines.get(0).contains("\"api_version\":\"" + ApiVersion.CURRENT + "\""),
+        lines.get(0));
     assertTrue(lines.get(0).contains("\"frame_type\":\"luajit\""), lines.get(0));
     assertTrue(lines.get(1).contains("\"capabilities\":[\"plan-probes\",\"decode-calls\"]"),
         lines.get(1));
