@@ -7,7 +7,9 @@ call that releases the GIL (c_hash, hashlib over 1 MiB), and a sleep (nap, no CP
 it adds the CPU time the thread used in it (time.thread_time). At the end OUT_PHASES gets one
 line per CPU phase, "name share seconds", the share of the CPU time of all CPU phases: what an
 on-CPU profile should show (bench/phase_shares.py compares a folded profile with it).
-OUT_PHASES.cpu gets "cpu_seconds wall_seconds" of the whole process, for the profilers' cost.
+OUT_PHASES.cpu gets "cpu_seconds wall_seconds steps" of the whole process: its CPU and wall
+time, for the profilers' cost, and the steps all threads completed, the work done in the fixed
+time, for the target's slowdown under a profiler.
 """
 import hashlib
 import sys
@@ -52,9 +54,12 @@ def step(used):
 
 def worker(seconds, results):
     used = {name: 0.0 for name in PHASES}
+    steps = 0
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         step(used)
+        steps += 1
+    used["steps"] = steps
     results.append(used)
 
 
@@ -74,7 +79,8 @@ def main():
         for name, used in total.items():
             f.write("%s %.6f %.6f\n" % (name, used / cpu, used))
     with open(out + ".cpu", "w") as f:
-        f.write("%.3f %.3f\n" % (time.process_time(), time.monotonic() - wall0))
+        f.write("%.3f %.3f %d\n" % (time.process_time(), time.monotonic() - wall0,
+                                     sum(r["steps"] for r in results)))
 
 
 if __name__ == "__main__":
