@@ -111,8 +111,8 @@ public final class HostCounters {
   public static final Counter CAPTURE_LIVE_READ_SAMPLES = capture("capture_live_read_samples",
       "sample", "Samples whose walk read memory after the tick because no plan had copied it.");
   public static final Counter CAPTURE_KEPT_PAGE_READS = capture("capture_kept_page_reads",
-      "page", "Pages of code objects a walk read as last seen, the process having exited before"
-          + " its record was walked.");
+      "page", "Pages of code objects a walk read as last seen, the process having exited or run"
+          + " another program before its record was walked.");
   public static final Counter CAPTURE_AFTER_EXEC_WALKS = capture("capture_after_exec_walks",
       "sample", "Samples of a program whose process ran another before the record was walked:"
           + " walked from the tick's copies and the pages last read, never from the next"

@@ -15,7 +15,8 @@ import java.util.Map;
  * runtime's code objects (a LuaJIT trace's header, a prototype) are read live. A stable object
  * does not change while it is reachable, so its bytes as last read are its bytes at the tick,
  * unless it was created at that address after the last read. The pages serve only reads that
- * failed because the process is gone (ESRCH); every other read goes to the process. Bounded;
+ * failed because the process is gone (ESRCH), or every read of a program the process replaced
+ * since ({@link #alone}); every other read goes to the process. Bounded;
  * not thread-safe (one reader thread walks a process's records).
  */
 final class LastLivePages {
@@ -62,6 +63,34 @@ final class LastLivePages {
       @Override
       public int maxReadBytes() {
         return live.maxReadBytes();
+      }
+    };
+  }
+
+  /**
+   * The kept pages alone, for records of a program the process has since replaced with exec:
+   * its memory is the next program's now, so whole-page reads the pages hold are answered and
+   * every other read fails.
+   */
+  ProcessMemory alone() {
+    return new ProcessMemory() {
+      @Override
+      public int read(long address, byte[] dst, int off, int len) throws RemoteReadException {
+        boolean page = len == SampleMemory.PAGE && (address & (SampleMemory.PAGE - 1)) == 0;
+        byte[] kept = page ? pages.get(address) : null;
+        if (kept == null) {
+          throw new RemoteReadException("not among the pages last read; the process runs"
+              + " another program since", address, len, 0, RemoteReadException.Reason.UNREADABLE,
+              null);
+        }
+        System.arraycopy(kept, 0, dst, off, len);
+        served++;
+        return len;
+      }
+
+      @Override
+      public int maxReadBytes() {
+        return DEFAULT_MAX_READ;
       }
     };
   }

@@ -1,8 +1,6 @@
 package dev.polystack.host.sampling.nostop;
 
 import dev.polystack.host.bpf.CaptureRecord;
-import dev.polystack.host.memory.ProcessMemory;
-import dev.polystack.host.memory.RemoteReadException;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.process.TargetProcess;
 import dev.polystack.host.sampling.CapturedThread;
@@ -12,9 +10,7 @@ import dev.polystack.host.sampling.SampleSink;
 import dev.polystack.host.sampling.SamplingOptions;
 import dev.polystack.host.sampling.StackWalker;
 import dev.polystack.host.sampling.ThreadSample;
-import dev.polystack.host.sys.Errno;
 import dev.polystack.host.sys.MonotonicClock;
-import dev.polystack.host.sys.SyscallException;
 import dev.polystack.host.unwind.UnwindError;
 import dev.polystack.otel.counters.HostCounters;
 import dev.polystack.plugin.api.Capability;
@@ -87,23 +83,6 @@ public final class ProcessTicks {
   private final LearnedPages learned = new LearnedPages();
   /** For records walked after the process exited (see {@link LastLivePages}). */
   private final LastLivePages lastLive = new LastLivePages();
-  /**
-   * The memory of a program the process replaced with exec: every read fails as a gone
-   * process's does, so only the kept pages answer.
-   */
-  private static final ProcessMemory REPLACED = new ProcessMemory() {
-    @Override
-    public int read(long address, byte[] dst, int off, int len) throws RemoteReadException {
-      throw new RemoteReadException("the process runs another program since", address, len, 0,
-          RemoteReadException.Reason.SYSCALL,
-          new SyscallException("process_vm_readv", Errno.ESRCH, SyscallException.Area.MEMORY));
-    }
-
-    @Override
-    public int maxReadBytes() {
-      return DEFAULT_MAX_READ;
-    }
-  };
   /** Records walked as {@link #acceptReplaced} walks them. */
   private long replacedWalks;
   /** Ticks of each thread not kept (taken before the plan), carried by its next sample. */
@@ -149,7 +128,7 @@ public final class ProcessTicks {
    * for a map refresh (new JIT code, a dlopen).
    */
   public void accept(CaptureRecord r) {
-    if (!options.threads().isEmpty() && !options.threads().contains(r.tid())) {
+    if (!wanted(r)) {
       return;
     }
     TickMemory memory = new TickMemory(r, target.hostMemory(), lastLive);
@@ -220,11 +199,16 @@ public final class ProcessTicks {
    * next program's now. A read neither holds fails, and the walk says so with an error frame.
    */
   public void acceptReplaced(CaptureRecord r) {
-    if (!options.threads().isEmpty() && !options.threads().contains(r.tid())) {
+    if (!wanted(r)) {
       return;
     }
     replacedWalks++;
-    emit(r, walk(r, new TickMemory(r, REPLACED, lastLive)));
+    emit(r, walk(r, new TickMemory(r, lastLive.alone(), lastLive)));
+  }
+
+  /** Whether the record's thread is one the user chose (all when none was named). */
+  private boolean wanted(CaptureRecord r) {
+    return options.threads().isEmpty() || options.threads().contains(r.tid());
   }
 
   /** Settles what is held, at the end of the process's sampling. */

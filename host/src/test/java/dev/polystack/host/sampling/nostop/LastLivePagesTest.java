@@ -47,6 +47,26 @@ class LastLivePagesTest {
         "only whole pages are kept");
   }
 
+  /** After an exec the process lives on with another program: only the kept pages answer. */
+  @Test
+  void aloneAnswersFromTheKeptPagesOnlyAndNeverReadsTheProcess() throws Exception {
+    int pid = (int) ProcessHandle.current().pid();
+    long start = readablePages(pid, 2);
+    LastLivePages kept = new LastLivePages();
+    byte[] first = new byte[SampleMemory.PAGE];
+    assertEquals(SampleMemory.PAGE, kept.over(ProcessMemory.of(pid)).read(start, first, 0,
+        first.length));
+    ProcessMemory alone = kept.alone();
+    byte[] again = new byte[SampleMemory.PAGE];
+    assertEquals(SampleMemory.PAGE, alone.read(start, again, 0, again.length));
+    assertArrayEquals(first, again);
+    assertEquals(1, kept.served());
+    assertThrows(RemoteReadException.class, () -> alone.read(start + SampleMemory.PAGE,
+        new byte[SampleMemory.PAGE], 0, SampleMemory.PAGE), "readable, but never kept");
+    assertThrows(RemoteReadException.class, () -> alone.read(start + 8, new byte[8], 0, 8),
+        "only whole pages are kept");
+  }
+
   @Test
   void keepsAtMostItsBoundOfPages() throws Exception {
     int pid = (int) ProcessHandle.current().pid();
