@@ -415,8 +415,8 @@ public final class Conformance {
         ReplayedMemory memory = new ReplayedMemory(t.memory(), c.allMemory(), null,
             bounds.maxReads(), bounds.maxBytes());
         String where = "thread " + t.tid() + ", every candidate segment";
-        List<WalkResult> results = timed(c, where, () -> sample(c, bound, all, t, memory,
-            where));
+        List<WalkResult> results = timed(c, where, () -> nonNull(c, where, sample(c, bound,
+            all, threadOf(c, t, memory), where, SampleCalls.NONE)));
         check(!memory.boundExceeded(), c + " " + where + ": the walk read more than "
             + bounds.maxReads() + " times or " + bounds.maxBytes() + " bytes; bound its loops");
         List<String> live = LiveStacks.thread(c.liveStacks(), t.tid());
@@ -591,36 +591,67 @@ public final class Conformance {
     return out;
   }
 
+  /** Told around each call {@link #sample} makes for a native frame (plan coverage's misses). */
+  interface SampleCalls {
+    SampleCalls NONE = new SampleCalls() {};
+
+    /** Before {@code call} ({@code unwindCaller} or {@code walk}) of native frame {@code i}. */
+    default void before(int i, int segment, String call) {}
+
+    /** After it. */
+    default void after(int i, String call) {}
+  }
+
   /**
-   * One sample of thread {@code t} as the host runs it: {@code beginSample} on every instance
-   * of the process, every frame's {@code unwindCaller}, then every frame's {@code walk} with its
-   * segment index (the frames of each instance counted leaf first).
+   * One sample of a thread as the host runs it: {@code beginSample} on every instance of the
+   * process, every frame's {@code unwindCaller}, then every frame's {@code walk} with its
+   * segment index (the frames of each instance counted leaf first). A walk's null answer is
+   * handed back as it is.
    */
   static List<WalkResult> sample(SnapshotCase c, List<Bound> bound,
-      List<PlanCoverage.NativeFrame> frames, SnapshotCase.ThreadRecord t, RemoteMemory memory,
-      String where) {
-    ThreadContext thread = new KitThread(c.pid(), t.tid(), t.registers(), memory,
-        t.threadPointer());
+      List<PlanCoverage.NativeFrame> frames, ThreadContext thread, String where,
+      SampleCalls calls) {
     for (Bound b : bound) {
       guard(c, where, "beginSample", () -> {
         b.instance().beginSample(thread);
         return null;
       });
     }
-    for (PlanCoverage.NativeFrame f : frames) {
+    int[] segments = new int[frames.size()];
+    Map<Bound, Integer> perOwner = new IdentityHashMap<>();
+    for (int i = 0; i < frames.size(); i++) {
+      PlanCoverage.NativeFrame f = frames.get(i);
+      segments[i] = perOwner.merge(f.owner(), 1, Integer::sum) - 1;
+      calls.before(i, segments[i], "unwindCaller");
       guard(c, where, "unwindCaller", () -> f.owner().instance().unwindCaller(thread,
           f.registers()));
+      calls.after(i, "unwindCaller");
     }
-    Map<Bound, Integer> segment = new IdentityHashMap<>();
     List<WalkResult> out = new ArrayList<>();
-    for (PlanCoverage.NativeFrame f : frames) {
-      int k = segment.merge(f.owner(), 1, Integer::sum) - 1;
+    for (int i = 0; i < frames.size(); i++) {
+      PlanCoverage.NativeFrame f = frames.get(i);
+      int k = segments[i];
+      calls.before(i, k, "walk");
       WalkResult r = guard(c, where, "walk", () -> f.owner().instance().walk(
           new WalkRequest(thread, f.registers(), f.leaf(), k)));
-      check(r != null, c + " " + where + ": walk of segment " + k + " returned null");
+      calls.after(i, "walk");
       out.add(r);
     }
     return out;
+  }
+
+  private static List<WalkResult> nonNull(SnapshotCase c, String where,
+      List<WalkResult> results) {
+    for (int k = 0; k < results.size(); k++) {
+      check(results.get(k) != null, c + " " + where + ": walk of native frame " + k
+          + " returned null");
+    }
+    return results;
+  }
+
+  private static ThreadContext threadOf(SnapshotCase c, SnapshotCase.ThreadRecord t,
+      RemoteMemory memory) {
+    return new KitThread(c.pid(), t.tid(), t.registers(), memory, t.threadPointer());
   }
 
   private Walk walkOnce(SnapshotCase c, List<Bound> bound, List<PlanCoverage.NativeFrame> frames,
@@ -628,7 +659,8 @@ public final class Conformance {
     ReplayedMemory memory = new ReplayedMemory(t.memory(), c.allMemory(), fault,
         bounds.maxReads(), bounds.maxBytes());
     String where = "thread " + t.tid() + (fault == null ? "" : " with " + fault);
-    List<WalkResult> results = sample(c, bound, frames, t, memory, where);
+    List<WalkResult> results = nonNull(c, where, sample(c, bound, frames,
+        threadOf(c, t, memory), where, SampleCalls.NONE));
     check(!memory.boundExceeded(), c + " " + where + ": the walk read more than "
         + bounds.maxReads() + " times or " + bounds.maxBytes() + " bytes; bound its loops");
     List<Frame> all = new ArrayList<>();

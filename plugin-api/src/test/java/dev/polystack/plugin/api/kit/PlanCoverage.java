@@ -9,7 +9,6 @@ import dev.polystack.plugin.api.Register;
 import dev.polystack.plugin.api.Registers;
 import dev.polystack.plugin.api.RemoteMemory;
 import dev.polystack.plugin.api.ThreadContext;
-import dev.polystack.plugin.api.WalkRequest;
 import dev.polystack.plugin.api.WalkResult;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
@@ -249,51 +248,39 @@ public final class PlanCoverage {
   }
 
   /**
-   * One sample as the host runs it: beginSample on every instance of the process, every frame's
-   * unwindCaller, then every frame's walk.
+   * One sample as the host runs it ({@link Conformance#sample}), each native frame's first
+   * uncovered read taken from its {@code unwindCaller}, else from its {@code walk}.
    */
   private static List<Driven> drive(SnapshotCase c, SnapshotCase.ThreadRecord t,
       List<Conformance.Bound> bound, List<NativeFrame> frames, RemoteMemory memory,
       CoverageMemory coverage, List<PlanOutcome> outcomes) {
     ThreadContext thread = new Conformance.KitThread(c.pid(), t.tid(), t.registers(), memory,
         t.threadPointer(), outcomes);
-    String where = "thread " + t.tid() + " (plan coverage)";
-    for (Conformance.Bound b : bound) {
-      Conformance.guard(c, where, "beginSample", () -> {
-        b.instance().beginSample(thread);
-        return null;
-      });
-    }
-    List<CoverageMemory.Miss> unwindMisses = new ArrayList<>();
-    Map<Conformance.Bound, Integer> segment = new IdentityHashMap<>();
-    List<String> labels = new ArrayList<>();
-    for (NativeFrame f : frames) {
-      int k = segment.merge(f.owner(), 1, Integer::sum) - 1;
-      String label = "segment " + k + " of " + f.owner().binary().runtime() + " (native frame"
-          + " " + labels.size() + ", " + (f.leaf() ? "the leaf" : "a caller") + ", pc 0x"
-          + Long.toHexString(f.registers().pc()) + ", sp 0x"
-          + Long.toHexString(f.registers().sp()) + ")";
-      labels.add(label);
-      if (coverage != null) {
-        coverage.frame(label + " in unwindCaller");
-      }
-      Conformance.guard(c, where, "unwindCaller",
-          () -> f.owner().instance().unwindCaller(thread, f.registers()));
-      unwindMisses.add(coverage == null ? null : coverage.firstMiss());
-    }
-    segment.clear();
+    CoverageMemory.Miss[] misses = new CoverageMemory.Miss[frames.size()];
+    Conformance.SampleCalls calls = coverage == null ? Conformance.SampleCalls.NONE
+        : new Conformance.SampleCalls() {
+          @Override
+          public void before(int i, int segment, String call) {
+            NativeFrame f = frames.get(i);
+            coverage.frame("segment " + segment + " of " + f.owner().binary().runtime()
+                + " (native frame " + i + ", " + (f.leaf() ? "the leaf" : "a caller")
+                + ", pc 0x" + Long.toHexString(f.registers().pc()) + ", sp 0x"
+                + Long.toHexString(f.registers().sp()) + ") in " + call);
+          }
+
+          @Override
+          public void after(int i, String call) {
+            if (misses[i] == null) {
+              misses[i] = coverage.firstMiss();
+            }
+          }
+        };
+    List<WalkResult> results = Conformance.sample(c, bound, frames, thread,
+        "thread " + t.tid() + " (plan coverage)", calls);
     List<Driven> out = new ArrayList<>();
     for (int i = 0; i < frames.size(); i++) {
-      NativeFrame f = frames.get(i);
-      int k = segment.merge(f.owner(), 1, Integer::sum) - 1;
-      if (coverage != null) {
-        coverage.frame(labels.get(i) + " in walk");
-      }
-      WalkResult r = Conformance.guard(c, where, "walk", () -> f.owner().instance().walk(
-          new WalkRequest(thread, f.registers(), f.leaf(), k)));
-      CoverageMemory.Miss miss = unwindMisses.get(i) != null ? unwindMisses.get(i)
-          : coverage == null ? null : coverage.firstMiss();
-      out.add(new Driven(r == null ? WalkResult.notMine() : r, miss));
+      WalkResult r = results.get(i);
+      out.add(new Driven(r == null ? WalkResult.notMine() : r, misses[i]));
     }
     return out;
   }
