@@ -52,22 +52,17 @@ class CPythonKitTest {
 
     long start = System.nanoTime();
     var mvn = Tools.run(300, null, List.of("mvn", "-B", "-o", "-q", "-f",
-        project.resolve("pom.xml").toString(), "test", "-Dcpython.cases=" + cases));
+        project.resolve("pom.xml").toString(), "test", "-Dcpython.cases=" + cases,
+        "-Dcpython.python=" + debian));
     long millis = (System.nanoTime() - start) / 1_000_000;
-    Path report = project.resolve(
-        "target/surefire-reports/TEST-example.cpython.CPythonConformanceTest.xml");
-    assertTrue(Files.isRegularFile(report), "the example's suite did not run:\n" + mvn.stdout()
-        + mvn.stderr());
-    Element suite = DocumentBuilderFactory.newInstance().newDocumentBuilder()
-        .parse(report.toFile()).getDocumentElement();
-    String counts = "tests " + suite.getAttribute("tests") + ", failures "
-        + suite.getAttribute("failures") + ", errors " + suite.getAttribute("errors")
-        + ", skipped " + suite.getAttribute("skipped");
-    System.out.println("CPythonKitTest: the example's suite on 3 cases: " + counts + " in "
-        + millis + " ms");
+    String counts = counts("CPythonConformanceTest", mvn);
+    String codeObjects = counts("CodeObjectsTest", mvn);
+    System.out.println("CPythonKitTest: the example's suite on 3 cases: " + counts
+        + "; CodeObjectsTest: " + codeObjects + "; in " + millis + " ms");
     assertEquals(0, mvn.exitCode(), counts + "\n" + mvn.stdout() + mvn.stderr());
-    // The descriptor, then three tests per case.
+    // The descriptor, then three tests per case; the live Python's code objects once.
     assertEquals("tests 10, failures 0, errors 0, skipped 0", counts);
+    assertEquals("tests 1, failures 0, errors 0, skipped 0", codeObjects);
   }
 
   /**
@@ -112,6 +107,19 @@ class CPythonKitTest {
     }
     throw new AssertionError(name + ": in " + ATTEMPTS + " recordings the first thread walked"
         + " was never the main thread in innermost(); the last:\n" + seen);
+  }
+
+  /** The counts of the example's surefire report for {@code testClass}. */
+  private static String counts(String testClass, Tools.Output mvn) throws Exception {
+    Path report = project.resolve("target/surefire-reports/TEST-example.cpython." + testClass
+        + ".xml");
+    assertTrue(Files.isRegularFile(report), "the example's " + testClass + " did not run:\n"
+        + mvn.stdout() + mvn.stderr());
+    Element suite = DocumentBuilderFactory.newInstance().newDocumentBuilder()
+        .parse(report.toFile()).getDocumentElement();
+    return "tests " + suite.getAttribute("tests") + ", failures "
+        + suite.getAttribute("failures") + ", errors " + suite.getAttribute("errors")
+        + ", skipped " + suite.getAttribute("skipped");
   }
 
 

@@ -151,17 +151,20 @@ class CPythonPluginTest {
   }
 
   /**
-   * The walk reads code objects after the tick: a frame whose code object was freed since (the
-   * module's, here) is still named, from the code objects the walks saw before.
+   * The walk reads code objects after the tick: the last samples before the exit, walked once
+   * the module's code object was freed and its memory reused by an exit handler, still name
+   * their frames (from the code objects the walks saw before, {@code code_freed_since_tick};
+   * whether a record waits that long depends on when the host reads the ring, which the
+   * example's CodeObjectsTest does not leave to chance).
    */
   @Test
-  void codeObjectsFreedAfterTheTickAreStillNamedOnPyenvPython311() throws Exception {
+  void samplesJustBeforeTheExitCarryNoErrorFrameOnPyenvPython311() throws Exception {
     Optional<Path> python = CPythonExample.pyenv("3.11.", "python3.11");
     assumeTrue(python.isPresent(), "pyenv python3.11 not installed");
     Shares run = checkShares(python.get(), CHURN_AT_EXIT + SHARES);
-    assertTrue(run.stderr().contains("plugin.cpython.code_freed_since_tick"), run.stderr());
     assertEquals(0, run.measuredWithError(), "samples of heavy or light ending in an error frame"
-        + " (the last ones before the exit, walked once the module's code was freed)");
+        + " (the last ones before the exit, walked once the module's code was freed)\n"
+        + run.stderr());
   }
 
   @Test
