@@ -197,6 +197,7 @@ class OtlpCollectorTest extends WithCollector {
     assertEquals(samples, Collector.sampleCount(mine), collector.log());
     Set<String> luaFunctions = new HashSet<>();
     Set<String> types = new HashSet<>();
+    Set<String> sampleAttributes = new HashSet<>();
     for (ExportProfilesServiceRequest req : mine) {
       ProfilesDictionary d = req.getDictionary();
       for (Location l : d.getLocationTableList()) {
@@ -214,9 +215,29 @@ class OtlpCollectorTest extends WithCollector {
         }
       }
       assertEquals(exe, resourceAttribute(req, "process.executable.name"));
+      // The LuaJIT plug-in's sample attributes, each with its type (docs/otlp.md).
+      for (var rp : req.getResourceProfilesList()) {
+        for (var sp : rp.getScopeProfilesList()) {
+          for (var p : sp.getProfilesList()) {
+            for (var sample : p.getSamplesList()) {
+              for (int i : sample.getAttributeIndicesList()) {
+                KeyValueAndUnit kv = d.getAttributeTable(i);
+                String key = d.getStringTable(kv.getKeyStrindex());
+                if (key.startsWith("luajit.")) {
+                  sampleAttributes.add(key + ":" + kv.getValue().getValueCase());
+                }
+              }
+            }
+          }
+        }
+      }
     }
     assertTrue(types.contains("luajit") && types.contains("native"), types.toString());
     assertTrue(luaFunctions.contains("fib"), luaFunctions.toString());
+    assertTrue(sampleAttributes.contains("luajit.vmstate:STRING_VALUE"),
+        sampleAttributes.toString());
+    assertTrue(sampleAttributes.stream().allMatch(a -> a.equals("luajit.vmstate:STRING_VALUE")
+        || a.equals("luajit.trace:INT_VALUE")), sampleAttributes.toString());
 
     // The loss counters and statistics arrive as metrics, equal to the summary's figures.
     Map<String, Long> losses = new HashMap<>();

@@ -10,6 +10,7 @@ import dev.polystack.plugin.api.Provenance;
 import dev.polystack.plugin.api.Register;
 import dev.polystack.plugin.api.Registers;
 import dev.polystack.plugin.api.RuntimeInstance;
+import dev.polystack.plugin.api.SampleAttributes;
 import dev.polystack.plugin.api.ThreadContext;
 import dev.polystack.plugin.api.WalkRequest;
 import dev.polystack.plugin.api.WalkResult;
@@ -77,7 +78,7 @@ final class LuaJitInstance implements RuntimeInstance {
   private static final String NO_NAME = "";
   /** Trace numbers are 16-bit; this bounds the map should a target report garbage. */
   private static final int MAX_CACHED_ATTRIBUTES = 1 << 16;
-  private final Map<Integer, Map<String, String>> attributesByVmstate = new HashMap<>();
+  private final Map<Integer, SampleAttributes> attributesByVmstate = new HashMap<>();
   private final FastFunctions fastFunctions;
   private final Map<String, Long> counters = new TreeMap<>();
   /** Validated global_State addresses, most recently used last. */
@@ -180,13 +181,15 @@ final class LuaJitInstance implements RuntimeInstance {
         }
         return WalkResult.notMine();
       }
-      List<Frame> frames = materialize(r, stack, range, cframe, k == 0 ? st.leafVmstate : null,
-          k == 0 ? st.inlineUnknown : null);
+      List<Frame> frames = materialize(r, stack, range, cframe,
+          k == 0 && st.leafVmstate != null ? st.inlineUnknown : null);
+      SampleAttributes attributes = k == 0 && st.leafVmstate != null
+          ? vmstateAttributes(st.leafVmstate) : SampleAttributes.EMPTY;
       if (last && stack.error() != null) {
         count(stack.error());
-        return new WalkResult.Failed(stack.error(), frames);
+        return new WalkResult.Failed(stack.error(), frames, attributes);
       }
-      return new WalkResult.Frames(frames);
+      return new WalkResult.Frames(frames, attributes);
     } catch (WalkException e) {
       count(e.reason());
       return new WalkResult.Failed(e.reason(), List.of());
@@ -569,7 +572,7 @@ final class LuaJitInstance implements RuntimeInstance {
   }
 
   private List<Frame> materialize(TargetReader r, LuaStack stack, int[] range, long cframe,
-      Integer leafVmstate, String inlineUnknown) throws WalkException {
+      String inlineUnknown) throws WalkException {
     List<LuaStack.Raw> all = stack.frames();
     List<Frame> out = new ArrayList<>();
     for (int i = range[0]; i < range[1]; i++) {
@@ -581,8 +584,8 @@ final class LuaJitInstance implements RuntimeInstance {
       if (pc == 0 && i == range[0] && f.ffid() == 0 && !f.pcExact()) {
         pc = r.u64(cframe + Layout.CF_SAVE_PC, "cframe"); // called down into C, then back
       }
-      Map<String, String> attributes = out.isEmpty() && leafVmstate != null
-          ? vmstateAttributes(leafVmstate, inlineUnknown) : Map.of();
+      Map<String, String> attributes = out.isEmpty() && inlineUnknown != null
+          ? Map.of(INLINE_UNKNOWN_ATTRIBUTE, inlineUnknown) : Map.of();
       out.add(f.ffid() == 0
           ? luaFrame(r, all, i, pc, f.pcExact(), attributes)
           : new Frame(LuaJitPlugin.FRAME_TYPE, f.fn(), fastFunctions.name(f.ffid()), "", 0, 0,
@@ -692,41 +695,30 @@ final class LuaJitInstance implements RuntimeInstance {
   }
 
   /**
-   * The leaf frame's attributes, one immutable map per vmstate (a trace number or a state):
-   * every sample's leaf frame carries one, and Frame keeps an immutable map as it is.
+   * The sample's attributes, {@code luajit.vmstate} and, in a trace, {@code luajit.trace}: one
+   * immutable set per vmstate, as every sample carries one.
    */
-  private Map<String, String> vmstateAttributes(int vmstate, String inlineUnknown) {
-    if (inlineUnknown != null) {
-      return newVmstateAttributes(vmstate, inlineUnknown);
-    }
-    Map<String, String> a = attributesByVmstate.get(vmstate);
+  private SampleAttributes vmstateAttributes(int vmstate) {
+    SampleAttributes a = attributesByVmstate.get(vmstate);
     if (a == null) {
-      a = newVmstateAttributes(vmstate, null);
+      SampleAttributes.Builder b = SampleAttributes.builder();
+      if (vmstate >= 0) {
+        b.put("luajit.vmstate", "N").put("luajit.trace", vmstate);
+      } else {
+        b.put("luajit.vmstate", switch (vmstate) {
+          case -1 -> "I";
+          case -2 -> "C";
+          case -3 -> "G";
+          default -> "J";
+        });
+      }
+      a = b.build();
       if (attributesByVmstate.size() >= MAX_CACHED_ATTRIBUTES) {
         attributesByVmstate.clear();
       }
       attributesByVmstate.put(vmstate, a);
     }
     return a;
-  }
-
-  private static Map<String, String> newVmstateAttributes(int vmstate, String inlineUnknown) {
-    Map<String, String> a = new HashMap<>();
-    if (inlineUnknown != null) {
-      a.put(INLINE_UNKNOWN_ATTRIBUTE, inlineUnknown);
-    }
-    if (vmstate >= 0) {
-      a.put("luajit.vmstate", "N");
-      a.put("luajit.trace", Integer.toString(vmstate));
-    } else {
-      a.put("luajit.vmstate", switch (vmstate) {
-        case -1 -> "I";
-        case -2 -> "C";
-        case -3 -> "G";
-        default -> "J";
-      });
-    }
-    return Map.copyOf(a);
   }
 
   private void refreshTraces(TargetReader r, Vm vm) {

@@ -44,6 +44,20 @@ public final class PluginGuard {
     }
   }
 
+  /**
+   * Counts an answer of {@code operation} the host refused (it broke the API's contract) as a
+   * failure of that operation, reported as one line the first time.
+   */
+  public void refuse(LoadedPlugin plugin, String operation, String why) {
+    String key = plugin.id() + "." + operation;
+    LongAdder count = failures.computeIfAbsent(key, k -> new LongAdder());
+    count.increment();
+    if (count.sum() == 1) {
+      reporter.accept("plug-in '" + plugin.id() + "' gave a refused answer in " + operation + ": "
+          + why + " (ignored and counted; further failures are not shown)");
+    }
+  }
+
   /** Failures so far by {@code pluginId.operation}, sorted. */
   public Map<String, Long> failureCounts() {
     Map<String, Long> out = new TreeMap<>();

@@ -1,16 +1,25 @@
 package dev.polystack.host.sampling;
 
 import dev.polystack.host.unwind.UnwindError;
+import dev.polystack.plugin.api.SampleAttributes;
 import java.util.List;
+import java.util.Objects;
 
 /**
- * A captured stack, leaf first, and the reasons of every error frame in it (for counters): the
- * native walk's ({@link UnwindError#reason}) and plug-ins' ({@code <plugin id>_<reason>}).
+ * A captured stack, leaf first, the reasons of every error frame in it (for counters): the
+ * native walk's ({@link UnwindError#reason}) and plug-ins' ({@code <plugin id>_<reason>}), and
+ * the sample attributes its walks reported, each within its plug-in's namespace.
  */
-public record RawStack(List<RawFrame> frames, List<String> errors) {
+public record RawStack(List<RawFrame> frames, List<String> errors, SampleAttributes attributes) {
   public RawStack {
     frames = List.copyOf(frames);
     errors = List.copyOf(errors);
+    Objects.requireNonNull(attributes, "attributes");
+  }
+
+  /** A stack without sample attributes. */
+  public RawStack(List<RawFrame> frames, List<String> errors) {
+    this(frames, errors, SampleAttributes.EMPTY);
   }
 
   /** Whether the native walk ended with {@code error}. */

@@ -8,6 +8,7 @@ import dev.polystack.host.unwind.NativeUnwinder;
 import dev.polystack.host.unwind.UnwindResult;
 import dev.polystack.plugin.api.Frame;
 import dev.polystack.plugin.api.Registers;
+import dev.polystack.plugin.api.SampleAttributes;
 import dev.polystack.plugin.api.WalkRequest;
 import dev.polystack.plugin.api.WalkResult;
 import java.util.ArrayList;
@@ -71,6 +72,7 @@ public final class StackWalker {
     List<String> errors = new ArrayList<>();
     // By identity: a binding is a record, and hashing its code ranges per frame showed up.
     Map<RuntimeBinding, Integer> segments = new java.util.IdentityHashMap<>();
+    SampleAttributes attributes = SampleAttributes.EMPTY;
     List<NativeFrame> natives = unwound.frames();
     for (int i = 0; i < natives.size() && frames.size() < maxDepth; i++) {
       NativeFrame nf = natives.get(i);
@@ -86,8 +88,10 @@ public final class StackWalker {
           .orElse(new WalkResult.Failed("plugin_exception", List.of()));
       if (result instanceof WalkResult.Frames f) {
         f.frames().forEach(frame -> frames.add(new RawFrame.Runtime(frame)));
+        attributes = attributes.orElse(owned(binding, f.sampleAttributes()));
       } else if (result instanceof WalkResult.Failed failed) {
         failed.partial().forEach(frame -> frames.add(new RawFrame.Runtime(frame)));
+        attributes = attributes.orElse(owned(binding, failed.sampleAttributes()));
         String reason = binding.plugin().id() + "_" + failed.reason();
         frames.add(new RawFrame.Runtime(Frame.error(reason)));
         errors.add(reason);
@@ -102,6 +106,25 @@ public final class StackWalker {
       frames.add(new RawFrame.Runtime(Frame.error(unwound.errorReason())));
       errors.add(unwound.errorReason());
     }
-    return new RawStack(frames, errors);
+    return new RawStack(frames, errors, attributes);
+  }
+
+  /**
+   * The attributes under the plug-in's own {@code <id>.} namespace; any other key makes the
+   * whole set a refused walk result, counted and reported once as a failure of the plug-in.
+   */
+  private SampleAttributes owned(RuntimeBinding binding, SampleAttributes reported) {
+    if (reported.isEmpty()) {
+      return reported;
+    }
+    String namespace = binding.plugin().id() + ".";
+    for (String key : reported.asMap().keySet()) {
+      if (!key.startsWith(namespace)) {
+        guard.refuse(binding.plugin(), "walk", "sample attribute '" + key
+            + "' is outside its namespace '" + namespace + "'");
+        return SampleAttributes.EMPTY;
+      }
+    }
+    return reported;
   }
 }

@@ -102,7 +102,7 @@ final class RecordingMerger {
           Integer.toString(r.target().pid()), NAME, r.target().executableName()) : Map.of();
       Map<StackTrace, StackTrace> relabelled = new IdentityHashMap<>();
       for (Sample s : r.samples()) {
-        Map<String, String> attributes = new HashMap<>(s.attributes());
+        Map<String, Object> attributes = new HashMap<>(s.attributes());
         attributes.putAll(process);
         StackTrace stack = own.isEmpty() ? s.stack()
             : relabelled.computeIfAbsent(s.stack(), st -> relabel(st, own));

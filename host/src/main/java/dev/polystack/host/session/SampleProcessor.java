@@ -13,6 +13,7 @@ import dev.polystack.otel.counters.HostCounters;
 import dev.polystack.otel.model.Sample;
 import dev.polystack.otel.model.StackTrace;
 import dev.polystack.plugin.api.Frame;
+import dev.polystack.plugin.api.SampleAttributes;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -54,11 +55,11 @@ public final class SampleProcessor implements SampleSink, AutoCloseable {
   /** A distinct named stack and the attributes its samples carry; identity is what counts. */
   private static final class NamedStack implements SampleStore.Shape {
     private final StackTrace stack;
-    private final Map<String, String> attributes;
+    private final Map<String, Object> attributes;
 
-    NamedStack(StackTrace stack) {
+    NamedStack(StackTrace stack, SampleAttributes attributes) {
       this.stack = stack;
-      this.attributes = sampleAttributes(stack.frames());
+      this.attributes = attributes.asMap();
     }
 
     @Override
@@ -67,24 +68,32 @@ public final class SampleProcessor implements SampleSink, AutoCloseable {
     }
 
     @Override
-    public Map<String, String> attributes() {
+    public Map<String, Object> attributes() {
       return attributes;
     }
   }
 
-  /** Raw frames as walked, and the module table their native PCs are named against. */
-  private record RawKey(List<RawFrame> frames, ModuleTable table) {
+  /**
+   * Raw frames as walked, the sample attributes the walks gave, and the module table the native
+   * PCs are named against.
+   */
+  private record RawKey(List<RawFrame> frames, SampleAttributes attributes, ModuleTable table) {
     // Written out (see RawFrame.Native); the table by identity, which is its generation.
     @Override
     public boolean equals(Object o) {
-      return o instanceof RawKey k && k.table == table && k.frames.equals(frames);
+      return o instanceof RawKey k && k.table == table && k.frames.equals(frames)
+          && k.attributes.equals(attributes);
     }
 
     @Override
     public int hashCode() {
-      return frames.hashCode() * 31 + System.identityHashCode(table);
+      return (frames.hashCode() * 31 + attributes.hashCode()) * 31
+          + System.identityHashCode(table);
     }
   }
+
+  /** A named stack's frames and its samples' attributes. */
+  private record ShapeKey(List<Frame> frames, SampleAttributes attributes) {}
 
   private final TargetProcess target;
   private final ProcFs proc;
@@ -94,7 +103,8 @@ public final class SampleProcessor implements SampleSink, AutoCloseable {
   private final Thread thread;
   private final FrameNamer namer = new FrameNamer();
   /** Interned stacks: equal frames give the same StackTrace, which outputs count by identity. */
-  private final Map<List<Frame>, NamedStack> stacks = new HashMap<>();
+  private final Map<List<Frame>, StackTrace> traces = new HashMap<>();
+  private final Map<ShapeKey, NamedStack> stacks = new HashMap<>();
   private final Map<RawKey, NamedStack> byRaw =
       BoundedMap.leastRecentlyUsed(MAX_CACHED_STACKS);
   private final Map<Integer, Named> threadNames = new HashMap<>();
@@ -207,27 +217,15 @@ public final class SampleProcessor implements SampleSink, AutoCloseable {
   /** The named, interned stack of a raw one: cached, named only on the first sample of it. */
   private NamedStack named(RawStack raw) {
     ModuleTable table = target.table();
-    RawKey key = new RawKey(raw.frames(), table);
+    RawKey key = new RawKey(raw.frames(), raw.attributes(), table);
     NamedStack named = byRaw.get(key);
     if (named == null) {
       List<Frame> frames = namer.name(raw, table);
-      named = stacks.computeIfAbsent(frames, f -> new NamedStack(new StackTrace(f)));
+      named = stacks.computeIfAbsent(new ShapeKey(frames, raw.attributes()), k -> new NamedStack(
+          traces.computeIfAbsent(k.frames(), StackTrace::new), k.attributes()));
       byRaw.put(key, named);
     }
     return named;
-  }
-
-  /**
-   * Per-sample facts a plug-in put on the leaf-most frame it produced (LuaJIT's vmstate and
-   * trace number) become sample attributes, where outputs expect them.
-   */
-  private static Map<String, String> sampleAttributes(List<Frame> frames) {
-    for (Frame f : frames) {
-      if (!f.attributes().isEmpty()) {
-        return f.attributes();
-      }
-    }
-    return Map.of();
   }
 
   private String threadName(int tid) {

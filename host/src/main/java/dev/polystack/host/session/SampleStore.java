@@ -24,7 +24,8 @@ final class SampleStore {
   interface Shape {
     dev.polystack.otel.model.StackTrace stack();
 
-    Map<String, String> attributes();
+    /** Values are String, Long, Double or Boolean (see the model's Sample). */
+    Map<String, Object> attributes();
   }
 
   private record MergeKey(Shape shape, int tid, String threadName) {}

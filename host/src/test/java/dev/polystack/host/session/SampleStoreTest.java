@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 
 /** The bounded sample store: timed samples up to its bound, then merged entries, then refusal. */
 class SampleStoreTest {
-  private record Shape(StackTrace stack, Map<String, String> attributes)
+  private record Shape(StackTrace stack, Map<String, Object> attributes)
       implements SampleStore.Shape {}
 
   private static Shape shape(String function) {

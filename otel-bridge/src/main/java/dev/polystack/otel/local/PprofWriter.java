@@ -66,7 +66,7 @@ final class PprofWriter implements ProfileWriter {
   private record LocationKey(long mappingId, long address, long functionId, long line) {}
 
   private record SampleKey(List<Long> locationIds, int tid, String threadName,
-      List<Map.Entry<String, String>> attributes) {}
+      List<Map.Entry<String, Object>> attributes) {}
 
   /** What pprof learns about a mapping from the frames in it. */
   private static final class MappingFacts {
@@ -136,7 +136,7 @@ final class PprofWriter implements ProfileWriter {
       for (Sample sample : recording.samples()) {
         List<Long> ids = stackLocations.computeIfAbsent(sample.stack(), this::locationIds);
         SampleKey key = new SampleKey(ids, sample.tid(), sample.threadName(),
-            List.copyOf(new TreeMap<>(sample.attributes()).entrySet()));
+            List.copyOf(new TreeMap<String, Object>(sample.attributes()).entrySet()));
         long[] values = sample.values();
         long[] counts = samples.computeIfAbsent(key,
             k -> new long[values.length > 0 ? values.length : 2]);
@@ -232,9 +232,12 @@ final class PprofWriter implements ProfileWriter {
         long periods = types.isEmpty() ? e.getValue()[1] : 0;
         // Strings are interned before the nested message is written: the table comes last.
         long threadName = string(key.threadName());
+        // A long is a numeric label; a string, double or boolean a string one (pprof has no
+        // other kinds).
         List<long[]> attrs = new ArrayList<>();
-        for (Map.Entry<String, String> a : key.attributes()) {
-          attrs.add(new long[] {string(a.getKey()), string(a.getValue())});
+        for (Map.Entry<String, Object> a : key.attributes()) {
+          attrs.add(a.getValue() instanceof Long l ? new long[] {string(a.getKey()), 0, l}
+              : new long[] {string(a.getKey()), string(String.valueOf(a.getValue()))});
         }
         message(out, 2, o -> {
           packed(o, 1, key.locationIds().stream().mapToLong(Long::longValue).toArray());
@@ -251,7 +254,11 @@ final class PprofWriter implements ProfileWriter {
           for (long[] a : attrs) {
             message(o, 3, l -> {
               int64(l, 1, a[0]);
-              int64(l, 2, a[1]);
+              if (a.length == 3) {
+                int64(l, 3, a[2]); // num
+              } else {
+                int64(l, 2, a[1]); // str
+              }
             });
           }
         });

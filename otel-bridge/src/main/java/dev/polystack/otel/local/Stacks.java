@@ -160,8 +160,9 @@ final class Stacks {
 
   /** How outputs name a sample's process: {@code process PID (NAME)}. */
   static String processLabel(Sample sample) {
-    String pid = sample.attributes().getOrDefault(PROCESS_PID, "?");
-    String name = sample.attributes().getOrDefault(PROCESS_NAME, "");
-    return "process " + pid + (name.isEmpty() ? "" : " (" + name + ")");
+    Object pid = sample.attributes().get(PROCESS_PID);
+    Object name = sample.attributes().get(PROCESS_NAME);
+    String named = name == null ? "" : name.toString();
+    return "process " + (pid == null ? "?" : pid) + (named.isEmpty() ? "" : " (" + named + ")");
   }
 }

@@ -11,7 +11,9 @@ import java.util.Objects;
  * @param epochNanos wall-clock time of the sample (of the last one, when merged), nanoseconds
  *     since the Unix epoch
  * @param stack the stack, leaf first
- * @param attributes per-sample facts such as the LuaJIT vmstate or trace number
+ * @param attributes per-sample facts such as the LuaJIT vmstate or trace number: each value a
+ *     {@code String}, {@code Long}, {@code Double} or {@code Boolean} (an {@code Integer} is kept
+ *     as a {@code Long}), as OTLP carries them
  * @param periods the sampling periods this sample stands for: 1, or more when ticks of this
  *     thread before it were not taken (the sampler fell behind, or a walk could not be kept).
  *     Their time is carried by the next sample, as perf's sample period carries it, so a slow
@@ -25,14 +27,14 @@ import java.util.Objects;
  *     empty for CPU samples
  */
 public record Sample(int tid, String threadName, long epochNanos, StackTrace stack,
-    Map<String, String> attributes, int periods, int count, long[] values) {
+    Map<String, ?> attributes, int periods, int count, long[] values) {
   private static final long[] NO_VALUES = new long[0];
 
   public Sample {
     values = values.length == 0 ? NO_VALUES : values.clone();
     Objects.requireNonNull(threadName, "threadName");
     Objects.requireNonNull(stack, "stack");
-    attributes = Map.copyOf(attributes);
+    attributes = typed(attributes);
     if (periods < 1) {
       throw new IllegalArgumentException("a sample stands for at least one period: " + periods);
     }
@@ -42,9 +44,30 @@ public record Sample(int tid, String threadName, long epochNanos, StackTrace sta
     }
   }
 
+  private static Map<String, ?> typed(Map<String, ?> attributes) {
+    boolean ints = false;
+    for (Map.Entry<String, ?> e : attributes.entrySet()) {
+      Object v = e.getValue();
+      if (v instanceof Integer) {
+        ints = true;
+      } else if (!(v instanceof String || v instanceof Long || v instanceof Double
+          || v instanceof Boolean)) {
+        throw new IllegalArgumentException("sample attribute '" + e.getKey() + "' is a "
+            + (v == null ? "null" : v.getClass().getName())
+            + "; values are String, Long, Double or Boolean");
+      }
+    }
+    if (!ints) {
+      return Map.copyOf(attributes); // the same map when it is one already
+    }
+    Map<String, Object> out = new java.util.HashMap<>();
+    attributes.forEach((k, v) -> out.put(k, v instanceof Integer i ? (Object) (long) i : v));
+    return Map.copyOf(out);
+  }
+
   /** A CPU sample: no values beyond its periods and count. */
   public Sample(int tid, String threadName, long epochNanos, StackTrace stack,
-      Map<String, String> attributes, int periods, int count) {
+      Map<String, ?> attributes, int periods, int count) {
     this(tid, threadName, epochNanos, stack, attributes, periods, count, NO_VALUES);
   }
 
@@ -55,13 +78,13 @@ public record Sample(int tid, String threadName, long epochNanos, StackTrace sta
 
   /** A sample as it was taken, standing for {@code periods} periods. */
   public Sample(int tid, String threadName, long epochNanos, StackTrace stack,
-      Map<String, String> attributes, int periods) {
+      Map<String, ?> attributes, int periods) {
     this(tid, threadName, epochNanos, stack, attributes, periods, 1);
   }
 
   /** A sample as it was taken, standing for one period. */
   public Sample(int tid, String threadName, long epochNanos, StackTrace stack,
-      Map<String, String> attributes) {
+      Map<String, ?> attributes) {
     this(tid, threadName, epochNanos, stack, attributes, 1, 1);
   }
 

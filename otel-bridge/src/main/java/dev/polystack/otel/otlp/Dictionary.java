@@ -46,6 +46,16 @@ final class Dictionary {
         .setValue(AnyValue.newBuilder().setStringValue(value)).build());
   }
 
+  int attribute(String key, double value) {
+    return attributes.index(KeyValueAndUnit.newBuilder().setKeyStrindex(string(key))
+        .setValue(AnyValue.newBuilder().setDoubleValue(value)).build());
+  }
+
+  int attribute(String key, boolean value) {
+    return attributes.index(KeyValueAndUnit.newBuilder().setKeyStrindex(string(key))
+        .setValue(AnyValue.newBuilder().setBoolValue(value)).build());
+  }
+
   int attribute(String key, long value) {
     return attributes.index(KeyValueAndUnit.newBuilder().setKeyStrindex(string(key))
         .setValue(AnyValue.newBuilder().setIntValue(value)).build());

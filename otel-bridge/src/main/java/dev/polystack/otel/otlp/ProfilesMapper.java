@@ -18,7 +18,6 @@ import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 
@@ -35,9 +34,6 @@ import java.util.UUID;
  * attributes with a value and no timestamp. docs/otlp.md has the field-by-field table.
  */
 public final class ProfilesMapper {
-  /** Frame attributes that describe the thread's state, lifted onto the Sample. */
-  static final Set<String> LIFTED = Set.of("luajit.vmstate", "luajit.trace");
-  private static final Set<String> NUMERIC = Set.of("luajit.trace");
 
   private ProfilesMapper() {}
 
@@ -183,27 +179,13 @@ public final class ProfilesMapper {
       if (!sample.threadName().isEmpty()) {
         out.add(dict.attribute("thread.name", sample.threadName()));
       }
-      Map<String, String> extra = new TreeMap<>(lifted(sample.stack()));
-      extra.putAll(sample.attributes());
-      extra.forEach((k, v) -> out.add(NUMERIC.contains(k) && v.matches("-?\\d{1,18}")
-          ? dict.attribute(k, Long.parseLong(v)) : dict.attribute(k, v)));
+      // Each value with its own type (Sample keeps String, Long, Double or Boolean).
+      new TreeMap<String, Object>(sample.attributes()).forEach((k, v) -> out.add(
+          v instanceof Long l ? dict.attribute(k, l)
+              : v instanceof Double d ? dict.attribute(k, d)
+              : v instanceof Boolean b ? dict.attribute(k, b)
+              : dict.attribute(k, (String) v)));
       return List.copyOf(out);
-    }
-
-    /** The state attributes of the leaf-most frame that has any (the LuaJIT vmstate, trace). */
-    private static Map<String, String> lifted(StackTrace stack) {
-      for (Frame f : stack.frames()) {
-        Map<String, String> found = new TreeMap<>();
-        f.attributes().forEach((k, v) -> {
-          if (LIFTED.contains(k)) {
-            found.put(k, v);
-          }
-        });
-        if (!found.isEmpty()) {
-          return found;
-        }
-      }
-      return Map.of();
     }
 
     private int stack(StackTrace stack) {

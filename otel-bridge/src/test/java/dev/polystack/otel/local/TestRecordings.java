@@ -66,7 +66,7 @@ public final class TestRecordings {
           Map.of("luajit.vmstate", "interp")));
       if (i < 4) {
         samples.add(new Sample(WORKER_TID, "worker-1", t, LUA_STACK,
-            Map.of("luajit.vmstate", "jit", "luajit.trace", "7")));
+            Map.of("luajit.vmstate", "jit", "luajit.trace", 7L)));
       }
     }
     for (int i = 0; i < 3; i++) {

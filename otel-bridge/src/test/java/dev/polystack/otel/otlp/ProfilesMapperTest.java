@@ -12,6 +12,7 @@ import dev.polystack.otel.model.StackTrace;
 import dev.polystack.otel.model.TargetInfo;
 import dev.polystack.plugin.api.Frame;
 import io.opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest;
+import io.opentelemetry.proto.common.v1.AnyValue;
 import io.opentelemetry.proto.common.v1.KeyValue;
 import io.opentelemetry.proto.profiles.v1development.KeyValueAndUnit;
 import io.opentelemetry.proto.profiles.v1development.Location;
@@ -229,7 +230,30 @@ class ProfilesMapperTest {
   }
 
   @Test
-  void leafFrameStateIsLiftedOntoTheSample() {
+  void sampleAttributesKeepTheirTypes() {
+    Frame lua = new Frame("luajit", 0, "f", "a.lua", 3, 1, "", Map.of());
+    Recording r = new Recording(new TargetInfo(7, "/usr/bin/luajit", List.of("luajit")), 1, 2,
+        10, "ptrace", List.of(), List.of(new Sample(9, "luajit", 1,
+            new StackTrace(List.of(lua)), Map.of("luajit.vmstate", "N", "luajit.trace", 12L,
+                "x.ratio", 0.25, "x.gc", true))), Map.of());
+    ExportProfilesServiceRequest req = request(r);
+    var s = req.getResourceProfiles(0).getScopeProfiles(0).getProfiles(0).getSamples(0);
+    Map<String, AnyValue> a = new HashMap<>();
+    for (int i : s.getAttributeIndicesList()) {
+      KeyValueAndUnit kv = req.getDictionary().getAttributeTable(i);
+      a.put(req.getDictionary().getStringTable(kv.getKeyStrindex()), kv.getValue());
+    }
+    assertEquals(Map.of(
+        "thread.id", AnyValue.newBuilder().setIntValue(9).build(),
+        "thread.name", AnyValue.newBuilder().setStringValue("luajit").build(),
+        "luajit.vmstate", AnyValue.newBuilder().setStringValue("N").build(),
+        "luajit.trace", AnyValue.newBuilder().setIntValue(12).build(),
+        "x.ratio", AnyValue.newBuilder().setDoubleValue(0.25).build(),
+        "x.gc", AnyValue.newBuilder().setBoolValue(true).build()), a);
+  }
+
+  @Test
+  void frameAttributesStayOnTheFrame() {
     Frame lua = new Frame("luajit", 0, "f", "a.lua", 3, 1, "",
         Map.of("luajit.vmstate", "N", "luajit.trace", "12"));
     Recording r = new Recording(new TargetInfo(7, "/usr/bin/luajit", List.of("luajit")), 1, 2,
@@ -237,14 +261,8 @@ class ProfilesMapperTest {
         List.of(new Sample(9, "luajit", 1, new StackTrace(List.of(lua)), Map.of())), Map.of());
     ExportProfilesServiceRequest req = request(r);
     var s = req.getResourceProfiles(0).getScopeProfiles(0).getProfiles(0).getSamples(0);
-    Map<String, String> a = attributes(req.getDictionary(), s.getAttributeIndicesList());
-    assertEquals(Map.of("thread.id", "9", "thread.name", "luajit", "luajit.vmstate", "N",
-        "luajit.trace", "12"), a);
-    KeyValueAndUnit trace = s.getAttributeIndicesList().stream()
-        .map(i -> req.getDictionary().getAttributeTable(i))
-        .filter(kv -> req.getDictionary().getStringTable(kv.getKeyStrindex())
-            .equals("luajit.trace")).findFirst().orElseThrow();
-    assertTrue(trace.getValue().hasIntValue());
+    assertEquals(Map.of("thread.id", "9", "thread.name", "luajit"),
+        attributes(req.getDictionary(), s.getAttributeIndicesList()));
   }
 
   @Test

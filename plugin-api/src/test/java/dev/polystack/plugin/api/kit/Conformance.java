@@ -23,6 +23,7 @@ import dev.polystack.plugin.api.RemoteMemory;
 import dev.polystack.plugin.api.RuntimeBinary;
 import dev.polystack.plugin.api.RuntimeInstance;
 import dev.polystack.plugin.api.RuntimePlugin;
+import dev.polystack.plugin.api.SampleAttributes;
 import dev.polystack.plugin.api.ThreadContext;
 import dev.polystack.plugin.api.WalkRequest;
 import dev.polystack.plugin.api.WalkResult;
@@ -666,9 +667,16 @@ public final class Conformance {
     List<Frame> all = new ArrayList<>();
     StringBuilder outcome = new StringBuilder(t.tid() + ":");
     boolean failed = false;
+    String namespace = descriptorId() + ".";
     for (int i = 0; i < results.size(); i++) {
       WalkResult result = results.get(i);
       outcome.append(i == 0 ? " " : " | ");
+      SampleAttributes attributes = result instanceof WalkResult.Frames f ? f.sampleAttributes()
+          : result instanceof WalkResult.Failed f ? f.sampleAttributes() : SampleAttributes.EMPTY;
+      for (String key : attributes.asMap().keySet()) {
+        check(key.startsWith(namespace), c + " " + where + ": sample attribute '" + key
+            + "' is outside the plug-in's namespace '" + namespace + "'; the host refuses it");
+      }
       if (result instanceof WalkResult.Frames f) {
         all.addAll(f.frames());
         outcome.append("frames ").append(f.frames());
@@ -679,6 +687,9 @@ public final class Conformance {
         failed = true;
       } else {
         outcome.append("not mine");
+      }
+      if (!attributes.isEmpty()) {
+        outcome.append(" with sample attributes ").append(attributes);
       }
     }
     check(all.size() <= bounds.maxFrames(), c + " " + where + ": " + all.size()

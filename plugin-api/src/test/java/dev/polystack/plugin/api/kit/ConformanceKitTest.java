@@ -13,6 +13,7 @@ import dev.polystack.plugin.api.ModuleImage;
 import dev.polystack.plugin.api.PluginDescriptor;
 import dev.polystack.plugin.api.RuntimeInstance;
 import dev.polystack.plugin.api.RuntimePlugin;
+import dev.polystack.plugin.api.SampleAttributes;
 import dev.polystack.plugin.api.WalkRequest;
 import dev.polystack.plugin.api.WalkResult;
 import java.io.IOException;
@@ -39,7 +40,8 @@ class ConformanceKitTest {
         List.of(corpus.resolve("modules")));
   }
 
-  enum Flaw { NONE, THROWS_ON_FAULT, UNBOUNDED, STATEFUL, NEWER_API, UNSTAMPED }
+  enum Flaw { NONE, THROWS_ON_FAULT, UNBOUNDED, STATEFUL, STATEFUL_ATTRIBUTE, FOREIGN_ATTRIBUTE,
+    NEWER_API, UNSTAMPED }
 
   /**
    * Claims every executable range of the luajit binary and reads the top stack slot four times
@@ -97,7 +99,12 @@ class ConformanceKitTest {
         frames.add(new Frame("toy", slot, name, "", 0, 0, "", Map.of()));
       }
       walks++;
-      return new WalkResult.Frames(frames);
+      SampleAttributes.Builder attributes = SampleAttributes.builder()
+          .put(flaw == Flaw.FOREIGN_ATTRIBUTE ? "other.slots" : "toy.slots", frames.size());
+      if (flaw == Flaw.STATEFUL_ATTRIBUTE) {
+        attributes.put("toy.walks", walks);
+      }
+      return new WalkResult.Frames(frames, attributes.build());
     }
   }
 
@@ -146,6 +153,22 @@ class ConformanceKitTest {
         () -> Conformance.of(() -> new Toy(Flaw.STATEFUL)).checkCase(withoutLiveText(luajit)));
     assertTrue(e.getMessage().contains("a second walk on the same instance gave other frames"),
         e.getMessage());
+  }
+
+  @Test
+  void stateThatChangesSampleAttributesIsCaught() {
+    AssertionError e = assertThrows(AssertionError.class, () -> Conformance.of(
+        () -> new Toy(Flaw.STATEFUL_ATTRIBUTE)).checkCase(withoutLiveText(luajit)));
+    assertTrue(e.getMessage().contains("a second walk on the same instance gave other frames")
+        && e.getMessage().contains("toy.walks"), e.getMessage());
+  }
+
+  @Test
+  void sampleAttributesOutsideThePluginsNamespaceAreCaught() {
+    AssertionError e = assertThrows(AssertionError.class, () -> Conformance.of(
+        () -> new Toy(Flaw.FOREIGN_ATTRIBUTE)).checkCase(withoutLiveText(luajit)));
+    assertTrue(e.getMessage().contains("sample attribute 'other.slots' is outside the plug-in's"
+        + " namespace 'toy.'"), e.getMessage());
   }
 
   @Test
