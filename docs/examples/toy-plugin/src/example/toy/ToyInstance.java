@@ -1,10 +1,12 @@
 package example.toy;
 
+import dev.polystack.plugin.api.ApiVersion;
 import dev.polystack.plugin.api.Bytes;
 import dev.polystack.plugin.api.CapturePlan;
 import dev.polystack.plugin.api.Frame;
 import dev.polystack.plugin.api.MemoryReadException;
 import dev.polystack.plugin.api.RemoteMemory;
+import dev.polystack.plugin.api.SampleAttributes;
 import dev.polystack.plugin.api.WalkRequest;
 import dev.polystack.plugin.api.WalkResult;
 import dev.polystack.plugin.api.RuntimeInstance;
@@ -84,9 +86,30 @@ final class ToyInstance implements RuntimeInstance {
         String function = literals.readCString(name, MAX_NAME);
         frames.add(new Frame("toy", 0, function, script, line, 0, "", Map.of()));
       }
-      return new WalkResult.Frames(frames);
+      return withDepth(frames, depth);
     } catch (MemoryReadException e) {
       return failed("unreadable", frames);
+    }
+  }
+
+  /**
+   * The script's call depth as the sample attribute {@code toy.depth}, on hosts that carry
+   * sample attributes (API 1.9). The plug-in states API 1.1, so it asks the host's version at
+   * run time; on an older host {@link DepthAttribute} is never loaded.
+   */
+  private static WalkResult withDepth(List<Frame> frames, int depth) {
+    ApiVersion host = ApiVersion.CURRENT;
+    if (host.major() > 1 || host.minor() >= 9) {
+      return DepthAttribute.frames(frames, depth);
+    }
+    return new WalkResult.Frames(frames);
+  }
+
+  /** Kept apart so that only a 1.9 host links {@code SampleAttributes}. */
+  private static final class DepthAttribute {
+    static WalkResult frames(List<Frame> frames, int depth) {
+      return new WalkResult.Frames(frames,
+          SampleAttributes.builder().put(ToyPlugin.ID + ".depth", depth).build());
     }
   }
 

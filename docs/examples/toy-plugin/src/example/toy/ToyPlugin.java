@@ -21,13 +21,14 @@ import java.util.Set;
  * functions the toy VM keeps in its global {@code toy_state}.
  */
 public final class ToyPlugin implements RuntimePlugin {
+  static final String ID = "toy";
   static final String LOOP = "toy_interp_run";
   static final String STATE = "toy_state";
 
   @Override
   public PluginDescriptor descriptor() {
     // The oldest API it needs: capture plans came with 1.1.
-    return new PluginDescriptor("toy", "1.0.0", new ApiVersion(1, 1), "toy",
+    return new PluginDescriptor(ID, "1.0.0", new ApiVersion(1, 1), "toy",
         Set.of(Capability.DETECT, Capability.DISCOVER_OFFSETS, Capability.WALK_FRAMES,
             Capability.CAPTURE_AT_TICK),
         "example: script frames of the toy interpreter (docs/plugin-authoring.md)");

@@ -16,7 +16,10 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.jar.JarEntry;
+import java.util.function.UnaryOperator;
 import java.util.jar.JarOutputStream;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import javax.tools.ToolProvider;
 import org.junit.jupiter.api.BeforeAll;
@@ -32,41 +35,52 @@ import org.junit.jupiter.api.io.TempDir;
  * kit on a snapshot of the real process, its capture plan's coverage included.
  */
 class ExamplePluginTest {
+  private static final Pattern LABEL = Pattern.compile("^\\s*([\\w.]+):\\s+(\\S.*)$");
+  private static final Path EXAMPLE = Distribution.root().resolve("docs/examples/toy-plugin");
   @TempDir static Path dir;
   private static Path pluginDir;
   private static Path toy;
 
   @BeforeAll
   static void build() throws Exception {
-    Path example = Distribution.root().resolve("docs/examples/toy-plugin");
     pluginDir = Files.createDirectories(dir.resolve("plugins"));
-    Path classes = Files.createDirectories(dir.resolve("classes"));
+    buildJar(pluginDir.resolve("toy-plugin.jar"), source -> source);
+    toy = dir.resolve("toy_interp");
+    var gcc = Tools.run(120, null, List.of("gcc", "-O2", "-rdynamic",
+        "-fno-optimize-sibling-calls", "-Wall", "-o", toy.toString(),
+        EXAMPLE.resolve("toy_interp.c").toString()));
+    assertEquals(0, gcc.exitCode(), gcc.stderr());
+  }
+
+  /** Compiles the example's sources, each through {@code edit}, into {@code jar}. */
+  private static void buildJar(Path jar, UnaryOperator<String> edit) throws Exception {
+    Path work = Files.createTempDirectory(dir, "build");
+    Path classes = Files.createDirectories(work.resolve("classes"));
     List<String> args = new ArrayList<>(List.of("--release", "17", "-Xlint:all", "-Werror",
         "-d", classes.toString(), "-classpath", pluginApiOnly()));
-    try (Stream<Path> sources = Files.walk(example.resolve("src"))) {
-      sources.filter(p -> p.toString().endsWith(".java")).forEach(p -> args.add(p.toString()));
+    try (Stream<Path> sources = Files.walk(EXAMPLE.resolve("src"))) {
+      for (Path p : sources.filter(f -> f.toString().endsWith(".java")).toList()) {
+        Path edited = work.resolve("src").resolve(EXAMPLE.resolve("src").relativize(p));
+        Files.createDirectories(edited.getParent());
+        Files.writeString(edited, edit.apply(Files.readString(p)));
+        args.add(edited.toString());
+      }
     }
     var err = new java.io.ByteArrayOutputStream();
     int rc = ToolProvider.getSystemJavaCompiler().run(null, err, err, args.toArray(String[]::new));
     assertEquals(0, rc, "the example does not compile against plugin-api alone:\n" + err);
-    Path jar = pluginDir.resolve("toy-plugin.jar");
     try (OutputStream file = Files.newOutputStream(jar);
         JarOutputStream out = new JarOutputStream(file);
         Stream<Path> walk = Stream.concat(Files.walk(classes),
-            Files.walk(example.resolve("META-INF")))) {
+            Files.walk(EXAMPLE.resolve("META-INF")))) {
       for (Path p : walk.filter(Files::isRegularFile).toList()) {
-        Path base = p.startsWith(classes) ? classes : example;
+        Path base = p.startsWith(classes) ? classes : EXAMPLE;
         out.putNextEntry(new JarEntry(base.relativize(p).toString()));
         out.write(Files.readAllBytes(p));
         out.closeEntry();
       }
     }
     PluginJars.installSafely(jar);
-    toy = dir.resolve("toy_interp");
-    var gcc = Tools.run(120, null, List.of("gcc", "-O2", "-rdynamic",
-        "-fno-optimize-sibling-calls", "-Wall", "-o", toy.toString(),
-        example.resolve("toy_interp.c").toString()));
-    assertEquals(0, gcc.exitCode(), gcc.stderr());
   }
 
   /** The plugin-api classes and nothing else from the build, as a third party has them. */
@@ -150,6 +164,50 @@ class ExamplePluginTest {
       assertTrue(coverage.checkedSegments() >= 1 && coverage.coveredReads() >= 2
           && coverage.stableReads() >= 3, coverage.toString());
     }
+  }
+
+  /**
+   * Its sample attribute reaches pprof as a numeric label, on the samples in the script; a
+   * build whose key is outside its namespace has it refused, with one line and no label.
+   */
+  @Test
+  void sampleAttributeReachesPprofAndOneOutsideTheNamespaceIsRefused() throws Exception {
+    assertEquals(List.of("toy.depth=3"), recordLabels(pluginDir).stream()
+        .filter(l -> l.startsWith("toy.")).distinct().toList());
+
+    Path foreign = Files.createDirectories(dir.resolve("foreign-plugins"));
+    buildJar(foreign.resolve("toy-plugin.jar"),
+        source -> source.replace("ToyPlugin.ID + \".depth\"", "\"other.depth\""));
+    List<String> refused = recordLabels(foreign);
+    assertFalse(refused.stream().anyMatch(l -> l.contains("depth")), refused.toString());
+  }
+
+  /**
+   * The labels {@code go tool pprof -traces} shows for a short record of the spinning toy;
+   * checks the run's warnings on the way (the refusal line when the key is foreign).
+   */
+  private static List<String> recordLabels(Path plugins) throws Exception {
+    Path pprof = Files.createTempDirectory(dir, "record").resolve("toy.pb.gz");
+    var result = Distribution.run("--plugin-path", plugins.toString(), "record", "--duration",
+        "1", "-o", pprof.toString(), "--", toy.toString(), "spin");
+    assertEquals(0, result.exitCode(), result.stderr());
+    boolean foreign = !plugins.equals(pluginDir);
+    assertEquals(foreign, result.stderr().contains("polystack: warning: plug-in 'toy' gave a"
+        + " refused answer in walk: sample attribute 'other.depth' is outside its namespace"
+        + " 'toy.'"), result.stderr());
+    var traces = Tools.run(300, null, List.of(Tools.go(), "tool", "pprof", "-traces",
+        pprof.toString()));
+    assertEquals(0, traces.exitCode(), traces.stderr());
+    assertTrue(traces.stdout().contains("render_page"), traces.stdout());
+    // A sample's labels print a line each above its stack: " toy.depth:  3".
+    List<String> labels = new ArrayList<>();
+    for (String line : traces.stdout().lines().toList()) {
+      Matcher label = LABEL.matcher(line);
+      if (label.matches()) {
+        labels.add(label.group(1) + "=" + label.group(2));
+      }
+    }
+    return labels;
   }
 
   private static int index(List<String> frames, String frame, String all) {
