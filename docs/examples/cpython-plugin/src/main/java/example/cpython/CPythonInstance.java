@@ -11,8 +11,9 @@ import dev.polystack.plugin.api.ProcessContext;
 import dev.polystack.plugin.api.Provenance;
 import dev.polystack.plugin.api.RemoteMemory;
 import dev.polystack.plugin.api.RuntimeInstance;
+import dev.polystack.plugin.api.SampleRequest;
+import dev.polystack.plugin.api.SampleWalk;
 import dev.polystack.plugin.api.ThreadContext;
-import dev.polystack.plugin.api.WalkRequest;
 import dev.polystack.plugin.api.WalkResult;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -22,10 +23,11 @@ import java.util.Optional;
 import java.util.TreeMap;
 
 /**
- * CPython attached to one process. A sample's Python frames are read once, at its first
- * {@code _PyEval_EvalFrameDefault} native frame, from the sampled thread's own
- * {@code PyThreadState} (found by kernel tid in the interpreter's thread list, never by who
- * holds the GIL), and handed out one run per native frame: each C call of the evaluation loop
+ * CPython attached to one process. A sample's Python frames are read once per sample ({@link
+ * #walkSample}, which gets every {@code _PyEval_EvalFrameDefault} native frame of the unwind),
+ * from the sampled thread's own {@code PyThreadState} (found by kernel tid in the interpreter's
+ * thread list, never by who holds the GIL), and split one run per such native frame: each C
+ * call of the evaluation loop
  * runs the Python frames up to the next entry frame (3.11: {@code is_entry}; 3.12: the entry
  * frame the loop keeps on the C stack).
  */
@@ -52,14 +54,10 @@ final class CPythonInstance implements RuntimeInstance {
   private int tssKey = -1;
   private int layoutChecks;
 
-  /** Per calling thread: the API's samples begin with beginSample on the walking thread. */
-  private final ThreadLocal<Sample> sample = ThreadLocal.withInitial(Sample::new);
-
   /** One sample's Python frames, split at entry frames, leaf-most run first. */
   private static final class Sample {
     List<List<Frame>> runs;
     String error;
-    int next;
   }
 
   CPythonInstance(Layout layout, ProcessContext process, long runtime, long codeType) {
@@ -69,37 +67,38 @@ final class CPythonInstance implements RuntimeInstance {
     this.codes = new CodeObjects(layout, codeType);
   }
 
+  /**
+   * The sample's Python frames, read once, run k replacing the k-th evaluation-loop frame from
+   * the leaf. The host holds this instance's monitor while it runs (API 1.10), so it never runs
+   * beside the synchronized methods below and needs no lock of its own.
+   */
   @Override
-  public void beginSample(ThreadContext thread) {
-    Sample previous = sample.get();
-    if (previous.runs != null && previous.next < previous.runs.size()) {
-      synchronized (this) {
-        // The native unwind ended above these runs' evaluation-loop frames.
-        count("runs_without_eval_frame", previous.runs.size() - previous.next);
+  public SampleWalk walkSample(SampleRequest request) {
+    Sample s = new Sample();
+    read(request.thread(), s);
+    Map<Integer, WalkResult> out = new HashMap<>();
+    List<SampleRequest.OwnedFrame> loops = request.frames();
+    for (int k = 0; k < loops.size(); k++) {
+      if (k >= s.runs.size()) {
+        if (s.error == null) { // after an error, the callers' loop frames stay native
+          count("eval_frame_without_run", loops.size() - k);
+        }
+        break;
+      }
+      List<Frame> frames = s.runs.get(k);
+      int index = loops.get(k).nativeIndex();
+      if (k == s.runs.size() - 1 && s.error != null) {
+        count(s.error, 1);
+        out.put(index, new WalkResult.Failed(s.error, frames));
+      } else {
+        out.put(index, new WalkResult.Frames(frames));
       }
     }
-    sample.set(new Sample());
-  }
-
-  @Override
-  public synchronized WalkResult walk(WalkRequest request) {
-    Sample s = sample.get();
-    if (s.runs == null) {
-      read(request.thread(), s);
+    if (s.runs.size() > loops.size()) {
+      // The native unwind ended above these runs' evaluation-loop frames.
+      count("runs_without_eval_frame", s.runs.size() - loops.size());
     }
-    int k = s.next++;
-    if (k >= s.runs.size()) {
-      if (s.error == null) { // after an error, the callers' loop frames stay native, counted once
-        count("eval_frame_without_run", 1);
-      }
-      return WalkResult.notMine();
-    }
-    List<Frame> frames = s.runs.get(k);
-    if (k == s.runs.size() - 1 && s.error != null) {
-      count(s.error, 1);
-      return new WalkResult.Failed(s.error, frames);
-    }
-    return new WalkResult.Frames(frames);
+    return new SampleWalk(out);
   }
 
   /**

@@ -30,9 +30,9 @@ public final class CPythonPlugin implements RuntimePlugin {
   @Override
   public PluginDescriptor descriptor() {
     // The oldest API it needs: ThreadContext.planOutcome came with 1.6.
-    return new PluginDescriptor("cpython", "0.1.0", new ApiVersion(1, 6), "cpython",
+    return new PluginDescriptor("cpython", "0.1.0", new ApiVersion(1, 10), "cpython",
         Set.of(Capability.DETECT, Capability.DISCOVER_OFFSETS, Capability.WALK_FRAMES,
-            Capability.SYMBOLIZE, Capability.CAPTURE_AT_TICK),
+            Capability.SYMBOLIZE, Capability.CAPTURE_AT_TICK, Capability.WALK_SAMPLES),
         "example: Python frames of CPython 3.11 and 3.12 (docs/examples/cpython-plugin)");
   }
 

@@ -6,9 +6,12 @@ import dev.polystack.host.process.RuntimeBinding;
 import dev.polystack.host.unwind.NativeFrame;
 import dev.polystack.host.unwind.NativeUnwinder;
 import dev.polystack.host.unwind.UnwindResult;
+import dev.polystack.plugin.api.Capability;
 import dev.polystack.plugin.api.Frame;
 import dev.polystack.plugin.api.Registers;
 import dev.polystack.plugin.api.SampleAttributes;
+import dev.polystack.plugin.api.SampleRequest;
+import dev.polystack.plugin.api.SampleWalk;
 import dev.polystack.plugin.api.WalkRequest;
 import dev.polystack.plugin.api.WalkResult;
 import java.util.ArrayList;
@@ -68,24 +71,39 @@ public final class StackWalker {
       }
     };
     UnwindResult unwound = unwinder.unwind(thread.registers(), thread.memory(), table, jitStep);
+    List<NativeFrame> natives = unwound.frames();
+    RuntimeBinding[] owners = new RuntimeBinding[natives.size()];
+    for (int i = 0; i < natives.size(); i++) {
+      NativeFrame nf = natives.get(i);
+      RuntimeBinding claimer = claimed.isEmpty() ? null : claimed.get(nf.pc());
+      owners[i] = claimer != null ? claimer : table.bindingAt(nf.lookupPc());
+    }
+    Map<RuntimeBinding, SampleWalk> sampleWalks = sampleWalks(thread, natives, owners);
     List<RawFrame> frames = new ArrayList<>();
     List<String> errors = new ArrayList<>();
     // By identity: a binding is a record, and hashing its code ranges per frame showed up.
     Map<RuntimeBinding, Integer> segments = new java.util.IdentityHashMap<>();
     SampleAttributes attributes = SampleAttributes.EMPTY;
-    List<NativeFrame> natives = unwound.frames();
     for (int i = 0; i < natives.size() && frames.size() < maxDepth; i++) {
       NativeFrame nf = natives.get(i);
-      RuntimeBinding claimer = claimed.isEmpty() ? null : claimed.get(nf.pc());
-      RuntimeBinding binding = claimer != null ? claimer : table.bindingAt(nf.lookupPc());
+      RuntimeBinding binding = owners[i];
       if (binding == null) {
         frames.add(new RawFrame.Native(nf.pc(), nf.exactPc()));
         continue;
       }
       int segment = segments.merge(binding, 1, Integer::sum) - 1;
-      WalkRequest request = new WalkRequest(thread, nf.registers(), i == 0, segment);
-      WalkResult result = guard.call(binding.plugin(), "walk", () -> binding.instance().walk(request))
-          .orElse(new WalkResult.Failed("plugin_exception", List.of()));
+      WalkResult result;
+      SampleWalk sampled = sampleWalks.get(binding);
+      if (sampled != null) {
+        result = sampled.replacements().getOrDefault(i, WalkResult.notMine());
+        if (segment == 0) {
+          attributes = attributes.orElse(owned(binding, sampled.attributes()));
+        }
+      } else {
+        WalkRequest request = new WalkRequest(thread, nf.registers(), i == 0, segment);
+        result = guard.call(binding.plugin(), "walk", () -> binding.instance().walk(request))
+            .orElse(new WalkResult.Failed("plugin_exception", List.of()));
+      }
       if (result instanceof WalkResult.Frames f) {
         f.frames().forEach(frame -> frames.add(new RawFrame.Runtime(frame)));
         attributes = attributes.orElse(owned(binding, f.sampleAttributes()));
@@ -107,6 +125,56 @@ public final class StackWalker {
       errors.add(unwound.errorReason());
     }
     return new RawStack(frames, errors, attributes);
+  }
+
+  /**
+   * One {@code walkSample} per binding that walks whole samples ({@link Capability#WALK_SAMPLES}),
+   * with its native frames, holding the instance's monitor as the API promises (it never runs
+   * beside itself or the instance's synchronized methods). A replacement for a frame the
+   * request did not name is refused (counted and reported once).
+   */
+  private Map<RuntimeBinding, SampleWalk> sampleWalks(CapturedThread thread,
+      List<NativeFrame> natives, RuntimeBinding[] owners) {
+    Map<RuntimeBinding, List<SampleRequest.OwnedFrame>> byBinding = null;
+    for (int i = 0; i < owners.length; i++) {
+      RuntimeBinding b = owners[i];
+      if (b != null && b.plugin().descriptor().has(Capability.WALK_SAMPLES)) {
+        if (byBinding == null) {
+          byBinding = new java.util.IdentityHashMap<>();
+        }
+        byBinding.computeIfAbsent(b, k -> new ArrayList<>())
+            .add(new SampleRequest.OwnedFrame(i, natives.get(i).registers()));
+      }
+    }
+    if (byBinding == null) {
+      return Map.of();
+    }
+    Map<RuntimeBinding, SampleWalk> out = new java.util.IdentityHashMap<>();
+    byBinding.forEach((b, owned) -> {
+      SampleRequest request = new SampleRequest(thread, owned);
+      SampleWalk walk;
+      synchronized (b.instance()) {
+        walk = guard.call(b.plugin(), "walkSample", () -> b.instance().walkSample(request))
+            .orElse(null);
+      }
+      if (walk == null) { // it threw: every frame it owns ends the stack in an error frame
+        Map<Integer, WalkResult> failed = new HashMap<>();
+        failed.put(owned.get(0).nativeIndex(), new WalkResult.Failed("plugin_exception",
+            List.of()));
+        walk = new SampleWalk(failed);
+      } else {
+        for (int index : walk.replacements().keySet()) {
+          if (owned.stream().noneMatch(f -> f.nativeIndex() == index)) {
+            guard.refuse(b.plugin(), "walkSample", "it replaced native frame " + index
+                + ", which is not one of its frames in the request");
+            walk = SampleWalk.NONE;
+            break;
+          }
+        }
+      }
+      out.put(b, walk);
+    });
+    return out;
   }
 
   /**

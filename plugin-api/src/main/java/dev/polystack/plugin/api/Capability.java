@@ -37,7 +37,12 @@ public enum Capability {
    * RuntimeInstance#watchPoint(String)}), which {@code probe} asks only of plug-ins that
    * declare it (since API 1.7).
    */
-  WATCH_SITES;
+  WATCH_SITES,
+  /**
+   * Walks a whole sample in one call ({@link RuntimeInstance#walkSample}), which the host then
+   * makes instead of one {@link RuntimeInstance#walk} per native frame (since API 1.10).
+   */
+  WALK_SAMPLES;
 
   /** Lower-case, dash-separated name as shown to users. */
   public String displayName() {

@@ -28,6 +28,23 @@ public interface RuntimeInstance {
    */
   default void beginSample(ThreadContext thread) {}
 
+  /**
+   * Walks one whole sample (since API 1.10, with {@link Capability#WALK_SAMPLES}, which makes
+   * the host call this once per sample instead of {@link #walk} per native frame): every native
+   * frame of the unwind in this instance's code is in the request, and the answer says which
+   * of them each run of runtime frames replaces. What a walk keeps within one sample lives in
+   * the call: no per-thread state, no {@code beginSample} bookkeeping. The host holds the
+   * instance's monitor ({@code synchronized (instance)}) while this runs, so it never runs
+   * beside itself or beside the instance's {@code synchronized} methods, and its caches need
+   * no lock of their own. {@link #unwindCaller} still comes first, per frame, after {@link
+   * #beginSample}. Never throws for bad target data.
+   *
+   * @since 1.10
+   */
+  default SampleWalk walkSample(SampleRequest request) {
+    return SampleWalk.NONE;
+  }
+
   /** Walks the runtime frames behind one native frame; never throws for bad target data. */
   default WalkResult walk(WalkRequest request) {
     return WalkResult.notMine();

@@ -24,6 +24,8 @@ import dev.polystack.plugin.api.RuntimeBinary;
 import dev.polystack.plugin.api.RuntimeInstance;
 import dev.polystack.plugin.api.RuntimePlugin;
 import dev.polystack.plugin.api.SampleAttributes;
+import dev.polystack.plugin.api.SampleRequest;
+import dev.polystack.plugin.api.SampleWalk;
 import dev.polystack.plugin.api.ThreadContext;
 import dev.polystack.plugin.api.WalkRequest;
 import dev.polystack.plugin.api.WalkResult;
@@ -370,7 +372,8 @@ public final class Conformance {
 
   private record ThreadFault(int tid, ReadFault fault) {}
 
-  record Bound(RuntimeBinary binary, RuntimeInstance instance, long bias) {
+  /** @param walksSamples whether the plug-in declares {@link Capability#WALK_SAMPLES} */
+  record Bound(RuntimeBinary binary, RuntimeInstance instance, long bias, boolean walksSamples) {
     boolean owns(long pc) {
       for (CodeRange r : binary.codeRanges()) {
         if (r.contains(pc - bias)) {
@@ -587,7 +590,8 @@ public final class Conformance {
         instance.mappingsChanged(process);
         return null;
       });
-      out.add(new Bound(s.binary(), instance, bias));
+      out.add(new Bound(s.binary(), instance, bias,
+          factory.get().descriptor().has(Capability.WALK_SAMPLES)));
     }
     return out;
   }
@@ -628,9 +632,52 @@ public final class Conformance {
           f.registers()));
       calls.after(i, "unwindCaller");
     }
+    // A plug-in that walks whole samples gets one walkSample with all its frames instead.
+    Map<Bound, SampleWalk> sampled = new IdentityHashMap<>();
+    for (int i = 0; i < frames.size(); i++) {
+      Bound owner = frames.get(i).owner();
+      if (!owner.walksSamples() || sampled.containsKey(owner)) {
+        continue;
+      }
+      List<SampleRequest.OwnedFrame> owned = new ArrayList<>();
+      for (int j = i; j < frames.size(); j++) {
+        if (frames.get(j).owner() == owner) {
+          owned.add(new SampleRequest.OwnedFrame(j, frames.get(j).registers()));
+        }
+      }
+      calls.before(i, 0, "walkSample");
+      SampleWalk walk = guard(c, where, "walkSample", () -> {
+        synchronized (owner.instance()) { // as the host holds it
+          return owner.instance().walkSample(new SampleRequest(thread, owned));
+        }
+      });
+      for (SampleRequest.OwnedFrame f : owned) {
+        calls.after(f.nativeIndex(), "walkSample");
+      }
+      check(walk != null, c + " " + where + ": walkSample returned null");
+      for (int index : walk.replacements().keySet()) {
+        check(owned.stream().anyMatch(f -> f.nativeIndex() == index), c + " " + where
+            + ": walkSample replaced native frame " + index + ", not one of its frames "
+            + owned.stream().map(SampleRequest.OwnedFrame::nativeIndex).toList()
+            + "; the host refuses the whole walk");
+      }
+      sampled.put(owner, walk);
+    }
     List<WalkResult> out = new ArrayList<>();
     for (int i = 0; i < frames.size(); i++) {
       PlanCoverage.NativeFrame f = frames.get(i);
+      SampleWalk walk = sampled.get(f.owner());
+      if (walk != null) {
+        WalkResult r = walk.replacements().getOrDefault(i, WalkResult.notMine());
+        // The sample's attributes travel with its first replacement, so the checks that
+        // compare walks compare them too.
+        if (!walk.attributes().isEmpty() && !walk.replacements().isEmpty()
+            && walk.replacements().keySet().iterator().next() == i) {
+          r = withAttributes(r, walk.attributes());
+        }
+        out.add(r);
+        continue;
+      }
       int k = segments[i];
       calls.before(i, k, "walk");
       WalkResult r = guard(c, where, "walk", () -> f.owner().instance().walk(
@@ -639,6 +686,16 @@ public final class Conformance {
       out.add(r);
     }
     return out;
+  }
+
+  /** A replacement {@code r} carrying {@code attributes} as well. */
+  private static WalkResult withAttributes(WalkResult r, SampleAttributes attributes) {
+    if (r instanceof WalkResult.Failed f) {
+      return new WalkResult.Failed(f.reason(), f.partial(),
+          attributes.orElse(f.sampleAttributes()));
+    }
+    WalkResult.Frames f = (WalkResult.Frames) r;
+    return new WalkResult.Frames(f.frames(), attributes.orElse(f.sampleAttributes()));
   }
 
   private static List<WalkResult> nonNull(SnapshotCase c, String where,

@@ -14,6 +14,8 @@ import dev.polystack.plugin.api.PluginDescriptor;
 import dev.polystack.plugin.api.RuntimeInstance;
 import dev.polystack.plugin.api.RuntimePlugin;
 import dev.polystack.plugin.api.SampleAttributes;
+import dev.polystack.plugin.api.SampleRequest;
+import dev.polystack.plugin.api.SampleWalk;
 import dev.polystack.plugin.api.WalkRequest;
 import dev.polystack.plugin.api.WalkResult;
 import java.io.IOException;
@@ -41,7 +43,7 @@ class ConformanceKitTest {
   }
 
   enum Flaw { NONE, THROWS_ON_FAULT, UNBOUNDED, STATEFUL, STATEFUL_ATTRIBUTE, FOREIGN_ATTRIBUTE,
-    NEWER_API, UNSTAMPED }
+    NEWER_API, UNSTAMPED, WALKS_SAMPLES, FOREIGN_INDEX }
 
   /**
    * Claims every executable range of the luajit binary and reads the top stack slot four times
@@ -63,7 +65,9 @@ class ConformanceKitTest {
       return new PluginDescriptor("toy", flaw == Flaw.UNSTAMPED ? "unknown" : "1.0",
           flaw == Flaw.NEWER_API ? new ApiVersion(ApiVersion.CURRENT.major() + 1, 0)
               : ApiVersion.CURRENT, "toy",
-          Set.of(Capability.DETECT, Capability.WALK_FRAMES), "kit self-test");
+          flaw == Flaw.WALKS_SAMPLES || flaw == Flaw.FOREIGN_INDEX
+              ? Set.of(Capability.DETECT, Capability.WALK_FRAMES, Capability.WALK_SAMPLES)
+              : Set.of(Capability.DETECT, Capability.WALK_FRAMES), "kit self-test");
     }
 
     @Override
@@ -78,6 +82,20 @@ class ConformanceKitTest {
 
     ToyInstance(Flaw flaw) {
       this.flaw = flaw;
+    }
+
+    /** The same frames as {@link #walk}, each owned frame's from one call. */
+    @Override
+    public SampleWalk walkSample(SampleRequest request) {
+      Map<Integer, WalkResult> out = new java.util.HashMap<>();
+      for (SampleRequest.OwnedFrame f : request.frames()) {
+        out.put(f.nativeIndex(), walk(new WalkRequest(request.thread(), f.registers(), f.leaf(),
+            0)));
+      }
+      if (flaw == Flaw.FOREIGN_INDEX) {
+        out.put(999, new WalkResult.Frames(List.of()));
+      }
+      return new SampleWalk(out);
     }
 
     @Override
@@ -129,6 +147,22 @@ class ConformanceKitTest {
     assertEquals(4 * report.segments(), report.runtimeFrames());
     assertEquals(4 * report.segments(), report.maxReads());
     assertTrue(report.faultsInjected() >= 8 * report.segments(), report.toString());
+  }
+
+  @Test
+  void aPluginThatWalksWholeSamplesPassesAsTheSameWalkFrameByFrame() {
+    var perFrame = Conformance.of(Toy::new).checkCase(withoutLiveText(luajit));
+    var perSample = Conformance.of(() -> new Toy(Flaw.WALKS_SAMPLES))
+        .checkCase(withoutLiveText(luajit));
+    assertEquals(perFrame.toString(), perSample.toString());
+  }
+
+  @Test
+  void aSampleWalkThatReplacesAFrameItWasNotGivenIsCaught() {
+    AssertionError e = assertThrows(AssertionError.class, () -> Conformance.of(
+        () -> new Toy(Flaw.FOREIGN_INDEX)).checkCase(withoutLiveText(luajit)));
+    assertTrue(e.getMessage().contains("walkSample replaced native frame 999, not one of its"
+        + " frames"), e.getMessage());
   }
 
   @Test
