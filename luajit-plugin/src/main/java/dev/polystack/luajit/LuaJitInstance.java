@@ -11,8 +11,10 @@ import dev.polystack.plugin.api.Register;
 import dev.polystack.plugin.api.Registers;
 import dev.polystack.plugin.api.RuntimeInstance;
 import dev.polystack.plugin.api.SampleAttributes;
+import dev.polystack.plugin.api.SampleRequest;
+import dev.polystack.plugin.api.SampleWalk;
+import dev.polystack.plugin.api.SampleWalker;
 import dev.polystack.plugin.api.ThreadContext;
-import dev.polystack.plugin.api.WalkRequest;
 import dev.polystack.plugin.api.WalkResult;
 import dev.polystack.plugin.api.WatchPoint;
 import dev.polystack.plugin.api.WatchPointException;
@@ -90,13 +92,6 @@ final class LuaJitInstance implements RuntimeInstance {
   private CapturePlan plan = CapturePlan.NONE;
   private long planG;
 
-  /**
-   * The current sample's state, made anew by {@link #beginSample}, the API's per-sample boundary.
-   * Per calling thread: one sample runs on one thread from beginSample to its last walk, and
-   * samples of other threads (the conformance kit walks concurrently) must not share it.
-   */
-  private final ThreadLocal<SampleState> sample = ThreadLocal.withInitial(SampleState::new);
-
   /** One VM of the process and its trace snapshot. */
   private static final class Vm {
     final long g;
@@ -111,9 +106,9 @@ final class LuaJitInstance implements RuntimeInstance {
   }
 
   /**
-   * What one sample's walk remembers between the native frames it is asked about. Segments are
-   * counted per lua_State here, not by {@link WalkRequest#segment()}: that count runs over all
-   * of this instance's interpreter frames, which interleave the C entries of several coroutines.
+   * What one sample's walker remembers between the native frames of the sample. Segments are
+   * counted per lua_State: the instance's native frames interleave the C entries of several
+   * coroutines.
    */
   private static final class SampleState {
     final Map<Long, LuaStack> stacks = new HashMap<>();
@@ -133,16 +128,43 @@ final class LuaJitInstance implements RuntimeInstance {
     this.fastFunctions = FastFunctions.forStateSize(layout.luaStateSize());
   }
 
+  /**
+   * One sample's walker (API 1.10): the sample's state lives in it, and the host calls it
+   * holding this instance's monitor, which guards the VMs, traces and caches it shares with the
+   * synchronized methods below.
+   */
   @Override
-  public void beginSample(ThreadContext thread) {
-    sample.set(new SampleState());
+  public SampleWalker openSample(ThreadContext thread) {
+    SampleState st = new SampleState();
+    return new SampleWalker() {
+      @Override
+      public Registers unwindCaller(Registers frame) {
+        return LuaJitInstance.this.unwindCaller(thread, frame, st);
+      }
+
+      @Override
+      public SampleWalk walk(SampleRequest request) {
+        Map<Integer, WalkResult> out = new HashMap<>();
+        SampleAttributes attributes = SampleAttributes.EMPTY;
+        for (SampleRequest.OwnedFrame f : request.frames()) {
+          WalkResult r = walkFrame(request.thread(), f.registers(), f.leaf(), st);
+          if (r instanceof WalkResult.Frames frames) {
+            attributes = attributes.orElse(frames.sampleAttributes());
+            out.put(f.nativeIndex(), r);
+          } else if (r instanceof WalkResult.Failed failed) {
+            attributes = attributes.orElse(failed.sampleAttributes());
+            out.put(f.nativeIndex(), r);
+          }
+        }
+        return new SampleWalk(out, attributes);
+      }
+    };
   }
 
-  @Override
-  public synchronized WalkResult walk(WalkRequest request) {
-    SampleState st = sample.get();
-    TargetReader r = new TargetReader(request.thread().memory(), layout);
-    Registers regs = request.frameRegisters();
+  /** The Lua frames behind one native frame of the sample, interpreter or trace. */
+  private WalkResult walkFrame(ThreadContext thread, Registers regs, boolean leaf,
+      SampleState st) {
+    TargetReader r = new TargetReader(thread.memory(), layout);
     long pc = regs.pc();
     try {
       Traces.Trace trace = null;
@@ -162,10 +184,10 @@ final class LuaJitInstance implements RuntimeInstance {
         trace = vm.traces.at(pc);
         cframe = regs.sp() + 16 + trace.spAdjust();
       }
-      long L = luaState(r, vm.g, cframe, request.leaf());
+      long L = luaState(r, vm.g, cframe, leaf);
       LuaStack stack = st.stacks.get(L);
       if (stack == null) {
-        stack = walkInnermost(r, vm, L, regs, request.leaf(), trace, cframe, st);
+        stack = walkInnermost(r, vm, L, regs, leaf, trace, cframe, st);
         st.stacks.put(L, stack);
       }
       int k = st.nextSegment.merge(L, 1, Integer::sum) - 1;
@@ -196,14 +218,13 @@ final class LuaJitInstance implements RuntimeInstance {
     }
   }
 
-  @Override
-  public synchronized Registers unwindCaller(ThreadContext thread, Registers frame) {
+  private Registers unwindCaller(ThreadContext thread, Registers frame, SampleState st) {
     if (interpreter.contains(frame.pc())) {
-      return helperCaller(thread, frame);
+      return helperCaller(thread, frame, st);
     }
     Vm vm = vmWithTraceAt(frame.pc());
     if (vm == null) {
-      vm = discoverTraceAt(thread, frame, sample.get());
+      vm = discoverTraceAt(thread, frame, st);
       if (vm == null) {
         return null;
       }
@@ -212,7 +233,7 @@ final class LuaJitInstance implements RuntimeInstance {
     // A trace runs on the interpreter's C frame, below it by 16 (JLOOP) + spadjust bytes; the
     // interpreter's own CFI (CFA = rsp + 80) then leads on to its native callers.
     long cframe = frame.sp() + 16 + trace.spAdjust();
-    sample.get().walkedCframes.add(cframe);
+    st.walkedCframes.add(cframe);
     return frame.with(Register.RSP, cframe).with(Register.RIP, interpreter.start() + 1);
   }
 
@@ -223,7 +244,7 @@ final class LuaJitInstance implements RuntimeInstance {
    * interpreter frame above be walked as the same C frame (it is dropped from the stack, since
    * the helper frame already carries its Lua frames). Null means: the CFI is right here.
    */
-  private Registers helperCaller(ThreadContext thread, Registers frame) {
+  private Registers helperCaller(ThreadContext thread, Registers frame, SampleState st) {
     TargetReader r = new TargetReader(thread.memory(), layout);
     try {
       long ra = r.u64(frame.sp(), "stack");
@@ -234,7 +255,7 @@ final class LuaJitInstance implements RuntimeInstance {
       long L = r.u64(cframe + Layout.CF_SAVE_L, "cframe");
       for (Vm vm : vms.values()) {
         if (isThreadOf(r, L, vm.g, false)) {
-          sample.get().walkedCframes.add(cframe);
+          st.walkedCframes.add(cframe);
           return frame.with(Register.RSP, cframe).with(Register.RIP, ra);
         }
       }
@@ -375,7 +396,6 @@ final class LuaJitInstance implements RuntimeInstance {
     vms.clear();
     plan = CapturePlan.NONE;
     planG = 0;
-    sample.remove(); // other threads' states go with this instance
   }
 
   private Vm vmWithTraceAt(long pc) {

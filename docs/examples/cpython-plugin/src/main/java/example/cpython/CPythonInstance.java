@@ -13,6 +13,7 @@ import dev.polystack.plugin.api.RemoteMemory;
 import dev.polystack.plugin.api.RuntimeInstance;
 import dev.polystack.plugin.api.SampleRequest;
 import dev.polystack.plugin.api.SampleWalk;
+import dev.polystack.plugin.api.SampleWalker;
 import dev.polystack.plugin.api.ThreadContext;
 import dev.polystack.plugin.api.WalkResult;
 import java.util.ArrayList;
@@ -23,8 +24,8 @@ import java.util.Optional;
 import java.util.TreeMap;
 
 /**
- * CPython attached to one process. A sample's Python frames are read once per sample ({@link
- * #walkSample}, which gets every {@code _PyEval_EvalFrameDefault} native frame of the unwind),
+ * CPython attached to one process. A sample's Python frames are read once per sample (its
+ * {@link SampleWalker} gets every {@code _PyEval_EvalFrameDefault} native frame of the unwind),
  * from the sampled thread's own {@code PyThreadState} (found by kernel tid in the interpreter's
  * thread list, never by who holds the GIL), and split one run per such native frame: each C
  * call of the evaluation loop
@@ -68,12 +69,20 @@ final class CPythonInstance implements RuntimeInstance {
   }
 
   /**
-   * The sample's Python frames, read once, run k replacing the k-th evaluation-loop frame from
-   * the leaf. The host holds this instance's monitor while it runs (API 1.10), so it never runs
-   * beside the synchronized methods below and needs no lock of its own.
+   * A walker for one sample: the host calls it holding this instance's monitor (API 1.10), so
+   * it never runs beside the synchronized methods below and needs no lock of its own. The
+   * interpreter's frames unwind by CFI, so only its walk is the plug-in's.
    */
   @Override
-  public SampleWalk walkSample(SampleRequest request) {
+  public SampleWalker openSample(ThreadContext thread) {
+    return this::walk;
+  }
+
+  /**
+   * The sample's Python frames, read once, run k replacing the k-th evaluation-loop frame from
+   * the leaf.
+   */
+  private SampleWalk walk(SampleRequest request) {
     Sample s = new Sample();
     read(request.thread(), s);
     Map<Integer, WalkResult> out = new HashMap<>();

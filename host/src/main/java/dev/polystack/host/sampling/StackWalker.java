@@ -12,6 +12,7 @@ import dev.polystack.plugin.api.Registers;
 import dev.polystack.plugin.api.SampleAttributes;
 import dev.polystack.plugin.api.SampleRequest;
 import dev.polystack.plugin.api.SampleWalk;
+import dev.polystack.plugin.api.SampleWalker;
 import dev.polystack.plugin.api.WalkRequest;
 import dev.polystack.plugin.api.WalkResult;
 import java.util.ArrayList;
@@ -39,12 +40,23 @@ public final class StackWalker {
   }
 
   public RawStack walk(CapturedThread thread, ModuleTable table) {
-    // The API's per-sample boundary: what an instance learns from here on is about this sample.
+    // The API's per-sample boundary: what an instance learns from here on is about this sample,
+    // in the sample's walker for plug-ins that walk whole samples (API 1.10).
+    Map<RuntimeBinding, SampleWalker> walkers = new java.util.IdentityHashMap<>();
     for (RuntimeBinding b : table.bindings()) {
-      guard.call(b.plugin(), "beginSample", () -> {
-        b.instance().beginSample(thread);
-        return null;
-      });
+      if (walksSamples(b)) {
+        SampleWalker walker = guard.call(b.plugin(), "openSample", () -> {
+          synchronized (b.instance()) {
+            return b.instance().openSample(thread);
+          }
+        }).orElse(null);
+        walkers.put(b, walker); // null: its frames end in an error frame
+      } else {
+        guard.call(b.plugin(), "beginSample", () -> {
+          b.instance().beginSample(thread);
+          return null;
+        });
+      }
     }
     // Code outside every module (JIT output) is offered to the plug-in that owns it, or, when
     // none claims it yet (a trace born since the last refresh), to each in turn; whoever
@@ -55,8 +67,18 @@ public final class StackWalker {
       public Registers callerOf(Registers regs) {
         RuntimeBinding owner = table.bindingAt(regs.pc());
         for (RuntimeBinding b : owner != null ? List.of(owner) : table.bindings()) {
-          Registers caller = guard.call(b.plugin(), "unwindCaller",
-              () -> b.instance().unwindCaller(thread, regs)).orElse(null);
+          Registers caller = guard.call(b.plugin(), "unwindCaller", () -> {
+            if (!walkers.containsKey(b)) {
+              return b.instance().unwindCaller(thread, regs);
+            }
+            SampleWalker walker = walkers.get(b);
+            if (walker == null) {
+              return null;
+            }
+            synchronized (b.instance()) {
+              return walker.unwindCaller(regs);
+            }
+          }).orElse(null);
           if (caller != null) {
             claimed.put(regs.pc(), b);
             return caller;
@@ -78,7 +100,7 @@ public final class StackWalker {
       RuntimeBinding claimer = claimed.isEmpty() ? null : claimed.get(nf.pc());
       owners[i] = claimer != null ? claimer : table.bindingAt(nf.lookupPc());
     }
-    Map<RuntimeBinding, SampleWalk> sampleWalks = sampleWalks(thread, natives, owners);
+    Map<RuntimeBinding, SampleWalk> sampleWalks = sampleWalks(thread, natives, owners, walkers);
     List<RawFrame> frames = new ArrayList<>();
     List<String> errors = new ArrayList<>();
     // By identity: a binding is a record, and hashing its code ranges per frame showed up.
@@ -127,45 +149,47 @@ public final class StackWalker {
     return new RawStack(frames, errors, attributes);
   }
 
+  /** Whether the binding's plug-in walks whole samples (API 1.10, {@code WALK_SAMPLES}). */
+  private static boolean walksSamples(RuntimeBinding b) {
+    return b.plugin().descriptor().has(Capability.WALK_SAMPLES);
+  }
+
   /**
-   * One {@code walkSample} per binding that walks whole samples ({@link Capability#WALK_SAMPLES}),
-   * with its native frames, holding the instance's monitor as the API promises (it never runs
-   * beside itself or the instance's synchronized methods). A replacement for a frame the
-   * request did not name is refused (counted and reported once).
+   * One {@code walk} per sample walker, with its binding's native frames, holding the
+   * instance's monitor as the API promises. A replacement of a frame the request did not name
+   * is refused (counted and reported once).
    */
   private Map<RuntimeBinding, SampleWalk> sampleWalks(CapturedThread thread,
-      List<NativeFrame> natives, RuntimeBinding[] owners) {
-    Map<RuntimeBinding, List<SampleRequest.OwnedFrame>> byBinding = null;
+      List<NativeFrame> natives, RuntimeBinding[] owners,
+      Map<RuntimeBinding, SampleWalker> walkers) {
+    if (walkers.isEmpty()) {
+      return Map.of();
+    }
+    Map<RuntimeBinding, List<SampleRequest.OwnedFrame>> byBinding =
+        new java.util.IdentityHashMap<>();
     for (int i = 0; i < owners.length; i++) {
       RuntimeBinding b = owners[i];
-      if (b != null && b.plugin().descriptor().has(Capability.WALK_SAMPLES)) {
-        if (byBinding == null) {
-          byBinding = new java.util.IdentityHashMap<>();
-        }
+      if (b != null && walkers.containsKey(b)) {
         byBinding.computeIfAbsent(b, k -> new ArrayList<>())
             .add(new SampleRequest.OwnedFrame(i, natives.get(i).registers()));
       }
     }
-    if (byBinding == null) {
-      return Map.of();
-    }
     Map<RuntimeBinding, SampleWalk> out = new java.util.IdentityHashMap<>();
     byBinding.forEach((b, owned) -> {
+      SampleWalker walker = walkers.get(b);
       SampleRequest request = new SampleRequest(thread, owned);
-      SampleWalk walk;
-      synchronized (b.instance()) {
-        walk = guard.call(b.plugin(), "walkSample", () -> b.instance().walkSample(request))
-            .orElse(null);
-      }
-      if (walk == null) { // it threw: every frame it owns ends the stack in an error frame
-        Map<Integer, WalkResult> failed = new HashMap<>();
-        failed.put(owned.get(0).nativeIndex(), new WalkResult.Failed("plugin_exception",
-            List.of()));
-        walk = new SampleWalk(failed);
+      SampleWalk walk = walker == null ? null : guard.call(b.plugin(), "walk", () -> {
+        synchronized (b.instance()) {
+          return walker.walk(request);
+        }
+      }).orElse(null);
+      if (walk == null) { // no walker, or it threw: the leaf-most of its frames is an error
+        walk = new SampleWalk(Map.of(owned.get(0).nativeIndex(),
+            new WalkResult.Failed("plugin_exception", List.of())));
       } else {
         for (int index : walk.replacements().keySet()) {
           if (owned.stream().noneMatch(f -> f.nativeIndex() == index)) {
-            guard.refuse(b.plugin(), "walkSample", "it replaced native frame " + index
+            guard.refuse(b.plugin(), "walk", "it replaced native frame " + index
                 + ", which is not one of its frames in the request");
             walk = SampleWalk.NONE;
             break;

@@ -39,8 +39,9 @@ public enum Capability {
    */
   WATCH_SITES,
   /**
-   * Walks a whole sample in one call ({@link RuntimeInstance#walkSample}), which the host then
-   * makes instead of one {@link RuntimeInstance#walk} per native frame (since API 1.10).
+   * Walks whole samples through {@link RuntimeInstance#openSample}: the host then unwinds and
+   * walks through the sample's {@link SampleWalker}, not the instance's per-frame methods
+   * (since API 1.10).
    */
   WALK_SAMPLES;
 

@@ -29,20 +29,19 @@ public interface RuntimeInstance {
   default void beginSample(ThreadContext thread) {}
 
   /**
-   * Walks one whole sample (since API 1.10, with {@link Capability#WALK_SAMPLES}, which makes
-   * the host call this once per sample instead of {@link #walk} per native frame): every native
-   * frame of the unwind in this instance's code is in the request, and the answer says which
-   * of them each run of runtime frames replaces. What a walk keeps within one sample lives in
-   * the call: no per-thread state, no {@code beginSample} bookkeeping. The host holds the
-   * instance's monitor ({@code synchronized (instance)}) while this runs, so it never runs
-   * beside itself or beside the instance's {@code synchronized} methods, and its caches need
-   * no lock of their own. {@link #unwindCaller} still comes first, per frame, after {@link
-   * #beginSample}. Never throws for bad target data.
+   * Opens one sample of {@code thread} (since API 1.10, with {@link Capability#WALK_SAMPLES},
+   * which makes the host call this instead of {@link #beginSample}, and the walker's {@code
+   * unwindCaller} and {@code walk} instead of this instance's): the walker holds what the sample
+   * learns, is called from one thread holding this instance's monitor, and is dropped at the
+   * sample's end. So the plug-in needs no per-thread state, and no lock of its own for what its
+   * {@code synchronized} methods share with the walker.
    *
+   * @return the sample's walker; null (or an exception) ends the sample's frames of this
+   *     instance in an error frame
    * @since 1.10
    */
-  default SampleWalk walkSample(SampleRequest request) {
-    return SampleWalk.NONE;
+  default SampleWalker openSample(ThreadContext thread) {
+    return null;
   }
 
   /** Walks the runtime frames behind one native frame; never throws for bad target data. */

@@ -6,7 +6,7 @@ import java.util.Objects;
 import java.util.TreeMap;
 
 /**
- * What {@link RuntimeInstance#walkSample} found in one sample (since API 1.10): for each native
+ * What {@link SampleWalker#walk} found in one sample (since API 1.10): for each native
  * frame it replaces, by {@link SampleRequest.OwnedFrame#nativeIndex}, a {@link
  * WalkResult.Frames} (the runtime frames in its place, leaf first; an empty list removes it) or
  * a {@link WalkResult.Failed} (the frames found, then the host's error frame); a native frame of

@@ -26,6 +26,7 @@ import dev.polystack.plugin.api.RuntimePlugin;
 import dev.polystack.plugin.api.SampleAttributes;
 import dev.polystack.plugin.api.SampleRequest;
 import dev.polystack.plugin.api.SampleWalk;
+import dev.polystack.plugin.api.SampleWalker;
 import dev.polystack.plugin.api.ThreadContext;
 import dev.polystack.plugin.api.WalkRequest;
 import dev.polystack.plugin.api.WalkResult;
@@ -509,12 +510,9 @@ public final class Conformance {
       ThreadContext probe = new KitThread(c.pid(), t.tid(), t.registers(),
           new ReplayedMemory(t.memory(), null, Long.MAX_VALUE, Long.MAX_VALUE),
           t.threadPointer());
-      guard(c, "thread " + t.tid(), "beginSample", () -> {
-        b.instance().beginSample(probe);
-        return null;
-      });
-      Registers caller = guard(c, "thread " + t.tid(), "unwindCaller",
-          () -> b.instance().unwindCaller(probe, t.registers()));
+      String where = "thread " + t.tid();
+      Map<Bound, SampleWalker> walkers = open(c, List.of(b), probe, where);
+      Registers caller = unwindCaller(c, where, b, walkers, probe, t.registers());
       if (caller != null) {
         return b;
       }
@@ -616,23 +614,17 @@ public final class Conformance {
   static List<WalkResult> sample(SnapshotCase c, List<Bound> bound,
       List<PlanCoverage.NativeFrame> frames, ThreadContext thread, String where,
       SampleCalls calls) {
-    for (Bound b : bound) {
-      guard(c, where, "beginSample", () -> {
-        b.instance().beginSample(thread);
-        return null;
-      });
-    }
+    Map<Bound, SampleWalker> walkers = open(c, bound, thread, where);
     int[] segments = new int[frames.size()];
     Map<Bound, Integer> perOwner = new IdentityHashMap<>();
     for (int i = 0; i < frames.size(); i++) {
       PlanCoverage.NativeFrame f = frames.get(i);
       segments[i] = perOwner.merge(f.owner(), 1, Integer::sum) - 1;
       calls.before(i, segments[i], "unwindCaller");
-      guard(c, where, "unwindCaller", () -> f.owner().instance().unwindCaller(thread,
-          f.registers()));
+      unwindCaller(c, where, f.owner(), walkers, thread, f.registers());
       calls.after(i, "unwindCaller");
     }
-    // A plug-in that walks whole samples gets one walkSample with all its frames instead.
+    // A plug-in that walks whole samples gets one walk of its walker with all its frames.
     Map<Bound, SampleWalk> sampled = new IdentityHashMap<>();
     for (int i = 0; i < frames.size(); i++) {
       Bound owner = frames.get(i).owner();
@@ -645,19 +637,20 @@ public final class Conformance {
           owned.add(new SampleRequest.OwnedFrame(j, frames.get(j).registers()));
         }
       }
-      calls.before(i, 0, "walkSample");
-      SampleWalk walk = guard(c, where, "walkSample", () -> {
+      calls.before(i, 0, "walk");
+      SampleWalker walker = walkers.get(owner);
+      SampleWalk walk = guard(c, where, "walk", () -> {
         synchronized (owner.instance()) { // as the host holds it
-          return owner.instance().walkSample(new SampleRequest(thread, owned));
+          return walker.walk(new SampleRequest(thread, owned));
         }
       });
       for (SampleRequest.OwnedFrame f : owned) {
-        calls.after(f.nativeIndex(), "walkSample");
+        calls.after(f.nativeIndex(), "walk");
       }
-      check(walk != null, c + " " + where + ": walkSample returned null");
+      check(walk != null, c + " " + where + ": the sample walker's walk returned null");
       for (int index : walk.replacements().keySet()) {
         check(owned.stream().anyMatch(f -> f.nativeIndex() == index), c + " " + where
-            + ": walkSample replaced native frame " + index + ", not one of its frames "
+            + ": the sample walker replaced native frame " + index + ", not one of its frames "
             + owned.stream().map(SampleRequest.OwnedFrame::nativeIndex).toList()
             + "; the host refuses the whole walk");
       }
@@ -686,6 +679,48 @@ public final class Conformance {
       out.add(r);
     }
     return out;
+  }
+
+  /**
+   * The sample's start on every bound instance, as the host makes it: {@code openSample} for a
+   * plug-in that walks whole samples (its walker, under the instance's monitor; null fails the
+   * kit), {@code beginSample} for the others.
+   */
+  static Map<Bound, SampleWalker> open(SnapshotCase c, List<Bound> bound, ThreadContext thread,
+      String where) {
+    Map<Bound, SampleWalker> walkers = new IdentityHashMap<>();
+    for (Bound b : bound) {
+      if (b.walksSamples()) {
+        SampleWalker walker = guard(c, where, "openSample", () -> {
+          synchronized (b.instance()) {
+            return b.instance().openSample(thread);
+          }
+        });
+        check(walker != null, c + " " + where + ": openSample returned null; a plug-in that"
+            + " declares WALK_SAMPLES returns a walker for every sample");
+        walkers.put(b, walker);
+      } else {
+        guard(c, where, "beginSample", () -> {
+          b.instance().beginSample(thread);
+          return null;
+        });
+      }
+    }
+    return walkers;
+  }
+
+  /** {@code unwindCaller} of {@code b}, through its sample walker when it has one. */
+  static Registers unwindCaller(SnapshotCase c, String where, Bound b,
+      Map<Bound, SampleWalker> walkers, ThreadContext thread, Registers frame) {
+    SampleWalker walker = walkers.get(b);
+    if (walker == null) {
+      return guard(c, where, "unwindCaller", () -> b.instance().unwindCaller(thread, frame));
+    }
+    return guard(c, where, "unwindCaller", () -> {
+      synchronized (b.instance()) {
+        return walker.unwindCaller(frame);
+      }
+    });
   }
 
   /** A replacement {@code r} carrying {@code attributes} as well. */

@@ -16,6 +16,8 @@ import dev.polystack.plugin.api.RuntimePlugin;
 import dev.polystack.plugin.api.SampleAttributes;
 import dev.polystack.plugin.api.SampleRequest;
 import dev.polystack.plugin.api.SampleWalk;
+import dev.polystack.plugin.api.SampleWalker;
+import dev.polystack.plugin.api.ThreadContext;
 import dev.polystack.plugin.api.WalkRequest;
 import dev.polystack.plugin.api.WalkResult;
 import java.io.IOException;
@@ -84,18 +86,19 @@ class ConformanceKitTest {
       this.flaw = flaw;
     }
 
-    /** The same frames as {@link #walk}, each owned frame's from one call. */
+    /** A walker giving the same frames as {@link #walk}, for every owned frame in one call. */
     @Override
-    public SampleWalk walkSample(SampleRequest request) {
-      Map<Integer, WalkResult> out = new java.util.HashMap<>();
-      for (SampleRequest.OwnedFrame f : request.frames()) {
-        out.put(f.nativeIndex(), walk(new WalkRequest(request.thread(), f.registers(), f.leaf(),
-            0)));
-      }
-      if (flaw == Flaw.FOREIGN_INDEX) {
-        out.put(999, new WalkResult.Frames(List.of()));
-      }
-      return new SampleWalk(out);
+    public SampleWalker openSample(ThreadContext thread) {
+      return request -> {
+        Map<Integer, WalkResult> out = new java.util.HashMap<>();
+        for (SampleRequest.OwnedFrame f : request.frames()) {
+          out.put(f.nativeIndex(), walk(new WalkRequest(thread, f.registers(), f.leaf(), 0)));
+        }
+        if (flaw == Flaw.FOREIGN_INDEX) {
+          out.put(999, new WalkResult.Frames(List.of()));
+        }
+        return new SampleWalk(out);
+      };
     }
 
     @Override
@@ -161,8 +164,8 @@ class ConformanceKitTest {
   void aSampleWalkThatReplacesAFrameItWasNotGivenIsCaught() {
     AssertionError e = assertThrows(AssertionError.class, () -> Conformance.of(
         () -> new Toy(Flaw.FOREIGN_INDEX)).checkCase(withoutLiveText(luajit)));
-    assertTrue(e.getMessage().contains("walkSample replaced native frame 999, not one of its"
-        + " frames"), e.getMessage());
+    assertTrue(e.getMessage().contains("the sample walker replaced native frame 999, not one of"
+        + " its frames"), e.getMessage());
   }
 
   @Test

@@ -209,10 +209,9 @@ public final class PlanCoverage {
       ThreadContext probe = new Conformance.KitThread(c.pid(), t.tid(), regs,
           new ReplayedMemory(t.memory(), null, Long.MAX_VALUE, Long.MAX_VALUE),
           t.threadPointer());
-      Registers caller = Conformance.guard(c, "thread " + t.tid(), "unwindCaller", () -> {
-        leaf.instance().beginSample(probe);
-        return leaf.instance().unwindCaller(probe, regs);
-      });
+      String where = "thread " + t.tid();
+      Registers caller = Conformance.unwindCaller(c, where, leaf,
+          Conformance.open(c, List.of(leaf), probe, where), probe, regs);
       Conformance.Bound next = caller == null ? null : ownerOf(bound, caller.pc());
       if (next != null) {
         frames.add(new NativeFrame(next, caller, false, false));
