@@ -11,6 +11,7 @@ import dev.polystack.plugin.api.ProcessContext;
 import dev.polystack.plugin.api.Provenance;
 import dev.polystack.plugin.api.RemoteMemory;
 import dev.polystack.plugin.api.RuntimeInstance;
+import dev.polystack.plugin.api.SampleAttributes;
 import dev.polystack.plugin.api.SampleRequest;
 import dev.polystack.plugin.api.SampleWalk;
 import dev.polystack.plugin.api.SampleWalker;
@@ -59,7 +60,12 @@ final class CPythonInstance implements RuntimeInstance {
   private static final class Sample {
     List<List<Frame>> runs;
     String error;
+    /** Whether the thread held the GIL at the tick; null when the plan copied no GIL state. */
+    Boolean gilHeld;
   }
+
+  /** The sample attribute saying whether the sampled thread held the GIL at the tick. */
+  static final String GIL_HELD = "cpython.gil_held";
 
   CPythonInstance(Layout layout, ProcessContext process, long runtime, long codeType) {
     this.layout = layout;
@@ -107,7 +113,8 @@ final class CPythonInstance implements RuntimeInstance {
       // The native unwind ended above these runs' evaluation-loop frames.
       count("runs_without_eval_frame", s.runs.size() - loops.size());
     }
-    return new SampleWalk(out);
+    return new SampleWalk(out, s.gilHeld == null ? SampleAttributes.EMPTY
+        : SampleAttributes.builder().put(GIL_HELD, s.gilHeld).build());
   }
 
   /**
@@ -161,6 +168,7 @@ final class CPythonInstance implements RuntimeInstance {
       if (plan.isEmpty()) {
         checkThreadLayout(ts);
       }
+      s.gilHeld = gilHeld(thread, ts);
       long cframe = memory.readLong(ts + layout.tstateCframe());
       if (!Pointers.plausible(cframe)) {
         throw new WalkException("bad_cframe");
@@ -242,6 +250,38 @@ final class CPythonInstance implements RuntimeInstance {
     }
     return new Frame(FRAME_TYPE, 0, code.qualname(), code.filename(), line,
         Math.max(0, code.firstLine()), "", Map.of());
+  }
+
+  /**
+   * Whether thread state {@code ts} held the GIL at the tick: the GIL is locked and {@code ts}
+   * took it last, in the plan's copy of the GIL state; null without that copy (no plan, or it
+   * stopped before) or when the copy holds no plausible state.
+   */
+  private Boolean gilHeld(ThreadContext thread, long ts) {
+    if (plan.isEmpty()) {
+      return null;
+    }
+    Optional<PlanOutcome> outcome = thread.planOutcome(plan);
+    if (outcome.isEmpty()) {
+      return null;
+    }
+    for (CapturedRegion r : outcome.get().regions()) {
+      if (r.label().equals(Plans.GIL) && r.length() >= Plans.GIL_BYTES) {
+        try {
+          long holder = thread.memory().readLong(r.address() + Plans.GIL_LAST_HOLDER);
+          int locked = thread.memory().readInt(r.address() + Plans.GIL_LOCKED);
+          if ((locked != 0 && locked != 1) || (holder != 0 && !Pointers.plausible(holder))) {
+            count("gil_state_implausible", 1);
+            return null;
+          }
+          return locked == 1 && holder == ts;
+        } catch (MemoryReadException e) {
+          count("gil_state_unreadable", 1);
+          return null;
+        }
+      }
+    }
+    return null;
   }
 
   /**
@@ -356,7 +396,7 @@ final class CPythonInstance implements RuntimeInstance {
         return;
       }
       tssKey = key;
-      plan = Plans.forKey(layout, key);
+      plan = Plans.forKey(layout, key, runtime);
     } catch (MemoryReadException e) {
       count("thread_layout_unreadable", 1);
     }
