@@ -24,14 +24,10 @@ import dev.polystack.plugin.api.RuntimeBinary;
 import dev.polystack.plugin.api.RuntimeInstance;
 import dev.polystack.plugin.api.RuntimePlugin;
 import dev.polystack.plugin.api.SampleAttributes;
-import dev.polystack.plugin.api.SampleRequest;
-import dev.polystack.plugin.api.SampleWalk;
 import dev.polystack.plugin.api.SampleWalker;
 import dev.polystack.plugin.api.ThreadContext;
-import dev.polystack.plugin.api.WalkRequest;
 import dev.polystack.plugin.api.WalkResult;
 import java.util.ArrayList;
-import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -420,8 +416,8 @@ public final class Conformance {
         ReplayedMemory memory = new ReplayedMemory(t.memory(), c.allMemory(), null,
             bounds.maxReads(), bounds.maxBytes());
         String where = "thread " + t.tid() + ", every candidate segment";
-        List<WalkResult> results = timed(c, where, () -> nonNull(c, where, sample(c, bound,
-            all, threadOf(c, t, memory), where, SampleCalls.NONE)));
+        List<WalkResult> results = timed(c, where, () -> nonNull(c, where, KitSample.sample(c, bound,
+            all, threadOf(c, t, memory), where, KitSample.SampleCalls.NONE)));
         check(!memory.boundExceeded(), c + " " + where + ": the walk read more than "
             + bounds.maxReads() + " times or " + bounds.maxBytes() + " bytes; bound its loops");
         List<String> live = LiveStacks.thread(c.liveStacks(), t.tid());
@@ -511,8 +507,8 @@ public final class Conformance {
           new ReplayedMemory(t.memory(), null, Long.MAX_VALUE, Long.MAX_VALUE),
           t.threadPointer());
       String where = "thread " + t.tid();
-      Map<Bound, SampleWalker> walkers = open(c, List.of(b), probe, where);
-      Registers caller = unwindCaller(c, where, b, walkers, probe, t.registers());
+      Map<Bound, SampleWalker> walkers = KitSample.open(c, List.of(b), probe, where);
+      Registers caller = KitSample.unwindCaller(c, where, b, walkers, probe, t.registers());
       if (caller != null) {
         return b;
       }
@@ -594,145 +590,6 @@ public final class Conformance {
     return out;
   }
 
-  /** Told around each call {@link #sample} makes for a native frame (plan coverage's misses). */
-  interface SampleCalls {
-    SampleCalls NONE = new SampleCalls() {};
-
-    /** Before {@code call} ({@code unwindCaller} or {@code walk}) of native frame {@code i}. */
-    default void before(int i, int segment, String call) {}
-
-    /** After it. */
-    default void after(int i, String call) {}
-  }
-
-  /**
-   * One sample of a thread as the host runs it: {@code beginSample} on every instance of the
-   * process, every frame's {@code unwindCaller}, then every frame's {@code walk} with its
-   * segment index (the frames of each instance counted leaf first). A walk's null answer is
-   * handed back as it is.
-   */
-  static List<WalkResult> sample(SnapshotCase c, List<Bound> bound,
-      List<PlanCoverage.NativeFrame> frames, ThreadContext thread, String where,
-      SampleCalls calls) {
-    Map<Bound, SampleWalker> walkers = open(c, bound, thread, where);
-    int[] segments = new int[frames.size()];
-    Map<Bound, Integer> perOwner = new IdentityHashMap<>();
-    for (int i = 0; i < frames.size(); i++) {
-      PlanCoverage.NativeFrame f = frames.get(i);
-      segments[i] = perOwner.merge(f.owner(), 1, Integer::sum) - 1;
-      calls.before(i, segments[i], "unwindCaller");
-      unwindCaller(c, where, f.owner(), walkers, thread, f.registers());
-      calls.after(i, "unwindCaller");
-    }
-    // A plug-in that walks whole samples gets one walk of its walker with all its frames.
-    Map<Bound, SampleWalk> sampled = new IdentityHashMap<>();
-    for (int i = 0; i < frames.size(); i++) {
-      Bound owner = frames.get(i).owner();
-      if (!owner.walksSamples() || sampled.containsKey(owner)) {
-        continue;
-      }
-      List<SampleRequest.OwnedFrame> owned = new ArrayList<>();
-      for (int j = i; j < frames.size(); j++) {
-        if (frames.get(j).owner() == owner) {
-          owned.add(new SampleRequest.OwnedFrame(j, frames.get(j).registers()));
-        }
-      }
-      calls.before(i, 0, "walk");
-      SampleWalker walker = walkers.get(owner);
-      SampleWalk walk = guard(c, where, "walk", () -> {
-        synchronized (owner.instance()) { // as the host holds it
-          return walker.walk(new SampleRequest(thread, owned));
-        }
-      });
-      for (SampleRequest.OwnedFrame f : owned) {
-        calls.after(f.nativeIndex(), "walk");
-      }
-      check(walk != null, c + " " + where + ": the sample walker's walk returned null");
-      for (int index : walk.replacements().keySet()) {
-        check(owned.stream().anyMatch(f -> f.nativeIndex() == index), c + " " + where
-            + ": the sample walker replaced native frame " + index + ", not one of its frames "
-            + owned.stream().map(SampleRequest.OwnedFrame::nativeIndex).toList()
-            + "; the host refuses the whole walk");
-      }
-      sampled.put(owner, walk);
-    }
-    List<WalkResult> out = new ArrayList<>();
-    for (int i = 0; i < frames.size(); i++) {
-      PlanCoverage.NativeFrame f = frames.get(i);
-      SampleWalk walk = sampled.get(f.owner());
-      if (walk != null) {
-        WalkResult r = walk.replacements().getOrDefault(i, WalkResult.notMine());
-        // The sample's attributes travel with its first replacement, so the checks that
-        // compare walks compare them too.
-        if (!walk.attributes().isEmpty() && !walk.replacements().isEmpty()
-            && walk.replacements().keySet().iterator().next() == i) {
-          r = withAttributes(r, walk.attributes());
-        }
-        out.add(r);
-        continue;
-      }
-      int k = segments[i];
-      calls.before(i, k, "walk");
-      WalkResult r = guard(c, where, "walk", () -> f.owner().instance().walk(
-          new WalkRequest(thread, f.registers(), f.leaf(), k)));
-      calls.after(i, "walk");
-      out.add(r);
-    }
-    return out;
-  }
-
-  /**
-   * The sample's start on every bound instance, as the host makes it: {@code openSample} for a
-   * plug-in that walks whole samples (its walker, under the instance's monitor; null fails the
-   * kit), {@code beginSample} for the others.
-   */
-  static Map<Bound, SampleWalker> open(SnapshotCase c, List<Bound> bound, ThreadContext thread,
-      String where) {
-    Map<Bound, SampleWalker> walkers = new IdentityHashMap<>();
-    for (Bound b : bound) {
-      if (b.walksSamples()) {
-        SampleWalker walker = guard(c, where, "openSample", () -> {
-          synchronized (b.instance()) {
-            return b.instance().openSample(thread);
-          }
-        });
-        check(walker != null, c + " " + where + ": openSample returned null; a plug-in that"
-            + " declares WALK_SAMPLES returns a walker for every sample");
-        walkers.put(b, walker);
-      } else {
-        guard(c, where, "beginSample", () -> {
-          b.instance().beginSample(thread);
-          return null;
-        });
-      }
-    }
-    return walkers;
-  }
-
-  /** {@code unwindCaller} of {@code b}, through its sample walker when it has one. */
-  static Registers unwindCaller(SnapshotCase c, String where, Bound b,
-      Map<Bound, SampleWalker> walkers, ThreadContext thread, Registers frame) {
-    SampleWalker walker = walkers.get(b);
-    if (walker == null) {
-      return guard(c, where, "unwindCaller", () -> b.instance().unwindCaller(thread, frame));
-    }
-    return guard(c, where, "unwindCaller", () -> {
-      synchronized (b.instance()) {
-        return walker.unwindCaller(frame);
-      }
-    });
-  }
-
-  /** A replacement {@code r} carrying {@code attributes} as well. */
-  private static WalkResult withAttributes(WalkResult r, SampleAttributes attributes) {
-    if (r instanceof WalkResult.Failed f) {
-      return new WalkResult.Failed(f.reason(), f.partial(),
-          attributes.orElse(f.sampleAttributes()));
-    }
-    WalkResult.Frames f = (WalkResult.Frames) r;
-    return new WalkResult.Frames(f.frames(), attributes.orElse(f.sampleAttributes()));
-  }
-
   private static List<WalkResult> nonNull(SnapshotCase c, String where,
       List<WalkResult> results) {
     for (int k = 0; k < results.size(); k++) {
@@ -752,8 +609,8 @@ public final class Conformance {
     ReplayedMemory memory = new ReplayedMemory(t.memory(), c.allMemory(), fault,
         bounds.maxReads(), bounds.maxBytes());
     String where = "thread " + t.tid() + (fault == null ? "" : " with " + fault);
-    List<WalkResult> results = nonNull(c, where, sample(c, bound, frames,
-        threadOf(c, t, memory), where, SampleCalls.NONE));
+    List<WalkResult> results = nonNull(c, where, KitSample.sample(c, bound, frames,
+        threadOf(c, t, memory), where, KitSample.SampleCalls.NONE));
     check(!memory.boundExceeded(), c + " " + where + ": the walk read more than "
         + bounds.maxReads() + " times or " + bounds.maxBytes() + " bytes; bound its loops");
     List<Frame> all = new ArrayList<>();

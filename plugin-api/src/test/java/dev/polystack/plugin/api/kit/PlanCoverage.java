@@ -210,8 +210,8 @@ public final class PlanCoverage {
           new ReplayedMemory(t.memory(), null, Long.MAX_VALUE, Long.MAX_VALUE),
           t.threadPointer());
       String where = "thread " + t.tid();
-      Registers caller = Conformance.unwindCaller(c, where, leaf,
-          Conformance.open(c, List.of(leaf), probe, where), probe, regs);
+      Registers caller = KitSample.unwindCaller(c, where, leaf,
+          KitSample.open(c, List.of(leaf), probe, where), probe, regs);
       Conformance.Bound next = caller == null ? null : ownerOf(bound, caller.pc());
       if (next != null) {
         frames.add(new NativeFrame(next, caller, false, false));
@@ -256,8 +256,8 @@ public final class PlanCoverage {
     ThreadContext thread = new Conformance.KitThread(c.pid(), t.tid(), t.registers(), memory,
         t.threadPointer(), outcomes);
     CoverageMemory.Miss[] misses = new CoverageMemory.Miss[frames.size()];
-    Conformance.SampleCalls calls = coverage == null ? Conformance.SampleCalls.NONE
-        : new Conformance.SampleCalls() {
+    KitSample.SampleCalls calls = coverage == null ? KitSample.SampleCalls.NONE
+        : new KitSample.SampleCalls() {
           @Override
           public void before(int i, int segment, String call) {
             NativeFrame f = frames.get(i);
@@ -274,7 +274,7 @@ public final class PlanCoverage {
             }
           }
         };
-    List<WalkResult> results = Conformance.sample(c, bound, frames, thread,
+    List<WalkResult> results = KitSample.sample(c, bound, frames, thread,
         "thread " + t.tid() + " (plan coverage)", calls);
     List<Driven> out = new ArrayList<>();
     for (int i = 0; i < frames.size(); i++) {
