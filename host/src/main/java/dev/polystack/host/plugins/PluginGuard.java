@@ -33,13 +33,7 @@ public final class PluginGuard {
       if (t instanceof VirtualMachineError && !(t instanceof StackOverflowError)) {
         throw (VirtualMachineError) t;
       }
-      String key = plugin.id() + "." + operation;
-      LongAdder count = failures.computeIfAbsent(key, k -> new LongAdder());
-      count.increment();
-      if (count.sum() == 1) {
-        reporter.accept("plug-in '" + plugin.id() + "' threw in " + operation + ": "
-            + PluginLoader.oneLine(t) + " (ignored and counted; further failures are not shown)");
-      }
+      fail(plugin, operation, "threw in " + operation + ": " + PluginLoader.oneLine(t));
       return Optional.empty();
     }
   }
@@ -49,12 +43,17 @@ public final class PluginGuard {
    * failure of that operation, reported as one line the first time.
    */
   public void refuse(LoadedPlugin plugin, String operation, String why) {
-    String key = plugin.id() + "." + operation;
-    LongAdder count = failures.computeIfAbsent(key, k -> new LongAdder());
+    fail(plugin, operation, "gave a refused answer in " + operation + ": " + why);
+  }
+
+  /** Counts a failure of {@code pluginId.operation}; the first one is reported. */
+  private void fail(LoadedPlugin plugin, String operation, String what) {
+    LongAdder count = failures.computeIfAbsent(plugin.id() + "." + operation,
+        k -> new LongAdder());
     count.increment();
     if (count.sum() == 1) {
-      reporter.accept("plug-in '" + plugin.id() + "' gave a refused answer in " + operation + ": "
-          + why + " (ignored and counted; further failures are not shown)");
+      reporter.accept("plug-in '" + plugin.id() + "' " + what
+          + " (ignored and counted; further failures are not shown)");
     }
   }
 
