@@ -1,15 +1,16 @@
 package example.toy;
 
-import dev.polystack.plugin.api.ApiVersion;
 import dev.polystack.plugin.api.Bytes;
 import dev.polystack.plugin.api.CapturePlan;
 import dev.polystack.plugin.api.Frame;
 import dev.polystack.plugin.api.MemoryReadException;
 import dev.polystack.plugin.api.RemoteMemory;
 import dev.polystack.plugin.api.SampleAttributes;
-import dev.polystack.plugin.api.WalkRequest;
-import dev.polystack.plugin.api.WalkResult;
 import dev.polystack.plugin.api.RuntimeInstance;
+import dev.polystack.plugin.api.SampleWalk;
+import dev.polystack.plugin.api.SampleWalker;
+import dev.polystack.plugin.api.ThreadContext;
+import dev.polystack.plugin.api.WalkResult;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -56,14 +57,23 @@ final class ToyInstance implements RuntimeInstance {
     return plan;
   }
 
+  /**
+   * One sample: the script's frames replace the leaf-most native frame of the interpreter loop,
+   * and the call depth goes on the sample as {@code toy.depth}. One interpreter loop per thread:
+   * a deeper frame of it would be re-entry, which the toy VM does not do, so the others stay
+   * native rather than repeat the script frames.
+   */
   @Override
-  public WalkResult walk(WalkRequest request) {
-    if (request.segment() > 0) {
-      // One interpreter loop per thread: a deeper segment would be re-entry, which the toy VM
-      // does not do. Keep the native frame rather than repeat the script frames.
-      return WalkResult.notMine();
-    }
-    RemoteMemory memory = request.thread().memory();
+  public SampleWalker openSample(ThreadContext thread) {
+    return request -> {
+      SampleAttributes.Builder attributes = SampleAttributes.builder();
+      WalkResult frames = walk(thread.memory(), attributes);
+      return new SampleWalk(Map.of(request.frames().get(0).nativeIndex(), frames),
+          attributes.build());
+    };
+  }
+
+  private WalkResult walk(RemoteMemory memory, SampleAttributes.Builder attributes) {
     RemoteMemory literals = memory.stable();
     List<Frame> frames = new ArrayList<>();
     try {
@@ -86,30 +96,10 @@ final class ToyInstance implements RuntimeInstance {
         String function = literals.readCString(name, MAX_NAME);
         frames.add(new Frame("toy", 0, function, script, line, 0, "", Map.of()));
       }
-      return withDepth(frames, depth);
+      attributes.put(ToyPlugin.ID + ".depth", depth);
+      return new WalkResult.Frames(frames);
     } catch (MemoryReadException e) {
       return failed("unreadable", frames);
-    }
-  }
-
-  /**
-   * The script's call depth as the sample attribute {@code toy.depth}, on hosts that carry
-   * sample attributes (API 1.9). The plug-in states API 1.1, so it asks the host's version at
-   * run time; on an older host {@link DepthAttribute} is never loaded.
-   */
-  private static WalkResult withDepth(List<Frame> frames, int depth) {
-    ApiVersion host = ApiVersion.CURRENT;
-    if (host.major() > 1 || host.minor() >= 9) {
-      return DepthAttribute.frames(frames, depth);
-    }
-    return new WalkResult.Frames(frames);
-  }
-
-  /** Kept apart so that only a 1.9 host links {@code SampleAttributes}. */
-  private static final class DepthAttribute {
-    static WalkResult frames(List<Frame> frames, int depth) {
-      return new WalkResult.Frames(frames,
-          SampleAttributes.builder().put(ToyPlugin.ID + ".depth", depth).build());
     }
   }
 

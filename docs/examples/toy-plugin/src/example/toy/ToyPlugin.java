@@ -27,8 +27,8 @@ public final class ToyPlugin implements RuntimePlugin {
 
   @Override
   public PluginDescriptor descriptor() {
-    // The oldest API it needs: capture plans came with 1.1.
-    return new PluginDescriptor(ID, "1.0.0", new ApiVersion(1, 1), "toy",
+    // The oldest API it needs: 2.0, whose sample walker is the only walk.
+    return new PluginDescriptor(ID, "2.0.0", new ApiVersion(2, 0), "toy",
         Set.of(Capability.DETECT, Capability.DISCOVER_OFFSETS, Capability.WALK_FRAMES,
             Capability.CAPTURE_AT_TICK),
         "example: script frames of the toy interpreter (docs/plugin-authoring.md)");

@@ -23,7 +23,8 @@ import org.junit.jupiter.api.io.TempDir;
  * "Sample attribute"). On {@link CPythonPluginTest#THREADS}, where the main thread spins holding
  * the GIL and another hashes in C after releasing it, pprof's labels must say so: every hashing
  * sample false, the spinning ones mostly true (the spinner gives the GIL up at each switch
- * interval while the hasher takes it back between its calls).
+ * interval while the hasher takes it back between its calls). Its own sample type, {@code
+ * cpython.gil_samples}, must weigh exactly the samples labelled true.
  */
 class CPythonGilTest {
   /** A sample's labels print a line each above its stack: " cpython.gil_held:  true". */
@@ -98,6 +99,23 @@ class CPythonGilTest {
         + " samples: " + context);
     // Samples walked before the plan existed carry no copy of the GIL, hence no label.
     assertTrue(labelled * 10 >= pythonSamples * 9, context);
+
+    // The plug-in's own sample type counts exactly the samples labelled true (API 2.0).
+    var weighed = Tools.run(300, null, List.of(Tools.go(), "tool", "pprof", "-traces",
+        "-sample_index=cpython.gil_samples", pprof.toString()));
+    assertEquals(0, weighed.exitCode(), weighed.stderr());
+    assertTrue(weighed.stdout().contains("Type: cpython.gil_samples"), weighed.stdout());
+    long gilSpinning = 0;
+    for (Trace t : traces(weighed.stdout())) {
+      if (t.samples() == 0) {
+        continue; // pprof may print a stack whose value is 0
+      }
+      assertTrue(t.frames().stream().noneMatch(f -> f.startsWith("SHA256")),
+          "a hashing stack weighs GIL samples: " + t);
+      assertEquals("true", t.labels().get("cpython.gil_held"), "GIL samples not held: " + t);
+      gilSpinning += t.frames().contains("spin") ? t.samples() : 0;
+    }
+    assertEquals(spinningHeld, gilSpinning, context);
   }
 
   /** The stacks of {@code go tool pprof -traces}, as printed between its separator lines. */

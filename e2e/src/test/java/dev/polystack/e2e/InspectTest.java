@@ -113,7 +113,7 @@ class InspectTest {
   @Test
   void aPluginThatThrowsIsReportedOnceAndTheOthersCarryOn() throws Exception {
     PluginJars.build(dir.resolve("thrower.jar"),
-        Map.of("example.ThrowerPlugin", PluginJars.runtimePlugin("ThrowerPlugin", "thrower", "1.0",
+        Map.of("example.ThrowerPlugin", PluginJars.runtimePlugin("ThrowerPlugin", "thrower", "2.0",
             "throw new IllegalStateException(\"bad plug-in\");")),
         List.of("example.ThrowerPlugin"));
 

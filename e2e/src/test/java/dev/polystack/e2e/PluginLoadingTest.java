@@ -22,7 +22,7 @@ class PluginLoadingTest {
   void discoversAPluginJarThroughPluginPath() throws Exception {
     Path jar = PluginJars.build(dir.resolve("acme.jar"),
         Map.of("example.AcmePlugin", PluginJars.runtimePlugin(
-            "AcmePlugin", "acme", "1.0", "return Inspection.notMine();")),
+            "AcmePlugin", "acme", "2.0", "return Inspection.notMine();")),
         List.of("example.AcmePlugin"));
 
     var result = Distribution.run("--plugin-path", dir.toString(), "plugins");
@@ -30,7 +30,7 @@ class PluginLoadingTest {
     assertEquals(0, result.exitCode(), result.stderr());
     String row = result.stdout().lines().filter(l -> l.startsWith("acme ")).findFirst()
         .orElseThrow(() -> new AssertionError("acme not listed:\n" + result.stdout()));
-    assertTrue(row.matches("acme\\s+9\\.9\\.9\\s+1\\.0\\s+runtime\\s+acme\\s+detect\\s+.*acme\\.jar"),
+    assertTrue(row.matches("acme\\s+9\\.9\\.9\\s+2\\.0\\s+runtime\\s+acme\\s+detect\\s+.*acme\\.jar"),
         row);
     assertTrue(row.endsWith(jar.toString()), row);
     // The bundled plug-ins are still there.
@@ -41,10 +41,10 @@ class PluginLoadingTest {
   }
 
   @Test
-  void refusesAnotherApiMajorWithAMessage() throws Exception {
+  void refusesANewerApiMajorWithAMessage() throws Exception {
     PluginJars.build(dir.resolve("future.jar"),
         Map.of("example.FuturePlugin", PluginJars.runtimePlugin(
-            "FuturePlugin", "future", "2.0", "return Inspection.notMine();")),
+            "FuturePlugin", "future", "3.0", "return Inspection.notMine();")),
         List.of("example.FuturePlugin"));
 
     var result = Distribution.run("plugins", "--plugin-path", dir.toString());
@@ -54,10 +54,50 @@ class PluginLoadingTest {
     // Refused after its constructor ran (the descriptor states the version), so as root the
     // run also says third-party code ran.
     assertEquals(List.of("polystack: warning: refused plug-in " + dir.resolve("future.jar")
-            + ": plug-in 'future' needs plug-in API 2.0 but this host provides "
-            + ApiVersion.CURRENT + "; use a build of the plug-in for API 1.x (minor <= "
+            + ": plug-in 'future' needs plug-in API 3.0 but this host provides "
+            + ApiVersion.CURRENT + "; use a build of the plug-in for API 2.x (minor <= "
             + ApiVersion.CURRENT.minor() + ")",
             PluginJars.privilegeWarning(dir.resolve("future.jar"))),
+        result.stderrLines());
+  }
+
+  @Test
+  void refusesA1xPluginWithWhatToDo() throws Exception {
+    PluginJars.build(dir.resolve("old.jar"),
+        Map.of("example.OldPlugin", PluginJars.runtimePlugin(
+            "OldPlugin", "old", "1.10", "return Inspection.notMine();")),
+        List.of("example.OldPlugin"));
+
+    var result = Distribution.run("plugins", "--plugin-path", dir.toString());
+
+    assertEquals(0, result.exitCode());
+    assertFalse(result.stdout().contains("old "), result.stdout());
+    assertEquals(List.of("polystack: warning: refused plug-in " + dir.resolve("old.jar")
+            + ": plug-in 'old' needs plug-in API 1.10 but this host provides "
+            + ApiVersion.CURRENT + "; rebuild it against plugin-api 2.x"
+            + " (docs/plugin-authoring.md, \"Moving to API 2.0\")",
+            PluginJars.privilegeWarning(dir.resolve("old.jar"))),
+        result.stderrLines());
+  }
+
+  @Test
+  void refusesAPluginWhoseSampleTypeIsOutsideItsNamespace() throws Exception {
+    String source = PluginJars.runtimePlugin("TypedPlugin", "typed", "2.0",
+        "return Inspection.notMine();").replace("  @Override\n  public Inspection",
+        "  @Override\n  public java.util.List<SampleType> sampleTypes() {\n"
+            + "    return java.util.List.of(new SampleType(\"other.waits\", \"count\"));\n"
+            + "  }\n\n  @Override\n  public Inspection");
+    PluginJars.build(dir.resolve("typed.jar"), Map.of("example.TypedPlugin", source),
+        List.of("example.TypedPlugin"));
+
+    var result = Distribution.run("plugins", "--plugin-path", dir.toString());
+
+    assertEquals(0, result.exitCode());
+    assertFalse(result.stdout().contains("typed "), result.stdout());
+    assertEquals(List.of("polystack: warning: refused plug-in " + dir.resolve("typed.jar")
+            + ": plug-in 'typed': sample type 'other.waits' is outside its namespace 'typed.';"
+            + " report it to the plug-in's author",
+            PluginJars.privilegeWarning(dir.resolve("typed.jar"))),
         result.stderrLines());
   }
 
@@ -90,7 +130,7 @@ class PluginLoadingTest {
         List.of("example.BrokenPlugin"));
     PluginJars.build(dir.resolve("ok.jar"),
         Map.of("example.OkPlugin", PluginJars.runtimePlugin(
-            "OkPlugin", "okay", "1.0", "return Inspection.notMine();")),
+            "OkPlugin", "okay", "2.0", "return Inspection.notMine();")),
         List.of("example.OkPlugin"));
 
     var result = Distribution.run("plugins", "--plugin-path", dir.toString());
@@ -111,7 +151,7 @@ class PluginLoadingTest {
   void aDuplicateIdIsRefused() throws Exception {
     PluginJars.build(dir.resolve("dup.jar"),
         Map.of("example.DupPlugin", PluginJars.runtimePlugin(
-            "DupPlugin", "luajit", "1.0", "return Inspection.notMine();")),
+            "DupPlugin", "luajit", "2.0", "return Inspection.notMine();")),
         List.of("example.DupPlugin"));
 
     var result = Distribution.run("plugins", "--plugin-path", dir.toString());

@@ -129,7 +129,7 @@ final class LuaJitInstance implements RuntimeInstance {
   }
 
   /**
-   * One sample's walker (API 1.10): the sample's state lives in it, and the host calls it
+   * One sample's walker: the sample's state lives in it, and the host calls it
    * holding this instance's monitor, which guards the VMs, traces and caches it shares with the
    * synchronized methods below.
    */
@@ -145,23 +145,22 @@ final class LuaJitInstance implements RuntimeInstance {
       @Override
       public SampleWalk walk(SampleRequest request) {
         Map<Integer, WalkResult> out = new HashMap<>();
-        SampleAttributes attributes = SampleAttributes.EMPTY;
         for (SampleRequest.OwnedFrame f : request.frames()) {
           WalkResult r = walkFrame(request.thread(), f.registers(), f.leaf(), st);
-          if (r instanceof WalkResult.Frames frames) {
-            attributes = attributes.orElse(frames.sampleAttributes());
-            out.put(f.nativeIndex(), r);
-          } else if (r instanceof WalkResult.Failed failed) {
-            attributes = attributes.orElse(failed.sampleAttributes());
+          if (r != null) {
             out.put(f.nativeIndex(), r);
           }
         }
-        return new SampleWalk(out, attributes);
+        return new SampleWalk(out, st.leafVmstate != null ? vmstateAttributes(st.leafVmstate)
+            : SampleAttributes.EMPTY);
       }
     };
   }
 
-  /** The Lua frames behind one native frame of the sample, interpreter or trace. */
+  /**
+   * The Lua frames behind one native frame of the sample, interpreter or trace; null where it
+   * stays native.
+   */
   private WalkResult walkFrame(ThreadContext thread, Registers regs, boolean leaf,
       SampleState st) {
     TargetReader r = new TargetReader(thread.memory(), layout);
@@ -179,7 +178,7 @@ final class LuaJitInstance implements RuntimeInstance {
       } else {
         vm = vmWithTraceAt(pc);
         if (vm == null) {
-          return WalkResult.notMine();
+          return null;
         }
         trace = vm.traces.at(pc);
         cframe = regs.sp() + 16 + trace.spAdjust();
@@ -192,7 +191,7 @@ final class LuaJitInstance implements RuntimeInstance {
       }
       int k = st.nextSegment.merge(L, 1, Integer::sum) - 1;
       if (k >= stack.segments()) {
-        return WalkResult.notMine();
+        return null;
       }
       int[] range = stack.segment(k);
       boolean last = k == stack.segments() - 1;
@@ -201,17 +200,15 @@ final class LuaJitInstance implements RuntimeInstance {
           count(stack.error());
           return new WalkResult.Failed(stack.error(), List.of());
         }
-        return WalkResult.notMine();
+        return null;
       }
       List<Frame> frames = materialize(r, stack, range, cframe,
           k == 0 && st.leafVmstate != null ? st.inlineUnknown : null);
-      SampleAttributes attributes = k == 0 && st.leafVmstate != null
-          ? vmstateAttributes(st.leafVmstate) : SampleAttributes.EMPTY;
       if (last && stack.error() != null) {
         count(stack.error());
-        return new WalkResult.Failed(stack.error(), frames, attributes);
+        return new WalkResult.Failed(stack.error(), frames);
       }
-      return new WalkResult.Frames(frames, attributes);
+      return new WalkResult.Frames(frames);
     } catch (WalkException e) {
       count(e.reason());
       return new WalkResult.Failed(e.reason(), List.of());

@@ -25,7 +25,7 @@ public final class LuaJitPlugin implements RuntimePlugin {
           FRAME_TYPE,
           Set.of(Capability.DETECT, Capability.DISCOVER_OFFSETS, Capability.WALK_FRAMES,
               Capability.SYMBOLIZE, Capability.JIT_CODE, Capability.CAPTURE_AT_TICK,
-              Capability.ALLOCATOR_SITES, Capability.WATCH_SITES, Capability.WALK_SAMPLES),
+              Capability.ALLOCATOR_SITES, Capability.WATCH_SITES),
           "LuaJIT 2.1 (upstream and OpenResty, GC64): Lua, builtin and JIT trace frames with"
               + " names and current lines");
 

@@ -12,6 +12,7 @@ import dev.polystack.plugin.api.Provenance;
 import dev.polystack.plugin.api.RemoteMemory;
 import dev.polystack.plugin.api.RuntimeInstance;
 import dev.polystack.plugin.api.SampleAttributes;
+import dev.polystack.plugin.api.SampleType;
 import dev.polystack.plugin.api.SampleRequest;
 import dev.polystack.plugin.api.SampleWalk;
 import dev.polystack.plugin.api.SampleWalker;
@@ -66,6 +67,8 @@ final class CPythonInstance implements RuntimeInstance {
 
   /** The sample attribute saying whether the sampled thread held the GIL at the tick. */
   static final String GIL_HELD = "cpython.gil_held";
+  /** The sample type counting samples whose thread held the GIL at the tick. */
+  static final SampleType GIL_SAMPLES = new SampleType("cpython.gil_samples", "count");
 
   CPythonInstance(Layout layout, ProcessContext process, long runtime, long codeType) {
     this.layout = layout;
@@ -113,8 +116,9 @@ final class CPythonInstance implements RuntimeInstance {
       // The native unwind ended above these runs' evaluation-loop frames.
       count("runs_without_eval_frame", s.runs.size() - loops.size());
     }
-    return new SampleWalk(out, s.gilHeld == null ? SampleAttributes.EMPTY
-        : SampleAttributes.builder().put(GIL_HELD, s.gilHeld).build());
+    return s.gilHeld == null ? new SampleWalk(out)
+        : new SampleWalk(out, SampleAttributes.builder().put(GIL_HELD, s.gilHeld).build(),
+            Map.of(GIL_SAMPLES.name(), s.gilHeld ? 1L : 0L));
   }
 
   /**

@@ -11,6 +11,7 @@ import dev.polystack.plugin.api.ModuleSymbol;
 import dev.polystack.plugin.api.PluginDescriptor;
 import dev.polystack.plugin.api.Provenance;
 import dev.polystack.plugin.api.RuntimePlugin;
+import dev.polystack.plugin.api.SampleType;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -29,11 +30,21 @@ public final class CPythonPlugin implements RuntimePlugin {
 
   @Override
   public PluginDescriptor descriptor() {
-    // The oldest API it needs: ThreadContext.planOutcome came with 1.6.
-    return new PluginDescriptor("cpython", "0.1.0", new ApiVersion(1, 10), "cpython",
+    // The oldest API it needs: sample types came with 2.0.
+    return new PluginDescriptor("cpython", "0.1.0", new ApiVersion(2, 0), "cpython",
         Set.of(Capability.DETECT, Capability.DISCOVER_OFFSETS, Capability.WALK_FRAMES,
-            Capability.SYMBOLIZE, Capability.CAPTURE_AT_TICK, Capability.WALK_SAMPLES),
+            Capability.SYMBOLIZE, Capability.CAPTURE_AT_TICK),
         "example: Python frames of CPython 3.11 and 3.12 (docs/examples/cpython-plugin)");
+  }
+
+  /**
+   * {@code cpython.gil_samples}: 1 for a sample whose thread held the GIL at the tick, else 0,
+   * so {@code go tool pprof -sample_index=cpython.gil_samples} shows where the GIL is held, as
+   * {@code py-spy --gil} does.
+   */
+  @Override
+  public List<SampleType> sampleTypes() {
+    return List.of(CPythonInstance.GIL_SAMPLES);
   }
 
   @Override

@@ -1,5 +1,8 @@
 package dev.polystack.host.plugins;
 
+import dev.polystack.plugin.api.SampleType;
+import java.util.List;
+
 import dev.polystack.plugin.api.Plugin;
 import dev.polystack.plugin.api.PluginDescriptor;
 import dev.polystack.plugin.api.ProbePlugin;
@@ -11,12 +14,30 @@ import java.util.Objects;
  * plug-in cannot change its identity later).
  *
  * @param source {@code class path} or the jar it came from
+ * @param sampleTypes what a runtime plug-in's walks measure per sample, as declared at load
  */
-public record LoadedPlugin(Plugin plugin, PluginDescriptor descriptor, String source) {
+public record LoadedPlugin(Plugin plugin, PluginDescriptor descriptor, String source,
+    List<SampleType> sampleTypes) {
   public LoadedPlugin {
     Objects.requireNonNull(plugin, "plugin");
     Objects.requireNonNull(descriptor, "descriptor");
     Objects.requireNonNull(source, "source");
+    sampleTypes = List.copyOf(sampleTypes);
+  }
+
+  /** A plug-in that declares no sample types. */
+  public LoadedPlugin(Plugin plugin, PluginDescriptor descriptor, String source) {
+    this(plugin, descriptor, source, List.of());
+  }
+
+  /** Its declared sample type named {@code name}, or null when it declared none such. */
+  public SampleType sampleType(String name) {
+    for (SampleType t : sampleTypes) {
+      if (t.name().equals(name)) {
+        return t;
+      }
+    }
+    return null;
   }
 
   public String id() {

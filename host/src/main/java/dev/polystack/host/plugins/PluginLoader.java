@@ -4,6 +4,8 @@ import dev.polystack.host.sys.Credentials;
 import dev.polystack.plugin.api.ApiVersion;
 import dev.polystack.plugin.api.Plugin;
 import dev.polystack.plugin.api.PluginDescriptor;
+import dev.polystack.plugin.api.RuntimePlugin;
+import dev.polystack.plugin.api.SampleType;
 import java.io.IOException;
 import java.net.MalformedURLException;
 import java.net.URL;
@@ -202,9 +204,30 @@ public final class PluginLoader {
     if (!hostApi.canLoad(wanted)) {
       refused.add(new PluginRefusal(source,
           "plug-in '" + descriptor.id() + "' needs plug-in API " + wanted
-              + " but this host provides " + hostApi + "; use a build of the plug-in for API "
-              + hostApi.major() + ".x (minor <= " + hostApi.minor() + ")"));
+              + " but this host provides " + hostApi + (wanted.major() < hostApi.major()
+                  ? "; rebuild it against plugin-api " + hostApi.major() + ".x"
+                      + " (docs/plugin-authoring.md, \"Moving to API " + hostApi.major()
+                      + ".0\")"
+                  : "; use a build of the plug-in for API " + hostApi.major() + ".x (minor <= "
+                      + hostApi.minor() + ")")));
       return;
+    }
+    List<SampleType> sampleTypes = List.of();
+    if (plugin instanceof RuntimePlugin runtime) {
+      try {
+        sampleTypes = runtime.sampleTypes();
+      } catch (RuntimeException | LinkageError e) {
+        refused.add(new PluginRefusal(source, "plug-in '" + descriptor.id()
+            + "' failed to declare its sample types: " + oneLine(e)
+            + "; report it to the plug-in's author"));
+        return;
+      }
+      var problem = SampleType.declarationProblem(descriptor.id(), sampleTypes);
+      if (problem.isPresent()) {
+        refused.add(new PluginRefusal(source, "plug-in '" + descriptor.id() + "': "
+            + problem.get() + "; report it to the plug-in's author"));
+        return;
+      }
     }
     String first = seen.putIfAbsent(descriptor.id(), source);
     if (first != null) {
@@ -213,7 +236,7 @@ public final class PluginLoader {
               + "; remove one of them"));
       return;
     }
-    loaded.add(new LoadedPlugin(plugin, descriptor, source));
+    loaded.add(new LoadedPlugin(plugin, descriptor, source, sampleTypes));
   }
 
   static String oneLine(Throwable t) {

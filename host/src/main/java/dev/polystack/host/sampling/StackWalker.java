@@ -6,17 +6,17 @@ import dev.polystack.host.process.RuntimeBinding;
 import dev.polystack.host.unwind.NativeFrame;
 import dev.polystack.host.unwind.NativeUnwinder;
 import dev.polystack.host.unwind.UnwindResult;
-import dev.polystack.plugin.api.Capability;
 import dev.polystack.plugin.api.Frame;
 import dev.polystack.plugin.api.Registers;
 import dev.polystack.plugin.api.SampleAttributes;
 import dev.polystack.plugin.api.SampleRequest;
+import dev.polystack.plugin.api.SampleType;
 import dev.polystack.plugin.api.SampleWalk;
 import dev.polystack.plugin.api.SampleWalker;
-import dev.polystack.plugin.api.WalkRequest;
 import dev.polystack.plugin.api.WalkResult;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -40,23 +40,16 @@ public final class StackWalker {
   }
 
   public RawStack walk(CapturedThread thread, ModuleTable table) {
-    // The API's per-sample boundary: what an instance learns from here on is about this sample,
-    // in the sample's walker for plug-ins that walk whole samples (API 1.10).
-    Map<RuntimeBinding, SampleWalker> walkers = new java.util.IdentityHashMap<>();
+    // The API's per-sample boundary: what an instance learns from here on is about this
+    // sample, in the sample's walker.
+    Map<RuntimeBinding, SampleWalker> walkers = new IdentityHashMap<>();
     for (RuntimeBinding b : table.bindings()) {
-      if (walksSamples(b)) {
-        SampleWalker walker = guard.call(b.plugin(), "openSample", () -> {
-          synchronized (b.instance()) {
-            return b.instance().openSample(thread);
-          }
-        }).orElse(null);
-        walkers.put(b, walker); // null: its frames end in an error frame
-      } else {
-        guard.call(b.plugin(), "beginSample", () -> {
-          b.instance().beginSample(thread);
-          return null;
-        });
-      }
+      SampleWalker walker = guard.call(b.plugin(), "openSample", () -> {
+        synchronized (b.instance()) {
+          return b.instance().openSample(thread);
+        }
+      }).orElse(null);
+      walkers.put(b, walker); // null: its frames end in an error frame
     }
     // Code outside every module (JIT output) is offered to the plug-in that owns it, or, when
     // none claims it yet (a trace born since the last refresh), to each in turn; whoever
@@ -67,14 +60,11 @@ public final class StackWalker {
       public Registers callerOf(Registers regs) {
         RuntimeBinding owner = table.bindingAt(regs.pc());
         for (RuntimeBinding b : owner != null ? List.of(owner) : table.bindings()) {
+          SampleWalker walker = walkers.get(b);
+          if (walker == null) {
+            continue;
+          }
           Registers caller = guard.call(b.plugin(), "unwindCaller", () -> {
-            if (!walkers.containsKey(b)) {
-              return b.instance().unwindCaller(thread, regs);
-            }
-            SampleWalker walker = walkers.get(b);
-            if (walker == null) {
-              return null;
-            }
             synchronized (b.instance()) {
               return walker.unwindCaller(regs);
             }
@@ -103,35 +93,27 @@ public final class StackWalker {
     Map<RuntimeBinding, SampleWalk> sampleWalks = sampleWalks(thread, natives, owners, walkers);
     List<RawFrame> frames = new ArrayList<>();
     List<String> errors = new ArrayList<>();
-    // By identity: a binding is a record, and hashing its code ranges per frame showed up.
-    Map<RuntimeBinding, Integer> segments = new java.util.IdentityHashMap<>();
     SampleAttributes attributes = SampleAttributes.EMPTY;
+    Map<SampleType, Long> values = new HashMap<>();
+    Map<RuntimeBinding, Boolean> merged = new IdentityHashMap<>();
     for (int i = 0; i < natives.size() && frames.size() < maxDepth; i++) {
       NativeFrame nf = natives.get(i);
       RuntimeBinding binding = owners[i];
-      if (binding == null) {
+      SampleWalk sampled = binding == null ? null : sampleWalks.get(binding);
+      if (sampled == null) {
         frames.add(new RawFrame.Native(nf.pc(), nf.exactPc()));
         continue;
       }
-      int segment = segments.merge(binding, 1, Integer::sum) - 1;
-      WalkResult result;
-      SampleWalk sampled = sampleWalks.get(binding);
-      if (sampled != null) {
-        result = sampled.replacements().getOrDefault(i, WalkResult.notMine());
-        if (segment == 0) {
-          attributes = attributes.orElse(owned(binding, sampled.attributes()));
-        }
-      } else {
-        WalkRequest request = new WalkRequest(thread, nf.registers(), i == 0, segment);
-        result = guard.call(binding.plugin(), "walk", () -> binding.instance().walk(request))
-            .orElse(new WalkResult.Failed("plugin_exception", List.of()));
+      if (merged.put(binding, Boolean.TRUE) == null) { // the leaf-most walker's value per key
+        attributes = attributes.orElse(sampled.attributes());
+        sampled.values().forEach((type, v) -> values.putIfAbsent(binding.plugin().sampleType(type),
+            v));
       }
+      WalkResult result = sampled.replacements().get(i);
       if (result instanceof WalkResult.Frames f) {
         f.frames().forEach(frame -> frames.add(new RawFrame.Runtime(frame)));
-        attributes = attributes.orElse(owned(binding, f.sampleAttributes()));
       } else if (result instanceof WalkResult.Failed failed) {
         failed.partial().forEach(frame -> frames.add(new RawFrame.Runtime(frame)));
-        attributes = attributes.orElse(owned(binding, failed.sampleAttributes()));
         String reason = binding.plugin().id() + "_" + failed.reason();
         frames.add(new RawFrame.Runtime(Frame.error(reason)));
         errors.add(reason);
@@ -146,12 +128,7 @@ public final class StackWalker {
       frames.add(new RawFrame.Runtime(Frame.error(unwound.errorReason())));
       errors.add(unwound.errorReason());
     }
-    return new RawStack(frames, errors, attributes);
-  }
-
-  /** Whether the binding's plug-in walks whole samples (API 1.10, {@code WALK_SAMPLES}). */
-  private static boolean walksSamples(RuntimeBinding b) {
-    return b.plugin().descriptor().has(Capability.WALK_SAMPLES);
+    return new RawStack(frames, errors, attributes, values);
   }
 
   /**
@@ -166,15 +143,15 @@ public final class StackWalker {
       return Map.of();
     }
     Map<RuntimeBinding, List<SampleRequest.OwnedFrame>> byBinding =
-        new java.util.IdentityHashMap<>();
+        new IdentityHashMap<>();
     for (int i = 0; i < owners.length; i++) {
       RuntimeBinding b = owners[i];
-      if (b != null && walkers.containsKey(b)) {
+      if (b != null) {
         byBinding.computeIfAbsent(b, k -> new ArrayList<>())
             .add(new SampleRequest.OwnedFrame(i, natives.get(i).registers()));
       }
     }
-    Map<RuntimeBinding, SampleWalk> out = new java.util.IdentityHashMap<>();
+    Map<RuntimeBinding, SampleWalk> out = new IdentityHashMap<>();
     byBinding.forEach((b, owned) -> {
       SampleWalker walker = walkers.get(b);
       SampleRequest request = new SampleRequest(thread, owned);
@@ -187,14 +164,7 @@ public final class StackWalker {
         walk = new SampleWalk(Map.of(owned.get(0).nativeIndex(),
             new WalkResult.Failed("plugin_exception", List.of())));
       } else {
-        for (int index : walk.replacements().keySet()) {
-          if (owned.stream().noneMatch(f -> f.nativeIndex() == index)) {
-            guard.refuse(b.plugin(), "walk", "it replaced native frame " + index
-                + ", which is not one of its frames in the request");
-            walk = SampleWalk.NONE;
-            break;
-          }
-        }
+        walk = checked(b, walk, owned);
       }
       out.put(b, walk);
     });
@@ -202,21 +172,40 @@ public final class StackWalker {
   }
 
   /**
-   * The attributes under the plug-in's own {@code <id>.} namespace; any other key makes the
-   * whole set a refused walk result, counted and reported once as a failure of the plug-in.
+   * {@code walk} as the API allows it: a replacement of a frame the request did not name
+   * refuses the whole walk, an attribute outside the plug-in's namespace or a value of a sample
+   * type it did not declare refuses those; each counted and reported once as a failure of the
+   * plug-in's {@code walk}.
    */
-  private SampleAttributes owned(RuntimeBinding binding, SampleAttributes reported) {
-    if (reported.isEmpty()) {
-      return reported;
-    }
-    String namespace = binding.plugin().id() + ".";
-    for (String key : reported.asMap().keySet()) {
-      if (!key.startsWith(namespace)) {
-        guard.refuse(binding.plugin(), "walk", "sample attribute '" + key
-            + "' is outside its namespace '" + namespace + "'");
-        return SampleAttributes.EMPTY;
+  private SampleWalk checked(RuntimeBinding b, SampleWalk walk,
+      List<SampleRequest.OwnedFrame> owned) {
+    for (int index : walk.replacements().keySet()) {
+      if (owned.stream().noneMatch(f -> f.nativeIndex() == index)) {
+        guard.refuse(b.plugin(), "walk", "it replaced native frame " + index
+            + ", which is not one of its frames in the request");
+        return SampleWalk.NONE;
       }
     }
-    return reported;
+    SampleAttributes attributes = walk.attributes();
+    String namespace = b.plugin().id() + ".";
+    for (String key : attributes.asMap().keySet()) {
+      if (!key.startsWith(namespace)) {
+        guard.refuse(b.plugin(), "walk", "sample attribute '" + key
+            + "' is outside its namespace '" + namespace + "'");
+        attributes = SampleAttributes.EMPTY;
+        break;
+      }
+    }
+    Map<String, Long> values = walk.values();
+    for (String type : values.keySet()) {
+      if (b.plugin().sampleType(type) == null) {
+        guard.refuse(b.plugin(), "walk", "a value for sample type '" + type
+            + "', which it does not declare");
+        values = Map.of();
+        break;
+      }
+    }
+    return attributes == walk.attributes() && values == walk.values() ? walk
+        : new SampleWalk(walk.replacements(), attributes, values);
   }
 }

@@ -107,7 +107,7 @@ final class RecordingMerger {
         StackTrace stack = own.isEmpty() ? s.stack()
             : relabelled.computeIfAbsent(s.stack(), st -> relabel(st, own));
         samples.add(new Sample(s.tid(), s.threadName(), s.epochNanos(), stack, attributes,
-            s.periods(), s.count()));
+            s.periods(), s.count(), s.values(), s.pluginValues()));
       }
     }
     samples.sort(Comparator.comparingLong(Sample::epochNanos));

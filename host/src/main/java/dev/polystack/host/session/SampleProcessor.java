@@ -12,8 +12,10 @@ import dev.polystack.host.sampling.ThreadSample;
 import dev.polystack.otel.counters.HostCounters;
 import dev.polystack.otel.model.Sample;
 import dev.polystack.otel.model.StackTrace;
+import dev.polystack.otel.model.ValueType;
 import dev.polystack.plugin.api.Frame;
 import dev.polystack.plugin.api.SampleAttributes;
+import dev.polystack.plugin.api.SampleType;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -108,6 +110,7 @@ public final class SampleProcessor implements SampleSink, AutoCloseable {
   private final Map<RawKey, NamedStack> byRaw =
       BoundedMap.leastRecentlyUsed(MAX_CACHED_STACKS);
   private final Map<Integer, Named> threadNames = new HashMap<>();
+  private final Map<SampleType, ValueType> valueTypes = new HashMap<>();
   /** For the final recording; null when samples are only streamed. */
   private SampleStore kept = new SampleStore(MAX_TIMED_SAMPLES, MAX_MERGED_ENTRIES);
   /** Since the last {@link #takeNew}; null unless streamed. */
@@ -195,12 +198,13 @@ public final class SampleProcessor implements SampleSink, AutoCloseable {
   private synchronized void process(ThreadSample s) {
     NamedStack stack = named(s.stack());
     String name = threadName(s.tid());
+    Map<ValueType, Long> values = pluginValues(s.stack());
     boolean held = true;
     if (kept != null) {
-      held = kept.add(s.tid(), name, s.epochNanos(), stack, s.periods());
+      held = kept.add(s.tid(), name, s.epochNanos(), stack, s.periods(), values);
     }
     if (pending != null) {
-      held &= pending.add(s.tid(), name, s.epochNanos(), stack, s.periods());
+      held &= pending.add(s.tid(), name, s.epochNanos(), stack, s.periods(), values);
     }
     if (!held) {
       lost(HostCounters.SAMPLE_STORE_FULL);
@@ -212,6 +216,17 @@ public final class SampleProcessor implements SampleSink, AutoCloseable {
     }
     processed++;
     periods += s.periods();
+  }
+
+  /** What plug-ins measured of a sample, by the model's value types (interned). */
+  private Map<ValueType, Long> pluginValues(RawStack raw) {
+    if (raw.values().isEmpty()) {
+      return Map.of();
+    }
+    Map<ValueType, Long> out = new HashMap<>();
+    raw.values().forEach((type, v) -> out.put(valueTypes.computeIfAbsent(type,
+        t -> new ValueType(t.name(), t.unit())), v));
+    return out;
   }
 
   /** The named, interned stack of a raw one: cached, named only on the first sample of it. */

@@ -1,7 +1,9 @@
 package dev.polystack.host.session;
 
 import dev.polystack.otel.model.Sample;
+import dev.polystack.otel.model.ValueType;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -30,6 +32,8 @@ final class SampleStore {
 
   private record MergeKey(Shape shape, int tid, String threadName) {}
 
+  private static final long[] NO_VALUES = new long[0];
+
   private final int maxTimed;
   private final int maxMerged;
   private final List<int[]> tids = new ArrayList<>();
@@ -37,9 +41,13 @@ final class SampleStore {
   private final List<int[]> periods = new ArrayList<>();
   private final List<Shape[]> shapes = new ArrayList<>();
   private final List<String[]> names = new ArrayList<>();
+  /** Plug-in values of the timed samples that have any, by row: most samples have none. */
+  private final Map<Integer, Map<ValueType, Long>> timedValues = new HashMap<>();
   private int timed;
   /** count, periods and last time of each merged entry, in order of first merge. */
   private final Map<MergeKey, long[]> merged = new LinkedHashMap<>();
+  /** The sums of the plug-in values of merged entries that have any. */
+  private final Map<MergeKey, Map<ValueType, Long>> mergedValues = new HashMap<>();
   private long mergedSamples;
   /** Merged entries that filled up (see {@link #add}); as rare as 2^31 periods of one stack. */
   private final List<Sample> retired = new ArrayList<>();
@@ -54,7 +62,16 @@ final class SampleStore {
 
   /** Holds a sample; false when it is over both bounds (a new thread or stack, all full). */
   boolean add(int tid, String threadName, long epochNanos, Shape shape, int samplePeriods) {
+    return add(tid, threadName, epochNanos, shape, samplePeriods, Map.of());
+  }
+
+  /** As above, with what plug-ins measured of the sample ({@code Sample#pluginValues}). */
+  boolean add(int tid, String threadName, long epochNanos, Shape shape, int samplePeriods,
+      Map<ValueType, Long> pluginValues) {
     if (timed < maxTimed) {
+      if (!pluginValues.isEmpty()) {
+        timedValues.put(timed, pluginValues);
+      }
       int chunk = timed / CHUNK;
       int row = timed % CHUNK;
       if (chunk == tids.size()) {
@@ -83,9 +100,13 @@ final class SampleStore {
     }
     if (m[1] + samplePeriods > Integer.MAX_VALUE) {
       // A Sample's periods are an int: this entry is full; a new one (same key) takes over.
-      retired.add(toSample(key, m));
+      retired.add(toSample(key, m, mergedValues.remove(key)));
       m = new long[3];
       merged.put(key, m);
+    }
+    if (!pluginValues.isEmpty()) {
+      Map<ValueType, Long> sums = mergedValues.computeIfAbsent(key, k -> new HashMap<>());
+      pluginValues.forEach((type, v) -> sums.merge(type, v, Math::addExact));
     }
     m[0]++;
     m[1] += samplePeriods;
@@ -111,16 +132,17 @@ final class SampleStore {
       int row = i % CHUNK;
       Shape shape = shapes.get(chunk)[row];
       out.add(new Sample(tids.get(chunk)[row], names.get(chunk)[row], times.get(chunk)[row],
-          shape.stack(), shape.attributes(), periods.get(chunk)[row]));
+          shape.stack(), shape.attributes(), periods.get(chunk)[row], 1, NO_VALUES,
+          timedValues.getOrDefault(i, Map.of())));
     }
     out.addAll(retired);
-    merged.forEach((k, m) -> out.add(toSample(k, m)));
+    merged.forEach((k, m) -> out.add(toSample(k, m, mergedValues.get(k))));
     return out;
   }
 
-  private static Sample toSample(MergeKey k, long[] m) {
+  private static Sample toSample(MergeKey k, long[] m, Map<ValueType, Long> values) {
     return new Sample(k.tid(), k.threadName(), m[2], k.shape().stack(), k.shape().attributes(),
-        (int) m[1], (int) Math.min(m[0], m[1]));
+        (int) m[1], (int) Math.min(m[0], m[1]), NO_VALUES, values == null ? Map.of() : values);
   }
 
   void clear() {
@@ -130,7 +152,9 @@ final class SampleStore {
     shapes.clear();
     names.clear();
     timed = 0;
+    timedValues.clear();
     merged.clear();
+    mergedValues.clear();
     retired.clear();
   }
 }

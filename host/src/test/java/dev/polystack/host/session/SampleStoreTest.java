@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.polystack.otel.model.Sample;
 import dev.polystack.otel.model.StackTrace;
+import dev.polystack.otel.model.ValueType;
 import dev.polystack.plugin.api.Frame;
 import java.util.List;
 import java.util.Map;
@@ -44,6 +45,29 @@ class SampleStoreTest {
       assertEquals(1, s.count());
     }
     assertEquals(0, store.mergedSamples());
+  }
+
+  @Test
+  void pluginValuesStayWithTimedSamplesAndAddUpInMergedOnes() {
+    ValueType held = new ValueType("x.held", "count");
+    SampleStore store = new SampleStore(2, 4);
+    Shape a = shape("a");
+    assertTrue(store.add(1, "main", 1, a, 1, Map.of(held, 1L)));
+    assertTrue(store.add(1, "main", 2, a, 1));
+    // Merged: 1 + 0 + 1, and a sample without a value adds nothing.
+    assertTrue(store.add(1, "main", 3, a, 1, Map.of(held, 1L)));
+    assertTrue(store.add(1, "main", 4, a, 1, Map.of(held, 0L)));
+    assertTrue(store.add(1, "main", 5, a, 1));
+    assertTrue(store.add(1, "main", 6, a, 1, Map.of(held, 1L)));
+    List<Sample> samples = store.samples();
+    assertEquals(3, samples.size());
+    assertEquals(Map.of(held, 1L), samples.get(0).pluginValues());
+    assertEquals(Map.of(), samples.get(1).pluginValues());
+    assertEquals(4, samples.get(2).count());
+    assertEquals(Map.of(held, 2L), samples.get(2).pluginValues());
+    store.clear();
+    assertTrue(store.add(1, "main", 7, a, 1));
+    assertEquals(Map.of(), store.samples().get(0).pluginValues(), "cleared with the rows");
   }
 
   @Test

@@ -133,13 +133,15 @@ final class PprofWriter implements ProfileWriter {
     }
 
     void addSamples() {
+      List<ValueType> extra = recording.sampleTypes().isEmpty() ? recording.pluginTypes()
+          : List.of();
       for (Sample sample : recording.samples()) {
         List<Long> ids = stackLocations.computeIfAbsent(sample.stack(), this::locationIds);
         SampleKey key = new SampleKey(ids, sample.tid(), sample.threadName(),
             List.copyOf(new TreeMap<String, Object>(sample.attributes()).entrySet()));
         long[] values = sample.values();
         long[] counts = samples.computeIfAbsent(key,
-            k -> new long[values.length > 0 ? values.length : 2]);
+            k -> new long[values.length > 0 ? values.length : 2 + extra.size()]);
         if (values.length > 0) {
           for (int i = 0; i < values.length; i++) {
             counts[i] += values[i];
@@ -147,6 +149,9 @@ final class PprofWriter implements ProfileWriter {
         } else {
           counts[0] += sample.count();
           counts[1] += sample.periods();
+          for (int i = 0; i < extra.size(); i++) {
+            counts[2 + i] += sample.pluginValues().getOrDefault(extra.get(i), 0L);
+          }
         }
       }
     }
@@ -217,9 +222,17 @@ final class PprofWriter implements ProfileWriter {
       for (int i = 0; i < types.size(); i++) {
         typeIds[i] = new long[] {string(types.get(i).type()), string(types.get(i).unit())};
       }
+      // A plug-in's own sample types follow the CPU ones (docs/plugin-authoring.md, "Sample
+      // types").
+      List<ValueType> extra = types.isEmpty() ? recording.pluginTypes() : List.of();
       if (types.isEmpty()) {
         message(out, 1, o -> valueType(o, samplesType, countUnit));
         message(out, 1, o -> valueType(o, cpuType, nanosUnit));
+        for (ValueType t : extra) {
+          long type = string(t.type());
+          long unit = string(t.unit());
+          message(out, 1, o -> valueType(o, type, unit));
+        }
       } else {
         for (long[] t : typeIds) {
           message(out, 1, o -> valueType(o, t[0], t[1]));
@@ -242,7 +255,7 @@ final class PprofWriter implements ProfileWriter {
         message(out, 2, o -> {
           packed(o, 1, key.locationIds().stream().mapToLong(Long::longValue).toArray());
           // samples: those taken; cpu: the time they stand for, ticks not taken included.
-          packed(o, 2, types.isEmpty() ? new long[] {count, periods * period} : e.getValue());
+          packed(o, 2, types.isEmpty() ? cpuValues(e.getValue(), period) : e.getValue());
           message(o, 3, l -> {
             int64(l, 1, threadIdKey);
             int64(l, 3, key.tid());
@@ -318,6 +331,13 @@ final class PprofWriter implements ProfileWriter {
       packed(out, 13, comments.stream().mapToLong(Long::longValue).toArray());
       // Time by default, as Go's CPU profiles do: the flame graph and folded output weigh periods.
       int64(out, 14, types.isEmpty() ? cpuType : typeIds[recording.defaultType()][0]);
+    }
+
+    /** A CPU sample's values: its count, its periods as time, then plug-in values as summed. */
+    private static long[] cpuValues(long[] summed, long period) {
+      long[] out = summed.clone();
+      out[1] = summed[1] * period;
+      return out;
     }
 
     /** Facts pprof has no field for; {@code pprof -comments} shows them. */

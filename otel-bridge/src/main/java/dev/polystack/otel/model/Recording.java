@@ -86,6 +86,21 @@ public record Recording(
     return sampleTypes.equals(List.of(ValueType.CALLS)) ? ValueType.CALLS : ValueType.SPACE;
   }
 
+  /**
+   * The sample types runtime plug-ins measured in this recording's CPU samples ({@link
+   * Sample#pluginValues()}), by name: pprof and OTLP carry one more value per type, beside
+   * the sample count and CPU time; the single-value outputs leave them out.
+   */
+  public List<ValueType> pluginTypes() {
+    java.util.TreeMap<String, ValueType> types = new java.util.TreeMap<>();
+    for (Sample s : samples) {
+      for (ValueType t : s.pluginValues().keySet()) {
+        types.putIfAbsent(t.type(), t);
+      }
+    }
+    return List.copyOf(types.values());
+  }
+
   /** What a sample weighs in single-value outputs: its default value, or its periods. */
   public long weight(Sample s) {
     return sampleTypes.isEmpty() ? s.periods() : s.values()[defaultType];

@@ -25,12 +25,22 @@ import java.util.Objects;
  *     docs/reliability.md}). Never more than {@code periods}.
  * @param values one per the recording's {@link Recording#sampleTypes()} (allocation samples);
  *     empty for CPU samples
+ * @param pluginValues what runtime plug-ins measured of a CPU sample, by their own sample types
+ *     (each >= 0; for merged samples, the sum of theirs); empty for most samples
  */
 public record Sample(int tid, String threadName, long epochNanos, StackTrace stack,
-    Map<String, ?> attributes, int periods, int count, long[] values) {
+    Map<String, ?> attributes, int periods, int count, long[] values,
+    Map<ValueType, Long> pluginValues) {
   private static final long[] NO_VALUES = new long[0];
 
   public Sample {
+    pluginValues = Map.copyOf(pluginValues);
+    for (Map.Entry<ValueType, Long> e : pluginValues.entrySet()) {
+      if (e.getValue() < 0) {
+        throw new IllegalArgumentException("sample value " + e.getKey().type() + " is "
+            + e.getValue() + "; values are >= 0");
+      }
+    }
     values = values.length == 0 ? NO_VALUES : values.clone();
     Objects.requireNonNull(threadName, "threadName");
     Objects.requireNonNull(stack, "stack");
@@ -63,6 +73,12 @@ public record Sample(int tid, String threadName, long epochNanos, StackTrace sta
     Map<String, Object> out = new java.util.HashMap<>();
     attributes.forEach((k, v) -> out.put(k, v instanceof Integer i ? (Object) (long) i : v));
     return Map.copyOf(out);
+  }
+
+  /** A sample without plug-in values. */
+  public Sample(int tid, String threadName, long epochNanos, StackTrace stack,
+      Map<String, ?> attributes, int periods, int count, long[] values) {
+    this(tid, threadName, epochNanos, stack, attributes, periods, count, values, Map.of());
   }
 
   /** A CPU sample: no values beyond its periods and count. */

@@ -76,6 +76,9 @@ public final class ProfilesMapper {
       ScopeProfiles.Builder scope = ScopeProfiles.newBuilder().setScope(OtlpResource.scope());
       if (recording.sampleTypes().isEmpty()) {
         scope.addProfiles(cpuProfile());
+        for (dev.polystack.otel.model.ValueType type : recording.pluginTypes()) {
+          scope.addProfiles(pluginProfile(type));
+        }
       } else {
         for (int i = 0; i < recording.sampleTypes().size(); i++) {
           scope.addProfiles(valueProfile(i));
@@ -95,10 +98,25 @@ public final class ProfilesMapper {
      * between two samples, as pprof's heap profiles have it.
      */
     private Profile valueProfile(int index) {
-      dev.polystack.otel.model.ValueType type = recording.sampleTypes().get(index);
+      return summedProfile(recording.sampleTypes().get(index), s -> s.values()[index],
+          recording.periodType());
+    }
+
+    /**
+     * The profile of a plug-in's own sample type in a CPU recording: as {@link #valueProfile},
+     * the sum of the value per stack and attributes, with the CPU profile's period.
+     */
+    private Profile pluginProfile(dev.polystack.otel.model.ValueType type) {
+      return summedProfile(type, s -> s.pluginValues().getOrDefault(type, 0L),
+          new dev.polystack.otel.model.ValueType("cpu", "nanoseconds"));
+    }
+
+    private Profile summedProfile(dev.polystack.otel.model.ValueType type,
+        java.util.function.ToLongFunction<Sample> valueOf,
+        dev.polystack.otel.model.ValueType periodType) {
       Map<SampleKey, long[]> sums = new LinkedHashMap<>();
       for (Sample sample : recording.samples()) {
-        long value = sample.values()[index];
+        long value = valueOf.applyAsLong(sample);
         if (value == 0) {
           continue;
         }
@@ -108,8 +126,7 @@ public final class ProfilesMapper {
       }
       Profile.Builder profile = Profile.newBuilder()
           .setSampleType(valueType(type.type(), type.unit()))
-          .setPeriodType(valueType(recording.periodType().type(),
-              recording.periodType().unit()))
+          .setPeriodType(valueType(periodType.type(), periodType.unit()))
           .setPeriod(recording.periodNanos())
           .setTimeUnixNano(recording.startEpochNanos())
           .setDurationNano(recording.endEpochNanos() - recording.startEpochNanos())

@@ -93,6 +93,25 @@ class PprofWriterTest {
     assertTotals(TestRecordings.merging(3, 5), "Total samples = 4", "Total samples = 60000000ns");
   }
 
+  @Test
+  void aPluginsSampleTypeIsOneMoreColumnAfterTheCpuOnes() throws Exception {
+    Path file = dir.resolve("plugin-values.pb.gz");
+    try (OutputStream out = Files.newOutputStream(file)) {
+      ProfileFormat.PPROF.writer().write(TestRecordings.pluginValues(), out);
+    }
+    Proc held = Proc.run(TIMEOUT, dir, go, "tool", "pprof", "-top", "-sample_index=x.held",
+        file.toString()).assertSuccess();
+    assertTrue(held.stdout().contains("Type: x.held"), held::toString);
+    assertTrue(held.stdout().contains("Total samples = 3"), held::toString);
+    Map<String, List<Long>> rows = topRows(held.stdout());
+    assertEquals(List.of(3L, 3L), rows.get("spin"), held::toString);
+    // The CPU columns are as without it, and stay the default.
+    assertTotals(TestRecordings.pluginValues(), "Total samples = 5", "Total samples = 60000000ns");
+    Proc top = Proc.run(TIMEOUT, dir, go, "tool", "pprof", "-top", file.toString())
+        .assertSuccess();
+    assertTrue(top.stdout().contains("Type: cpu"), top::toString);
+  }
+
   /** go tool pprof's totals of {@code r} as pprof, by samples and by cpu in nanoseconds. */
   private static void assertTotals(Recording r, String samplesTotal, String cpuTotal) throws Exception {
     Path file = dir.resolve("totals.pb.gz");

@@ -111,6 +111,26 @@ public final class TestRecordings {
    * One timed sample of {@code MAIN}, then {@code count} samples of it merged without their
    * times (a recording past its bound of timed samples), standing for {@code periods} periods.
    */
+  /**
+   * CPU samples of which some carry a plug-in's value {@code x.held} (count): {@code spin} 1,
+   * 0, and 2 merged from 2 samples, so 3 in all; {@code wait} none.
+   */
+  public static Recording pluginValues() {
+    ValueType held = new ValueType("x.held", "count");
+    StackTrace spin = new StackTrace(List.of(new Frame("x", 0, "spin", "a.x", 3, 1, "",
+        Map.of())));
+    StackTrace wait = new StackTrace(List.of(new Frame("x", 0, "wait", "a.x", 9, 8, "",
+        Map.of())));
+    long[] none = new long[0];
+    return new Recording(new TargetInfo(PID, APP.path(), List.of(APP.path())), START,
+        START + 1_000_000_000L, 10_000_000L, "bpf", List.of(), List.of(
+            new Sample(1, "main", START + 1, spin, Map.of(), 1, 1, none, Map.of(held, 1L)),
+            new Sample(1, "main", START + 2, spin, Map.of(), 1, 1, none, Map.of(held, 0L)),
+            new Sample(1, "main", START + 3, wait, Map.of(), 1, 1, none, Map.of()),
+            new Sample(1, "main", START + 4, spin, Map.of(), 3, 2, none, Map.of(held, 2L))),
+        Map.of());
+  }
+
   public static Recording merging(int count, int periods) {
     StackTrace stack = new StackTrace(List.of(MAIN));
     return new Recording(new TargetInfo(PID, APP.path(), List.of(APP.path())), START,

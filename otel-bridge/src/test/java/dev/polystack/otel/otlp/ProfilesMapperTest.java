@@ -253,6 +253,25 @@ class ProfilesMapperTest {
   }
 
   @Test
+  void aPluginsSampleTypeIsOneMoreProfileSummedPerStack() {
+    ExportProfilesServiceRequest req = request(TestRecordings.pluginValues());
+    List<Profile> profiles = req.getResourceProfiles(0).getScopeProfiles(0).getProfilesList();
+    assertEquals(2, profiles.size());
+    ProfilesDictionary d = req.getDictionary();
+    assertEquals("samples", d.getStringTable(profiles.get(0).getSampleType().getTypeStrindex()));
+    assertEquals(2, profiles.get(0).getSamplesCount(), "the CPU profile: one per stack");
+    Profile held = profiles.get(1);
+    assertEquals("x.held", d.getStringTable(held.getSampleType().getTypeStrindex()));
+    assertEquals("count", d.getStringTable(held.getSampleType().getUnitStrindex()));
+    assertEquals("cpu", d.getStringTable(held.getPeriodType().getTypeStrindex()));
+    // spin's 1 + 0 + 2 in one Sample; wait, which has none, left out.
+    assertEquals(1, held.getSamplesCount());
+    assertEquals(List.of(3L), held.getSamples(0).getValuesList());
+    assertEquals(0, held.getSamples(0).getTimestampsUnixNanoCount());
+    assertFalse(held.getProfileId().equals(profiles.get(0).getProfileId()));
+  }
+
+  @Test
   void frameAttributesStayOnTheFrame() {
     Frame lua = new Frame("luajit", 0, "f", "a.lua", 3, 1, "",
         Map.of("luajit.vmstate", "N", "luajit.trace", "12"));

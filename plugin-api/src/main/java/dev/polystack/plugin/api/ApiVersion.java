@@ -12,7 +12,7 @@ package dev.polystack.plugin.api;
 public record ApiVersion(int major, int minor) implements Comparable<ApiVersion> {
 
   /** The API version this artifact defines. Plug-ins put it into their descriptor. */
-  public static final ApiVersion CURRENT = new ApiVersion(1, 10);
+  public static final ApiVersion CURRENT = new ApiVersion(2, 0);
 
   public ApiVersion {
     if (major < 0 || minor < 0) {

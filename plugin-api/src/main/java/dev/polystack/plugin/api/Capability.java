@@ -15,7 +15,10 @@ public enum Capability {
   DETECT,
   /** Discovers the offsets it needs from the binary, each with provenance. */
   DISCOVER_OFFSETS,
-  /** Walks runtime frames of a thread and splices them into the native stack. */
+  /**
+   * Walks runtime frames of a sample ({@link RuntimeInstance#openSample}) and splices them into
+   * the native stack.
+   */
   WALK_FRAMES,
   /** Names runtime frames (function, file, line) after the target is resumed. */
   SYMBOLIZE,
@@ -37,13 +40,7 @@ public enum Capability {
    * RuntimeInstance#watchPoint(String)}), which {@code probe} asks only of plug-ins that
    * declare it (since API 1.7).
    */
-  WATCH_SITES,
-  /**
-   * Walks whole samples through {@link RuntimeInstance#openSample}: the host then unwinds and
-   * walks through the sample's {@link SampleWalker}, not the instance's per-frame methods
-   * (since API 1.10).
-   */
-  WALK_SAMPLES;
+  WATCH_SITES;
 
   /** Lower-case, dash-separated name as shown to users. */
   public String displayName() {

@@ -6,8 +6,8 @@ import java.util.Optional;
 
 /**
  * Third level of the lifecycle: a plug-in attached to one process. The host calls it from one
- * sampling thread at a time per process, but a plug-in must tolerate being called from different
- * threads over its life. Every default does nothing, so a plug-in implements only what its
+ * thread at a time, holding the instance's monitor while a sample walker of it runs, but from
+ * different threads over its life. Every default does nothing, so a plug-in implements only what its
  * capabilities declare.
  *
  * @since 1.0
@@ -15,48 +15,19 @@ import java.util.Optional;
 public interface RuntimeInstance {
 
   /**
-   * One sample begins (since API 1.4): the {@link #unwindCaller} and {@link #walk} calls that
-   * the calling thread makes next, up to its next {@code beginSample}, all belong to this sample
-   * of {@code thread}. The host calls it on every instance of the sampled process before it
-   * unwinds the sample's stack, and unwinds and walks that sample on the same thread. Keep
-   * per-sample state (what one walk remembers between native frames) from here to the next
-   * call, per calling thread: a test harness such as the conformance kit walks samples of one
-   * instance concurrently. A plug-in built against 1.3 or older may still tell samples apart by
-   * the {@link ThreadContext} object, which the host still makes anew for each sample.
-   *
-   * @since 1.4
-   */
-  default void beginSample(ThreadContext thread) {}
-
-  /**
-   * Opens one sample of {@code thread} (since API 1.10, with {@link Capability#WALK_SAMPLES},
-   * which makes the host call this instead of {@link #beginSample}, and the walker's {@code
-   * unwindCaller} and {@code walk} instead of this instance's): the walker holds what the sample
-   * learns, is called from one thread holding this instance's monitor, and is dropped at the
-   * sample's end. So the plug-in needs no per-thread state, and no lock of its own for what its
-   * {@code synchronized} methods share with the walker.
+   * Opens one sample of {@code thread} (with {@link Capability#WALK_FRAMES}): the walker holds
+   * what the sample learns, is called from one thread holding this instance's monitor, and is
+   * dropped at the sample's end. So the plug-in needs no per-thread state, and no lock of its own
+   * for what its {@code synchronized} methods share with the walker. The host asks it first to
+   * unwind the frames of this instance's code ({@link SampleWalker#unwindCaller}), then to walk
+   * the whole sample once ({@link SampleWalker#walk}).
    *
    * @return the sample's walker; null (or an exception) ends the sample's frames of this
    *     instance in an error frame
-   * @since 1.10
+   * @since 1.10; since 2.0 the only walk (the per-frame {@code walk}, {@code unwindCaller} and
+   *     {@code beginSample} of 1.x are gone)
    */
   default SampleWalker openSample(ThreadContext thread) {
-    return null;
-  }
-
-  /** Walks the runtime frames behind one native frame; never throws for bad target data. */
-  default WalkResult walk(WalkRequest request) {
-    return WalkResult.notMine();
-  }
-
-  /**
-   * Unwinds one frame of this runtime's code: the registers of its caller, of which RIP and RSP
-   * must be set and callee-saved registers kept, or null to let the host use the code's CFI (or
-   * its frame-pointer fallback). Asked first for PCs in this instance's code ranges, and for PCs
-   * in no module at all (JIT code the host has not been told about yet). The host calls this
-   * while unwinding, before {@link #walk}, for the same thread.
-   */
-  default Registers unwindCaller(ThreadContext thread, Registers frame) {
     return null;
   }
 

@@ -16,4 +16,16 @@ public interface RuntimePlugin extends Plugin {
    * cannot be handled is {@link Inspection.Unsupported} with the failed check named.
    */
   Inspection inspect(ModuleImage image);
+
+  /**
+   * The values this plug-in's walks measure per CPU sample (since API 2.0), at most {@link
+   * SampleType#MAX_TYPES}, each named under {@code <plug-in id>.}; the host asks once, at load,
+   * and refuses the plug-in (with one line) when a type is outside its namespace or declared
+   * twice. Each {@link SampleWalk} then reports its values by type name.
+   *
+   * @since 2.0
+   */
+  default java.util.List<SampleType> sampleTypes() {
+    return java.util.List.of();
+  }
 }

@@ -7,8 +7,7 @@ import java.util.Objects;
  * One whole sample for {@link SampleWalker#walk} (since API 1.10): the sampled thread
  * and, leaf first, every native frame of its unwind whose PC lies in this instance's code, each
  * with its position in that unwind. The plug-in reads its runtime's stacks once and says which
- * of these native frames each run of runtime frames replaces ({@link SampleWalk}), instead of
- * answering one {@link WalkRequest} per frame and keeping state between the calls.
+ * of these native frames each run of runtime frames replaces ({@link SampleWalk}).
  *
  * @param thread the sampled thread
  * @param frames this instance's native frames, leaf first; never empty

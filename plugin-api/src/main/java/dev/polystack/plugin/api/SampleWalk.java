@@ -10,13 +10,17 @@ import java.util.TreeMap;
  * frame it replaces, by {@link SampleRequest.OwnedFrame#nativeIndex}, a {@link
  * WalkResult.Frames} (the runtime frames in its place, leaf first; an empty list removes it) or
  * a {@link WalkResult.Failed} (the frames found, then the host's error frame); a native frame of
- * the request with no entry stays native. The sample's attributes go here, not in the entries.
+ * the request with no entry stays native. The sample's attributes and values go here.
  *
  * @param replacements native frame index to what replaces that frame
  * @param attributes the sample's attributes ({@link SampleAttributes})
+ * @param values the sample's value per {@link SampleType#name()} of the plug-in's {@link
+ *     RuntimePlugin#sampleTypes()}, each >= 0; a type not named here is 0 for this sample (since
+ *     2.0)
  * @since 1.10
  */
-public record SampleWalk(Map<Integer, WalkResult> replacements, SampleAttributes attributes) {
+public record SampleWalk(Map<Integer, WalkResult> replacements, SampleAttributes attributes,
+    Map<String, Long> values) {
   /** Nothing replaced, no attributes: every native frame stays. */
   public static final SampleWalk NONE = new SampleWalk(Map.of(), SampleAttributes.EMPTY);
 
@@ -35,10 +39,25 @@ public record SampleWalk(Map<Integer, WalkResult> replacements, SampleAttributes
     });
     replacements = Collections.unmodifiableMap(copy);
     Objects.requireNonNull(attributes, "attributes");
+    TreeMap<String, Long> measured = new TreeMap<>();
+    values.forEach((type, value) -> {
+      Objects.requireNonNull(type, "sample type");
+      if (value == null || value < 0) {
+        throw new IllegalArgumentException("sample type " + type + ": a value is >= 0, not "
+            + value);
+      }
+      measured.put(type, value);
+    });
+    values = Collections.unmodifiableMap(measured);
   }
 
-  /** Replacements without sample attributes. */
+  /** Replacements and attributes, no values. */
+  public SampleWalk(Map<Integer, WalkResult> replacements, SampleAttributes attributes) {
+    this(replacements, attributes, Map.of());
+  }
+
+  /** Replacements without sample attributes or values. */
   public SampleWalk(Map<Integer, WalkResult> replacements) {
-    this(replacements, SampleAttributes.EMPTY);
+    this(replacements, SampleAttributes.EMPTY, Map.of());
   }
 }

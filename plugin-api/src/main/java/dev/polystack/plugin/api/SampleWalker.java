@@ -12,9 +12,11 @@ package dev.polystack.plugin.api;
 public interface SampleWalker {
 
   /**
-   * As {@link RuntimeInstance#unwindCaller}, for this sample's thread: the registers of the
-   * caller of a frame of this runtime's code (RIP and RSP set, callee-saved registers kept), or
-   * null to let the host use the code's CFI.
+   * Unwinds one frame of this runtime's code for this sample's thread: the registers of its
+   * caller, of which RIP and RSP must be set and callee-saved registers kept, or null to let the
+   * host use the code's CFI (or its frame-pointer fallback). Asked first for PCs in the
+   * instance's code ranges, and for PCs in no module at all (JIT code the host has not been
+   * told about yet).
    */
   default Registers unwindCaller(Registers frame) {
     return null;

@@ -8,7 +8,7 @@ import java.util.OptionalLong;
  * access to the rest of its memory. Live, memory reads happen while the thread is stopped (ptrace
  * mode) or after the tick, with the thread running (perf and bpf modes, and ptrace mode when it
  * walks its copy after the resume); replayed, they come from a snapshot. The host makes one
- * per sample; {@link RuntimeInstance#beginSample} marks where a sample begins.
+ * per sample and opens a {@link SampleWalker} on it ({@link RuntimeInstance#openSample}).
  *
  * @since 1.0
  */

@@ -23,7 +23,7 @@ class ApiVersionTest {
   @Test
   void parsesAndRejects() {
     assertEquals(new ApiVersion(1, 12), ApiVersion.parse(" 1.12 "));
-    assertEquals("1.10", ApiVersion.CURRENT.toString());
+    assertEquals("2.0", ApiVersion.CURRENT.toString());
     for (String bad : new String[] {"1", "1.2.3", "a.b", "-1.0", ""}) {
       assertThrows(IllegalArgumentException.class, () -> ApiVersion.parse(bad), bad);
     }

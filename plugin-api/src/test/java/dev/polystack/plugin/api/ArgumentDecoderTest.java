@@ -61,12 +61,12 @@ class ArgumentDecoderTest {
   }
 
   @Test
-  void aProbePluginBuiltBeforeDecodersOffersNone() throws Exception {
+  void aProbePluginWithoutADecoderOffersNone() throws Exception {
     ProbePlugin old = new ProbePlugin() {
       @Override
       public PluginDescriptor descriptor() {
-        return new PluginDescriptor("old", "1", new ApiVersion(1, 0), "", java.util.Set.of(),
-            "a 1.0 probe plug-in");
+        return new PluginDescriptor("old", "1", new ApiVersion(2, 0), "", java.util.Set.of(),
+            "a probe plug-in that decodes nothing");
       }
 
       @Override

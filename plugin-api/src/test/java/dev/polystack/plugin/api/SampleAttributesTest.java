@@ -50,9 +50,26 @@ class SampleAttributesTest {
   }
 
   @Test
-  void walkResultsWithoutAttributesCarryNone() {
-    assertEquals(SampleAttributes.EMPTY, new WalkResult.Frames(List.of()).sampleAttributes());
-    assertEquals(SampleAttributes.EMPTY,
-        new WalkResult.Failed("bad", List.of()).sampleAttributes());
+  void sampleWalksCarryValuesOfNoNegativeSize() {
+    SampleWalk walk = new SampleWalk(Map.of(0, new WalkResult.Frames(List.of())),
+        SampleAttributes.EMPTY, Map.of("x.b", 2L, "x.a", 1L));
+    assertEquals(List.of("x.a", "x.b"), List.copyOf(walk.values().keySet()));
+    assertEquals(Map.of(), new SampleWalk(Map.of()).values());
+    assertThrows(IllegalArgumentException.class, () -> new SampleWalk(Map.of(),
+        SampleAttributes.EMPTY, Map.of("x.a", -1L)));
+  }
+
+  @Test
+  void sampleTypeDeclarationsStayInTheNamespaceOnceEach() {
+    SampleType held = new SampleType("x.held", "count");
+    assertEquals(java.util.Optional.empty(), SampleType.declarationProblem("x", List.of(held)));
+    assertEquals("sample type 'y.held' is outside its namespace 'x.'", SampleType
+        .declarationProblem("x", List.of(new SampleType("y.held", "count"))).orElseThrow());
+    assertEquals("sample type 'x.held' is declared twice",
+        SampleType.declarationProblem("x", List.of(held, held)).orElseThrow());
+    assertEquals("it declares 5 sample types, more than 4", SampleType.declarationProblem("x",
+        java.util.Collections.nCopies(5, held)).orElseThrow());
+    assertThrows(IllegalArgumentException.class, () -> new SampleType("x.Held", "count"));
+    assertThrows(IllegalArgumentException.class, () -> new SampleType("x.held", "per cent"));
   }
 }

@@ -23,7 +23,7 @@ import dev.polystack.plugin.api.RemoteMemory;
 import dev.polystack.plugin.api.RuntimeBinary;
 import dev.polystack.plugin.api.RuntimeInstance;
 import dev.polystack.plugin.api.RuntimePlugin;
-import dev.polystack.plugin.api.SampleAttributes;
+import dev.polystack.plugin.api.SampleType;
 import dev.polystack.plugin.api.SampleWalker;
 import dev.polystack.plugin.api.ThreadContext;
 import dev.polystack.plugin.api.WalkResult;
@@ -34,6 +34,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -41,6 +42,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 import java.util.regex.Pattern;
 
 /**
@@ -151,8 +153,10 @@ public final class Conformance {
         + d.apiVersion() + ", which a host at API " + ApiVersion.CURRENT + " refuses");
     check(plugin instanceof RuntimePlugin || plugin instanceof ProbePlugin,
         "implements neither RuntimePlugin nor ProbePlugin: the host would never call it");
-    if (plugin instanceof RuntimePlugin) {
+    if (plugin instanceof RuntimePlugin runtime) {
       check(d.has(Capability.DETECT), "a RuntimePlugin must declare DETECT");
+      SampleType.declarationProblem(d.id(), runtime.sampleTypes()).ifPresent(problem ->
+          fail(problem + "; the host refuses the plug-in"));
     }
     if (plugin instanceof ProbePlugin) {
       check(d.has(Capability.PLAN_PROBES), "a ProbePlugin must declare PLAN_PROBES");
@@ -328,6 +332,13 @@ public final class Conformance {
     return new PlanCoverage(this, factory.get().descriptor()).check(c);
   }
 
+  /** The names of the plug-in's sample types. */
+  private Set<String> declaredSampleTypes() {
+    return factory.get() instanceof RuntimePlugin runtime
+        ? runtime.sampleTypes().stream().map(SampleType::name).collect(Collectors.toSet())
+        : Set.of();
+  }
+
   private String descriptorId() {
     return factory.get().descriptor().id();
   }
@@ -369,8 +380,7 @@ public final class Conformance {
 
   private record ThreadFault(int tid, ReadFault fault) {}
 
-  /** @param walksSamples whether the plug-in declares {@link Capability#WALK_SAMPLES} */
-  record Bound(RuntimeBinary binary, RuntimeInstance instance, long bias, boolean walksSamples) {
+  record Bound(RuntimeBinary binary, RuntimeInstance instance, long bias) {
     boolean owns(long pc) {
       for (CodeRange r : binary.codeRanges()) {
         if (r.contains(pc - bias)) {
@@ -416,8 +426,8 @@ public final class Conformance {
         ReplayedMemory memory = new ReplayedMemory(t.memory(), c.allMemory(), null,
             bounds.maxReads(), bounds.maxBytes());
         String where = "thread " + t.tid() + ", every candidate segment";
-        List<WalkResult> results = timed(c, where, () -> nonNull(c, where, KitSample.sample(c, bound,
-            all, threadOf(c, t, memory), where, KitSample.SampleCalls.NONE)));
+        List<WalkResult> results = timed(c, where, () -> KitSample.sample(c, bound,
+            all, threadOf(c, t, memory), where, KitSample.SampleCalls.NONE)).replacements();
         check(!memory.boundExceeded(), c + " " + where + ": the walk read more than "
             + bounds.maxReads() + " times or " + bounds.maxBytes() + " bytes; bound its loops");
         List<String> live = LiveStacks.thread(c.liveStacks(), t.tid());
@@ -508,7 +518,7 @@ public final class Conformance {
           t.threadPointer());
       String where = "thread " + t.tid();
       Map<Bound, SampleWalker> walkers = KitSample.open(c, List.of(b), probe, where);
-      Registers caller = KitSample.unwindCaller(c, where, b, walkers, probe, t.registers());
+      Registers caller = KitSample.unwindCaller(c, where, b, walkers, t.registers());
       if (caller != null) {
         return b;
       }
@@ -584,19 +594,9 @@ public final class Conformance {
         instance.mappingsChanged(process);
         return null;
       });
-      out.add(new Bound(s.binary(), instance, bias,
-          factory.get().descriptor().has(Capability.WALK_SAMPLES)));
+      out.add(new Bound(s.binary(), instance, bias));
     }
     return out;
-  }
-
-  private static List<WalkResult> nonNull(SnapshotCase c, String where,
-      List<WalkResult> results) {
-    for (int k = 0; k < results.size(); k++) {
-      check(results.get(k) != null, c + " " + where + ": walk of native frame " + k
-          + " returned null");
-    }
-    return results;
   }
 
   private static ThreadContext threadOf(SnapshotCase c, SnapshotCase.ThreadRecord t,
@@ -609,8 +609,9 @@ public final class Conformance {
     ReplayedMemory memory = new ReplayedMemory(t.memory(), c.allMemory(), fault,
         bounds.maxReads(), bounds.maxBytes());
     String where = "thread " + t.tid() + (fault == null ? "" : " with " + fault);
-    List<WalkResult> results = nonNull(c, where, KitSample.sample(c, bound, frames,
-        threadOf(c, t, memory), where, KitSample.SampleCalls.NONE));
+    KitSample.Sampled sampled = KitSample.sample(c, bound, frames, threadOf(c, t, memory), where,
+        KitSample.SampleCalls.NONE);
+    List<WalkResult> results = sampled.replacements();
     check(!memory.boundExceeded(), c + " " + where + ": the walk read more than "
         + bounds.maxReads() + " times or " + bounds.maxBytes() + " bytes; bound its loops");
     List<Frame> all = new ArrayList<>();
@@ -620,12 +621,6 @@ public final class Conformance {
     for (int i = 0; i < results.size(); i++) {
       WalkResult result = results.get(i);
       outcome.append(i == 0 ? " " : " | ");
-      SampleAttributes attributes = result instanceof WalkResult.Frames f ? f.sampleAttributes()
-          : result instanceof WalkResult.Failed f ? f.sampleAttributes() : SampleAttributes.EMPTY;
-      for (String key : attributes.asMap().keySet()) {
-        check(key.startsWith(namespace), c + " " + where + ": sample attribute '" + key
-            + "' is outside the plug-in's namespace '" + namespace + "'; the host refuses it");
-      }
       if (result instanceof WalkResult.Frames f) {
         all.addAll(f.frames());
         outcome.append("frames ").append(f.frames());
@@ -635,11 +630,25 @@ public final class Conformance {
         outcome.append("failed ").append(f.reason()).append(" after ").append(f.partial());
         failed = true;
       } else {
-        outcome.append("not mine");
+        outcome.append("native");
       }
-      if (!attributes.isEmpty()) {
-        outcome.append(" with sample attributes ").append(attributes);
-      }
+    }
+    for (String key : sampled.attributes().asMap().keySet()) {
+      check(key.startsWith(namespace), c + " " + where + ": sample attribute '" + key
+          + "' is outside the plug-in's namespace '" + namespace + "'; the host refuses it");
+    }
+    Set<String> declared = declaredSampleTypes();
+    for (String type : sampled.values().keySet()) {
+      check(declared.contains(type), c + " " + where + ": a value for sample type '" + type
+          + "', which the plug-in does not declare " + declared + "; the host refuses it");
+    }
+    // Attributes and values are part of the outcome, so the checks that compare walks compare
+    // them too.
+    if (!sampled.attributes().isEmpty()) {
+      outcome.append(" with sample attributes ").append(sampled.attributes());
+    }
+    if (!sampled.values().isEmpty()) {
+      outcome.append(" with values ").append(sampled.values());
     }
     check(all.size() <= bounds.maxFrames(), c + " " + where + ": " + all.size()
         + " frames, more than " + bounds.maxFrames());

@@ -18,7 +18,7 @@ import dev.polystack.plugin.api.SampleRequest;
 import dev.polystack.plugin.api.SampleWalk;
 import dev.polystack.plugin.api.SampleWalker;
 import dev.polystack.plugin.api.ThreadContext;
-import dev.polystack.plugin.api.WalkRequest;
+import dev.polystack.plugin.api.SampleType;
 import dev.polystack.plugin.api.WalkResult;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -45,7 +45,7 @@ class ConformanceKitTest {
   }
 
   enum Flaw { NONE, THROWS_ON_FAULT, UNBOUNDED, STATEFUL, STATEFUL_ATTRIBUTE, FOREIGN_ATTRIBUTE,
-    NEWER_API, UNSTAMPED, WALKS_SAMPLES, FOREIGN_INDEX }
+    NEWER_API, UNSTAMPED, FOREIGN_INDEX, UNDECLARED_VALUE, FOREIGN_SAMPLE_TYPE }
 
   /**
    * Claims every executable range of the luajit binary and reads the top stack slot four times
@@ -67,9 +67,13 @@ class ConformanceKitTest {
       return new PluginDescriptor("toy", flaw == Flaw.UNSTAMPED ? "unknown" : "1.0",
           flaw == Flaw.NEWER_API ? new ApiVersion(ApiVersion.CURRENT.major() + 1, 0)
               : ApiVersion.CURRENT, "toy",
-          flaw == Flaw.WALKS_SAMPLES || flaw == Flaw.FOREIGN_INDEX
-              ? Set.of(Capability.DETECT, Capability.WALK_FRAMES, Capability.WALK_SAMPLES)
-              : Set.of(Capability.DETECT, Capability.WALK_FRAMES), "kit self-test");
+          Set.of(Capability.DETECT, Capability.WALK_FRAMES), "kit self-test");
+    }
+
+    @Override
+    public List<SampleType> sampleTypes() {
+      return List.of(new SampleType(flaw == Flaw.FOREIGN_SAMPLE_TYPE ? "other.slots_read"
+          : "toy.slots_read", "count"));
     }
 
     @Override
@@ -86,30 +90,39 @@ class ConformanceKitTest {
       this.flaw = flaw;
     }
 
-    /** A walker giving the same frames as {@link #walk}, for every owned frame in one call. */
+    /** A walker that reads 4 stack slots at each owned frame (every one with the flaws'). */
     @Override
     public SampleWalker openSample(ThreadContext thread) {
       return request -> {
         Map<Integer, WalkResult> out = new java.util.HashMap<>();
+        int read = 0;
         for (SampleRequest.OwnedFrame f : request.frames()) {
-          out.put(f.nativeIndex(), walk(new WalkRequest(thread, f.registers(), f.leaf(), 0)));
+          WalkResult r = walk(thread, f.registers().sp());
+          out.put(f.nativeIndex(), r);
+          read += r instanceof WalkResult.Frames frames ? frames.frames().size()
+              : ((WalkResult.Failed) r).partial().size();
         }
         if (flaw == Flaw.FOREIGN_INDEX) {
           out.put(999, new WalkResult.Frames(List.of()));
         }
-        return new SampleWalk(out);
+        walks++;
+        SampleAttributes.Builder attributes = SampleAttributes.builder()
+            .put(flaw == Flaw.FOREIGN_ATTRIBUTE ? "other.slots" : "toy.slots", read);
+        if (flaw == Flaw.STATEFUL_ATTRIBUTE) {
+          attributes.put("toy.walks", walks);
+        }
+        return new SampleWalk(out, attributes.build(), Map.of(
+            flaw == Flaw.UNDECLARED_VALUE ? "toy.undeclared" : "toy.slots_read", (long) read));
       };
     }
 
-    @Override
-    public WalkResult walk(WalkRequest request) {
-      long sp = request.frameRegisters().sp();
+    private WalkResult walk(ThreadContext thread, long sp) {
       List<Frame> frames = new java.util.ArrayList<>();
       int slots = flaw == Flaw.UNBOUNDED ? Integer.MAX_VALUE : 4;
       for (int i = 0; i < slots; i++) {
         long slot;
         try {
-          slot = request.thread().memory().readLong(sp);
+          slot = thread.memory().readLong(sp);
         } catch (MemoryReadException e) {
           if (flaw == Flaw.THROWS_ON_FAULT) {
             throw new IllegalStateException(e);
@@ -119,13 +132,7 @@ class ConformanceKitTest {
         String name = "slot" + i + (flaw == Flaw.STATEFUL ? "#" + walks : "");
         frames.add(new Frame("toy", slot, name, "", 0, 0, "", Map.of()));
       }
-      walks++;
-      SampleAttributes.Builder attributes = SampleAttributes.builder()
-          .put(flaw == Flaw.FOREIGN_ATTRIBUTE ? "other.slots" : "toy.slots", frames.size());
-      if (flaw == Flaw.STATEFUL_ATTRIBUTE) {
-        attributes.put("toy.walks", walks);
-      }
-      return new WalkResult.Frames(frames, attributes.build());
+      return new WalkResult.Frames(frames);
     }
   }
 
@@ -153,11 +160,19 @@ class ConformanceKitTest {
   }
 
   @Test
-  void aPluginThatWalksWholeSamplesPassesAsTheSameWalkFrameByFrame() {
-    var perFrame = Conformance.of(Toy::new).checkCase(withoutLiveText(luajit));
-    var perSample = Conformance.of(() -> new Toy(Flaw.WALKS_SAMPLES))
-        .checkCase(withoutLiveText(luajit));
-    assertEquals(perFrame.toString(), perSample.toString());
+  void aValueForASampleTypeThePluginDidNotDeclareIsCaught() {
+    AssertionError e = assertThrows(AssertionError.class, () -> Conformance.of(
+        () -> new Toy(Flaw.UNDECLARED_VALUE)).checkCase(withoutLiveText(luajit)));
+    assertTrue(e.getMessage().contains("a value for sample type 'toy.undeclared', which the"
+        + " plug-in does not declare [toy.slots_read]"), e.getMessage());
+  }
+
+  @Test
+  void aSampleTypeOutsideThePluginsNamespaceIsCaught() {
+    AssertionError e = assertThrows(AssertionError.class, () -> Conformance.of(
+        () -> new Toy(Flaw.FOREIGN_SAMPLE_TYPE)).checkDescriptor());
+    assertEquals("sample type 'other.slots_read' is outside its namespace 'toy.'; the host"
+        + " refuses the plug-in", e.getMessage());
   }
 
   @Test

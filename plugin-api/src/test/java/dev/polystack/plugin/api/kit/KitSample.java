@@ -6,18 +6,19 @@ import dev.polystack.plugin.api.SampleRequest;
 import dev.polystack.plugin.api.SampleWalk;
 import dev.polystack.plugin.api.SampleWalker;
 import dev.polystack.plugin.api.ThreadContext;
-import dev.polystack.plugin.api.WalkRequest;
 import dev.polystack.plugin.api.WalkResult;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
- * One sample of a thread driven as the host drives it ({@code StackWalker}): the per-sample
- * boundary on every bound instance, every frame's {@code unwindCaller}, then the walks, per
- * frame or through a sample walker (API 1.10). {@link Conformance} and {@link PlanCoverage}
- * both sample this way.
+ * One sample of a thread driven as the host drives it ({@code StackWalker}): a sample walker
+ * opened on every bound instance, every frame's {@code unwindCaller}, then one {@code walk} per
+ * walker with all of its frames. {@link Conformance} and {@link PlanCoverage} both sample this
+ * way.
  */
 final class KitSample {
   private KitSample() {}
@@ -26,7 +27,11 @@ final class KitSample {
   interface SampleCalls {
     SampleCalls NONE = new SampleCalls() {};
 
-    /** Before {@code call} ({@code unwindCaller} or {@code walk}) of native frame {@code i}. */
+    /**
+     * Before {@code call} of native frame {@code i}: {@code unwindCaller} of the owner's
+     * {@code segment}-th frame, or ({@code segment} -1) {@code walk} of all the owner's frames
+     * from the leaf-most, {@code i}, on: a whole-sample walk reads for all of them at once.
+     */
     default void before(int i, int segment, String call) {}
 
     /** After it. */
@@ -34,29 +39,35 @@ final class KitSample {
   }
 
   /**
-   * One sample of a thread as the host runs it: {@code beginSample} on every instance of the
-   * process, every frame's {@code unwindCaller}, then every frame's {@code walk} with its
-   * segment index (the frames of each instance counted leaf first). A walk's null answer is
-   * handed back as it is.
+   * What one sample's walks gave.
+   *
+   * @param replacements per native frame, what replaces it; null where it stays native
+   * @param attributes the sample's attributes, the leaf-most walker's value per key
+   * @param values the sample's values per sample type, the leaf-most walker's per type
    */
-  static List<WalkResult> sample(SnapshotCase c, List<Conformance.Bound> bound,
+  record Sampled(List<WalkResult> replacements, SampleAttributes attributes,
+      Map<String, Long> values) {}
+
+  /** One sample of a thread as the host runs it. */
+  static Sampled sample(SnapshotCase c, List<Conformance.Bound> bound,
       List<PlanCoverage.NativeFrame> frames, ThreadContext thread, String where,
       SampleCalls calls) {
     Map<Conformance.Bound, SampleWalker> walkers = open(c, bound, thread, where);
-    int[] segments = new int[frames.size()];
-    Map<Conformance.Bound, Integer> perOwner = new IdentityHashMap<>();
+    Map<Conformance.Bound, Integer> segments = new IdentityHashMap<>();
     for (int i = 0; i < frames.size(); i++) {
       PlanCoverage.NativeFrame f = frames.get(i);
-      segments[i] = perOwner.merge(f.owner(), 1, Integer::sum) - 1;
-      calls.before(i, segments[i], "unwindCaller");
-      unwindCaller(c, where, f.owner(), walkers, thread, f.registers());
+      // The frame's place among its owner's frames, leaf first: what plan coverage names.
+      calls.before(i, segments.merge(f.owner(), 1, Integer::sum) - 1, "unwindCaller");
+      unwindCaller(c, where, f.owner(), walkers, f.registers());
       calls.after(i, "unwindCaller");
     }
-    // A plug-in that walks whole samples gets one walk of its walker with all its frames.
-    Map<Conformance.Bound, SampleWalk> sampled = new IdentityHashMap<>();
+    WalkResult[] replaced = new WalkResult[frames.size()];
+    SampleAttributes attributes = SampleAttributes.EMPTY;
+    Map<String, Long> values = new TreeMap<>();
+    Map<Conformance.Bound, Boolean> walked = new IdentityHashMap<>();
     for (int i = 0; i < frames.size(); i++) {
       Conformance.Bound owner = frames.get(i).owner();
-      if (!owner.walksSamples() || sampled.containsKey(owner)) {
+      if (walked.put(owner, Boolean.TRUE) != null) {
         continue;
       }
       List<SampleRequest.OwnedFrame> owned = new ArrayList<>();
@@ -65,16 +76,14 @@ final class KitSample {
           owned.add(new SampleRequest.OwnedFrame(j, frames.get(j).registers()));
         }
       }
-      calls.before(i, 0, "walk");
+      calls.before(i, -1, "walk");
       SampleWalker walker = walkers.get(owner);
       SampleWalk walk = Conformance.guard(c, where, "walk", () -> {
         synchronized (owner.instance()) { // as the host holds it
           return walker.walk(new SampleRequest(thread, owned));
         }
       });
-      for (SampleRequest.OwnedFrame f : owned) {
-        calls.after(f.nativeIndex(), "walk");
-      }
+      calls.after(i, "walk");
       check(walk != null, c + " " + where + ": the sample walker's walk returned null");
       for (int index : walk.replacements().keySet()) {
         check(owned.stream().anyMatch(f -> f.nativeIndex() == index), c + " " + where
@@ -82,83 +91,42 @@ final class KitSample {
             + owned.stream().map(SampleRequest.OwnedFrame::nativeIndex).toList()
             + "; the host refuses the whole walk");
       }
-      sampled.put(owner, walk);
+      walk.replacements().forEach((index, r) -> replaced[index] = r);
+      attributes = attributes.orElse(walk.attributes());
+      walk.values().forEach(values::putIfAbsent);
     }
-    List<WalkResult> out = new ArrayList<>();
-    for (int i = 0; i < frames.size(); i++) {
-      PlanCoverage.NativeFrame f = frames.get(i);
-      SampleWalk walk = sampled.get(f.owner());
-      if (walk != null) {
-        WalkResult r = walk.replacements().getOrDefault(i, WalkResult.notMine());
-        // The sample's attributes travel with its first replacement, so the checks that
-        // compare walks compare them too.
-        if (!walk.attributes().isEmpty() && !walk.replacements().isEmpty()
-            && walk.replacements().keySet().iterator().next() == i) {
-          r = withAttributes(r, walk.attributes());
-        }
-        out.add(r);
-        continue;
-      }
-      int k = segments[i];
-      calls.before(i, k, "walk");
-      WalkResult r = Conformance.guard(c, where, "walk", () -> f.owner().instance().walk(
-          new WalkRequest(thread, f.registers(), f.leaf(), k)));
-      calls.after(i, "walk");
-      out.add(r);
-    }
-    return out;
+    return new Sampled(Arrays.asList(replaced), attributes, Map.copyOf(values));
   }
 
   /**
-   * The sample's start on every bound instance, as the host makes it: {@code openSample} for a
-   * plug-in that walks whole samples (its walker, under the instance's monitor; null fails the
-   * kit), {@code beginSample} for the others.
+   * The sample's walker on every bound instance, as the host opens them: {@code openSample}
+   * under the instance's monitor; null fails the kit.
    */
-  static Map<Conformance.Bound, SampleWalker> open(SnapshotCase c, List<Conformance.Bound> bound, ThreadContext thread,
-      String where) {
+  static Map<Conformance.Bound, SampleWalker> open(SnapshotCase c, List<Conformance.Bound> bound,
+      ThreadContext thread, String where) {
     Map<Conformance.Bound, SampleWalker> walkers = new IdentityHashMap<>();
     for (Conformance.Bound b : bound) {
-      if (b.walksSamples()) {
-        SampleWalker walker = Conformance.guard(c, where, "openSample", () -> {
-          synchronized (b.instance()) {
-            return b.instance().openSample(thread);
-          }
-        });
-        check(walker != null, c + " " + where + ": openSample returned null; a plug-in that"
-            + " declares WALK_SAMPLES returns a walker for every sample");
-        walkers.put(b, walker);
-      } else {
-        Conformance.guard(c, where, "beginSample", () -> {
-          b.instance().beginSample(thread);
-          return null;
-        });
-      }
+      SampleWalker walker = Conformance.guard(c, where, "openSample", () -> {
+        synchronized (b.instance()) {
+          return b.instance().openSample(thread);
+        }
+      });
+      check(walker != null, c + " " + where + ": openSample returned null; a plug-in that"
+          + " walks frames returns a walker for every sample");
+      walkers.put(b, walker);
     }
     return walkers;
   }
 
-  /** {@code unwindCaller} of {@code b}, through its sample walker when it has one. */
+  /** {@code unwindCaller} of {@code b}'s sample walker, under the instance's monitor. */
   static Registers unwindCaller(SnapshotCase c, String where, Conformance.Bound b,
-      Map<Conformance.Bound, SampleWalker> walkers, ThreadContext thread, Registers frame) {
+      Map<Conformance.Bound, SampleWalker> walkers, Registers frame) {
     SampleWalker walker = walkers.get(b);
-    if (walker == null) {
-      return Conformance.guard(c, where, "unwindCaller", () -> b.instance().unwindCaller(thread, frame));
-    }
     return Conformance.guard(c, where, "unwindCaller", () -> {
       synchronized (b.instance()) {
         return walker.unwindCaller(frame);
       }
     });
-  }
-
-  /** A replacement {@code r} carrying {@code attributes} as well. */
-  private static WalkResult withAttributes(WalkResult r, SampleAttributes attributes) {
-    if (r instanceof WalkResult.Failed f) {
-      return new WalkResult.Failed(f.reason(), f.partial(),
-          attributes.orElse(f.sampleAttributes()));
-    }
-    WalkResult.Frames f = (WalkResult.Frames) r;
-    return new WalkResult.Frames(f.frames(), attributes.orElse(f.sampleAttributes()));
   }
 
   private static void check(boolean ok, String message) {

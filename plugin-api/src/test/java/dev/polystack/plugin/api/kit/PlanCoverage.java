@@ -211,7 +211,7 @@ public final class PlanCoverage {
           t.threadPointer());
       String where = "thread " + t.tid();
       Registers caller = KitSample.unwindCaller(c, where, leaf,
-          KitSample.open(c, List.of(leaf), probe, where), probe, regs);
+          KitSample.open(c, List.of(leaf), probe, where), regs);
       Conformance.Bound next = caller == null ? null : ownerOf(bound, caller.pc());
       if (next != null) {
         frames.add(new NativeFrame(next, caller, false, false));
@@ -261,8 +261,10 @@ public final class PlanCoverage {
           @Override
           public void before(int i, int segment, String call) {
             NativeFrame f = frames.get(i);
-            coverage.frame("segment " + segment + " of " + f.owner().binary().runtime()
-                + " (native frame " + i + ", " + (f.leaf() ? "the leaf" : "a caller")
+            coverage.frame((segment < 0 ? "the sample walk of " + f.owner().binary().runtime()
+                + " (native frames from " + i : "segment " + segment + " of "
+                + f.owner().binary().runtime() + " (native frame " + i)
+                + ", " + (f.leaf() ? "the leaf" : "a caller")
                 + ", pc 0x" + Long.toHexString(f.registers().pc()) + ", sp 0x"
                 + Long.toHexString(f.registers().sp()) + ") in " + call);
           }
@@ -275,11 +277,11 @@ public final class PlanCoverage {
           }
         };
     List<WalkResult> results = KitSample.sample(c, bound, frames, thread,
-        "thread " + t.tid() + " (plan coverage)", calls);
+        "thread " + t.tid() + " (plan coverage)", calls).replacements();
     List<Driven> out = new ArrayList<>();
     for (int i = 0; i < frames.size(); i++) {
       WalkResult r = results.get(i);
-      out.add(new Driven(r == null ? WalkResult.notMine() : r, misses[i]));
+      out.add(new Driven(r, misses[i])); // r null: the frame stays native
     }
     return out;
   }

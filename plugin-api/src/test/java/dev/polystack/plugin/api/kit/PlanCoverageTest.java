@@ -15,7 +15,10 @@ import dev.polystack.plugin.api.PluginDescriptor;
 import dev.polystack.plugin.api.Register;
 import dev.polystack.plugin.api.RuntimeInstance;
 import dev.polystack.plugin.api.RuntimePlugin;
-import dev.polystack.plugin.api.WalkRequest;
+import dev.polystack.plugin.api.SampleRequest;
+import dev.polystack.plugin.api.SampleWalk;
+import dev.polystack.plugin.api.SampleWalker;
+import dev.polystack.plugin.api.ThreadContext;
 import dev.polystack.plugin.api.WalkResult;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -82,14 +85,25 @@ class PlanCoverageTest {
     }
 
     @Override
-    public WalkResult walk(WalkRequest request) {
+    public SampleWalker openSample(ThreadContext thread) {
+      return request -> {
+        Map<Integer, WalkResult> out = new java.util.HashMap<>();
+        for (int segment = 0; segment < request.frames().size(); segment++) {
+          SampleRequest.OwnedFrame f = request.frames().get(segment);
+          out.put(f.nativeIndex(), walk(thread, f, segment));
+        }
+        return new SampleWalk(out);
+      };
+    }
+
+    private WalkResult walk(ThreadContext thread, SampleRequest.OwnedFrame f, int segment) {
       try {
-        long at = request.segment() == shape.baseReadingSegment()
-            ? request.thread().registers().get(Register.RDX) - 16
-            : request.frameRegisters().sp() - (request.leaf() ? 0 : 8);
-        long value = request.thread().memory().readLong(at);
+        long at = segment == shape.baseReadingSegment()
+            ? thread.registers().get(Register.RDX) - 16
+            : f.registers().sp() - (f.leaf() ? 0 : 8);
+        long value = thread.memory().readLong(at);
         return new WalkResult.Frames(List.of(new Frame("plan-toy", value,
-            "segment" + request.segment(), "", 0, 0, "", Map.of())));
+            "segment" + segment, "", 0, 0, "", Map.of())));
       } catch (MemoryReadException e) {
         return new WalkResult.Failed("unreadable", List.of());
       }
@@ -125,17 +139,17 @@ class PlanCoverageTest {
   void aPlanWithoutItsCopyStepFailsNamingTheUncoveredReadAndItsSegment() {
     AssertionError e = assertThrows(AssertionError.class,
         () -> Conformance.of(() -> new PlanToy(new Shape(0, false))).checkPlanCoverage(luajit));
-    assertTrue(e.getMessage().contains("segment 0 of plan-toy (native frame 0, the leaf, pc 0x"),
-        e.getMessage());
+    assertTrue(e.getMessage().contains("the sample walk of plan-toy (native frames from 0, the"
+        + " leaf, pc 0x"), e.getMessage());
     assertTrue(e.getMessage().contains("in walk: the walk read 8 bytes at 0x"
         + Long.toHexString(BASE - 16) + ", which the tick did not copy"), e.getMessage());
   }
 
   @Test
-  void aGapInADeeperSegmentIsFoundThere() {
+  void aGapOfADeeperSegmentIsFoundInTheSampleWalk() {
     Conformance kit = Conformance.of(() -> new PlanToy(new Shape(2, false)));
     AssertionError e = assertThrows(AssertionError.class, () -> kit.checkPlanCoverage(luajit));
-    assertTrue(e.getMessage().contains("segment 2 of plan-toy (native frame 2, a caller"),
+    assertTrue(e.getMessage().contains("the sample walk of plan-toy (native frames from 0"),
         e.getMessage());
     assertTrue(e.getMessage().contains("at 0x" + Long.toHexString(BASE - 16)), e.getMessage());
     // With the copy the same walk passes.
