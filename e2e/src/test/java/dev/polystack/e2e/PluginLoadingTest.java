@@ -42,42 +42,18 @@ class PluginLoadingTest {
 
   @Test
   void refusesANewerApiMajorWithAMessage() throws Exception {
-    PluginJars.build(dir.resolve("future.jar"),
-        Map.of("example.FuturePlugin", PluginJars.runtimePlugin(
-            "FuturePlugin", "future", "3.0", "return Inspection.notMine();")),
-        List.of("example.FuturePlugin"));
-
-    var result = Distribution.run("plugins", "--plugin-path", dir.toString());
-
-    assertEquals(0, result.exitCode());
-    assertFalse(result.stdout().contains("future"), result.stdout());
-    // Refused after its constructor ran (the descriptor states the version), so as root the
-    // run also says third-party code ran.
-    assertEquals(List.of("polystack: warning: refused plug-in " + dir.resolve("future.jar")
-            + ": plug-in 'future' needs plug-in API 3.0 but this host provides "
-            + ApiVersion.CURRENT + "; use a build of the plug-in for API 2.x (minor <= "
-            + ApiVersion.CURRENT.minor() + ")",
-            PluginJars.privilegeWarning(dir.resolve("future.jar"))),
-        result.stderrLines());
+    assertRefused("future", PluginJars.runtimePlugin("FuturePlugin", "future", "3.0",
+        "return Inspection.notMine();"), "plug-in 'future' needs plug-in API 3.0 but this host"
+        + " provides " + ApiVersion.CURRENT + "; use a build of the plug-in for API 2.x (minor"
+        + " <= " + ApiVersion.CURRENT.minor() + ")");
   }
 
   @Test
   void refusesA1xPluginWithWhatToDo() throws Exception {
-    PluginJars.build(dir.resolve("old.jar"),
-        Map.of("example.OldPlugin", PluginJars.runtimePlugin(
-            "OldPlugin", "old", "1.10", "return Inspection.notMine();")),
-        List.of("example.OldPlugin"));
-
-    var result = Distribution.run("plugins", "--plugin-path", dir.toString());
-
-    assertEquals(0, result.exitCode());
-    assertFalse(result.stdout().contains("old "), result.stdout());
-    assertEquals(List.of("polystack: warning: refused plug-in " + dir.resolve("old.jar")
-            + ": plug-in 'old' needs plug-in API 1.10 but this host provides "
-            + ApiVersion.CURRENT + "; rebuild it against plugin-api 2.x"
-            + " (docs/plugin-authoring.md, \"Moving to API 2.0\")",
-            PluginJars.privilegeWarning(dir.resolve("old.jar"))),
-        result.stderrLines());
+    assertRefused("old", PluginJars.runtimePlugin("OldPlugin", "old", "1.10",
+        "return Inspection.notMine();"), "plug-in 'old' needs plug-in API 1.10 but this host"
+        + " provides " + ApiVersion.CURRENT + "; rebuild it against plugin-api 2.x"
+        + " (docs/plugin-authoring.md, \"Moving to API 2.0\")");
   }
 
   @Test
@@ -87,18 +63,27 @@ class PluginLoadingTest {
         "  @Override\n  public java.util.List<SampleType> sampleTypes() {\n"
             + "    return java.util.List.of(new SampleType(\"other.waits\", \"count\"));\n"
             + "  }\n\n  @Override\n  public Inspection");
-    PluginJars.build(dir.resolve("typed.jar"), Map.of("example.TypedPlugin", source),
-        List.of("example.TypedPlugin"));
+    assertRefused("typed", source, "plug-in 'typed': sample type 'other.waits' is outside its"
+        + " namespace 'typed.'; report it to the plug-in's author");
+  }
+
+  /**
+   * Plug-in {@code id} (class {@code example.<Id>Plugin}, from {@code source}) is left out of
+   * the listing with {@code reason} as its one line. Refused after its constructor ran (the
+   * descriptor says why), so as root the run also says third-party code ran.
+   */
+  private void assertRefused(String id, String source, String reason) throws Exception {
+    String className = "example." + Character.toUpperCase(id.charAt(0)) + id.substring(1)
+        + "Plugin";
+    Path jar = dir.resolve(id + ".jar");
+    PluginJars.build(jar, Map.of(className, source), List.of(className));
 
     var result = Distribution.run("plugins", "--plugin-path", dir.toString());
 
     assertEquals(0, result.exitCode());
-    assertFalse(result.stdout().contains("typed "), result.stdout());
-    assertEquals(List.of("polystack: warning: refused plug-in " + dir.resolve("typed.jar")
-            + ": plug-in 'typed': sample type 'other.waits' is outside its namespace 'typed.';"
-            + " report it to the plug-in's author",
-            PluginJars.privilegeWarning(dir.resolve("typed.jar"))),
-        result.stderrLines());
+    assertFalse(result.stdout().contains(id + " "), result.stdout());
+    assertEquals(List.of("polystack: warning: refused plug-in " + jar + ": " + reason,
+        PluginJars.privilegeWarning(jar)), result.stderrLines());
   }
 
   @Test
