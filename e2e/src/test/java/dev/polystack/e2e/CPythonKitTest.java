@@ -6,7 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.zip.ZipFile;
 import javax.xml.parsers.DocumentBuilderFactory;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -18,13 +24,19 @@ import org.w3c.dom.Element;
  * run the way its author runs it: the example project is built with Maven against the installed
  * plugin-api artifact, cases are recorded from real Pythons running its
  * src/test/python/spinners.py (Debian's statically linked 3.11 alone and with parked threads,
- * pyenv's shared 3.12 with parked threads), each with the threads' FS bases from gdb, and then
- * {@code mvn test -Dcpython.cases=DIR} runs the author kit on them in the example project. Every
- * test of that suite must have run and passed, none skipped.
+ * pyenv's shared 3.12 with parked threads), and then {@code mvn test -Dcpython.cases=DIR} runs
+ * the author kit on them in the example project. Every test of that suite must have run and
+ * passed, none skipped. Each snapshot must hold every thread's FS base as gdb reads it from the
+ * live process: the thread pointer the plan starts from.
  */
 class CPythonKitTest {
   /** Processes recorded per case at most, until one snapshot walks the main thread first. */
   private static final int ATTEMPTS = 6;
+  private static final Pattern GDB_THREAD = Pattern.compile("^Thread \\d+ \\(.*?LWP (\\d+)\\)");
+  private static final Pattern GDB_VALUE = Pattern.compile("^\\$\\d+ = 0x([0-9a-f]+)$");
+  /** A thread of the header: its tid, then (after its registers) its thread pointer. */
+  private static final Pattern RECORDED = Pattern.compile(
+      "\\{\"tid\":(\\d+),[^\\n]*?\"thread_pointer\":\"0x([0-9a-f]+)\"");
 
   @TempDir static Path dir;
   private static Path project;
@@ -66,8 +78,8 @@ class CPythonKitTest {
   }
 
   /**
-   * Records {@code name}.psnap and {@code name}.fs_base.txt from a Python running spinners.py
-   * with {@code threads} parked threads. The kit replays the thread in the evaluation loop on a
+   * Records {@code name}.psnap from a Python running spinners.py with {@code threads} parked
+   * threads, and checks its thread pointers against gdb's. The kit replays the thread in the evaluation loop on a
    * fresh instance, so the case must have walked it first (README.md, "Tests"): the snapshot
    * prints threads in the order it walked them, and a process whose order differs is recorded
    * again as a new process.
@@ -84,16 +96,15 @@ class CPythonKitTest {
         var gdb = Tools.run(60, null, List.of("gdb", "-batch", "-p",
             Integer.toString(target.pid()), "-ex", "thread apply all p/x $fs_base"));
         assertEquals(0, gdb.exitCode(), gdb.stderr());
-        assertEquals(threads + 1, gdb.stdout().lines()
-            .filter(l -> l.matches("\\$\\d+ = 0x\\p{XDigit}+")).count(),
-            "one FS base per thread:\n" + gdb.stdout());
-        Files.writeString(Path.of(name + ".fs_base.txt"), gdb.stdout());
+        Map<Integer, Long> fsBases = fsBases(gdb.stdout());
+        assertEquals(threads + 1, fsBases.size(), "one FS base per thread:\n" + gdb.stdout());
         var result = Distribution.run("--plugin-path", pluginDir.toString(), "snapshot", "--pid",
             Integer.toString(target.pid()), "-o", snapshot.toString(), "--embed-modules");
         assertEquals(0, result.exitCode(), result.stderr());
         assertEquals(threads + 1, result.stdout().lines().filter(l -> l.startsWith("Thread "))
             .count(), result.stdout());
         assertTrue(target.isAlive(), "the target must survive gdb and the snapshot");
+        assertEquals(fsBases, recordedThreadPointers(snapshot), "the snapshot's thread pointers");
         seen = result.stdout();
         List<String> lines = seen.lines().toList();
         int first = lines.indexOf(lines.stream().filter(l -> l.startsWith("Thread "))
@@ -107,6 +118,38 @@ class CPythonKitTest {
     }
     throw new AssertionError(name + ": in " + ATTEMPTS + " recordings the first thread walked"
         + " was never the main thread in innermost(); the last:\n" + seen);
+  }
+
+  /** Kernel tid to FS base from gdb's {@code Thread N (... (LWP TID) ...):} and {@code $N = 0x...}. */
+  private static Map<Integer, Long> fsBases(String gdb) {
+    Map<Integer, Long> out = new TreeMap<>();
+    Integer tid = null;
+    for (String line : gdb.split("\n")) {
+      Matcher thread = GDB_THREAD.matcher(line);
+      Matcher value = GDB_VALUE.matcher(line.strip());
+      if (thread.find()) {
+        tid = Integer.valueOf(thread.group(1));
+      } else if (value.matches() && tid != null) {
+        out.put(tid, Long.parseUnsignedLong(value.group(1), 16));
+        tid = null;
+      }
+    }
+    return out;
+  }
+
+  /** Tid to {@code thread_pointer} of each thread in the snapshot's header. */
+  private static Map<Integer, Long> recordedThreadPointers(Path snapshot) throws Exception {
+    String header;
+    try (ZipFile zip = new ZipFile(snapshot.toFile())) {
+      header = new String(zip.getInputStream(zip.getEntry("snapshot.json")).readAllBytes(),
+          StandardCharsets.UTF_8);
+    }
+    Map<Integer, Long> out = new TreeMap<>();
+    Matcher m = RECORDED.matcher(header);
+    while (m.find()) {
+      out.put(Integer.valueOf(m.group(1)), Long.parseUnsignedLong(m.group(2), 16));
+    }
+    return out;
   }
 
   /** The counts of the example's surefire report for {@code testClass}. */

@@ -76,7 +76,7 @@ class CommandLineTest {
 
     var version = Distribution.run("--version");
     assertEquals(0, version.exitCode());
-    assertTrue(version.stdout().matches("(?s)polystack \\S+, plug-in API 1\\.\\d+\\s*"),
+    assertTrue(version.stdout().matches("(?s)polystack \\S+, plug-in API 2\\.\\d+\\s*"),
         version.stdout());
   }
 }

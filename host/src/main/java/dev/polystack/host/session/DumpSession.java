@@ -128,8 +128,9 @@ public final class DumpSession {
       return live;
     }
 
+    /** @param threadPointer the thread's FS base when it stopped */
     default dev.polystack.plugin.api.RemoteMemory thread(int tid, Registers registers,
-        dev.polystack.plugin.api.RemoteMemory live) {
+        long threadPointer, dev.polystack.plugin.api.RemoteMemory live) {
       return live;
     }
 
@@ -202,12 +203,14 @@ public final class DumpSession {
    */
   private static RawStack walkStopped(Ptrace p, int tid, TargetProcess target, ProcessMemory live,
       StackWalker walker, int stackBytes, Hook hook) throws SyscallException {
-    var regs = RegisterConversion.of(p.getRegs(tid));
+    var user = p.getRegs(tid);
+    var regs = RegisterConversion.of(user);
     StackCapture copy = new StackCapture(live, stackBytes);
     copy.copy(regs.sp());
     SampleMemory memory = copy.memory(live);
     CapturedThread thread = new CapturedThread(target.pid(), tid, regs,
-        hook.thread(tid, regs, memory), copy.start(), copy.length());
+        hook.thread(tid, regs, user.fsBase(), memory), copy.start(), copy.length(),
+        user.fsBase(), CapturedThread.NO_PLANS);
     return walker.walk(thread, target.table());
   }
 

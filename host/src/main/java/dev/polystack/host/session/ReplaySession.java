@@ -72,7 +72,8 @@ public final class ReplaySession {
           fault != null && fault.tid() == t.tid() ? fault.read() : null);
       Registers regs = Registers.of(t.registers());
       raw.put(t.tid(), walker.walk(
-          new CapturedThread(s.pid(), t.tid(), regs, memory, regs.sp(), 0), target.table()));
+          new CapturedThread(s.pid(), t.tid(), regs, memory, regs.sp(), 0, t.threadPointer(),
+              CapturedThread.NO_PLANS), target.table()));
       states.put(t.tid(), t.state());
       names.put(t.tid(), t.name());
       hits += memory.injectedHits();

@@ -87,7 +87,8 @@ public final class SnapshotSession {
         values[r.ordinal()] = regs.get(r);
       }
       threads.add(new Snapshot.ThreadRecord(t.tid(), t.name(), t.state(), values,
-          recorder.threads.get(t.tid()).image()));
+          recorder.threads.get(t.tid()).image(),
+          recorder.threadPointers.getOrDefault(t.tid(), 0L)));
     }
     Snapshot snapshot = new Snapshot(pid, maxDepth, threads, recorder.maps.mappings(),
         new ArrayList<>(modules.values()), recorder.process.image(), render.apply(dump),
@@ -100,6 +101,7 @@ public final class SnapshotSession {
     final MemoryImage.Recorder process = new MemoryImage.Recorder();
     final Map<Integer, MemoryImage.Recorder> threads = new ConcurrentHashMap<>();
     final Map<Integer, Registers> registers = new ConcurrentHashMap<>();
+    final Map<Integer, Long> threadPointers = new ConcurrentHashMap<>();
     final Set<String> bound = new HashSet<>();
     List<LoadedModule> modules = List.of();
     ProcessMaps maps = ProcessMaps.of(List.of());
@@ -112,8 +114,9 @@ public final class SnapshotSession {
 
     @Override
     public dev.polystack.plugin.api.RemoteMemory thread(int tid, Registers regs,
-        dev.polystack.plugin.api.RemoteMemory live) {
+        long threadPointer, dev.polystack.plugin.api.RemoteMemory live) {
       registers.put(tid, regs);
+      threadPointers.put(tid, threadPointer);
       return RecordingMemory.of(live,
           threads.computeIfAbsent(tid, t -> new MemoryImage.Recorder()));
     }

@@ -41,9 +41,18 @@ public record Snapshot(
    * One thread: registers when it stopped and the memory its walk read.
    *
    * @param registers values by {@link dev.polystack.plugin.api.Register} ordinal
+   * @param threadPointer its FS base when it stopped, 0 where the snapshot has none (written
+   *     before the field was)
    */
   public record ThreadRecord(int tid, String name, String state, long[] registers,
-      MemoryImage memory) {}
+      MemoryImage memory, long threadPointer) {
+
+    /** A thread without a recorded thread pointer. */
+    public ThreadRecord(int tid, String name, String state, long[] registers,
+        MemoryImage memory) {
+      this(tid, name, state, registers, memory, 0);
+    }
+  }
 
   /**
    * A module file, identified by content.

@@ -81,7 +81,11 @@ public final class SnapshotFile {
             .append(r.name().toLowerCase(Locale.ROOT)).append("\":\"")
             .append(hex(t.registers()[r.ordinal()])).append('"');
       }
-      h.append("}}");
+      h.append('}');
+      if (t.threadPointer() != 0) {
+        h.append(",\"thread_pointer\":\"").append(hex(t.threadPointer())).append('"');
+      }
+      h.append('}');
     }
     h.append("],\n\"mappings\":[");
     for (int i = 0; i < s.mappings().size(); i++) {
@@ -268,9 +272,11 @@ public final class SnapshotFile {
         values[r.ordinal()] = unhex((String) regs.get(r.name().toLowerCase(Locale.ROOT)));
       }
       String blob = (String) t.get("memory");
+      Object pointer = t.get("thread_pointer"); // absent in snapshots written before it
       threads.add(new Snapshot.ThreadRecord(((Long) t.get("tid")).intValue(),
           (String) t.get("name"), (String) t.get("state"), values,
-          decode(entry(entries, blob, file), blob)));
+          decode(entry(entries, blob, file), blob),
+          pointer instanceof String p ? unhex(p) : 0));
     }
     List<MemoryMapping> mappings = new ArrayList<>();
     for (Object o : (List<Object>) h.get("mappings")) {

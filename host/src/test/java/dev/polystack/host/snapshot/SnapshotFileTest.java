@@ -52,7 +52,9 @@ class SnapshotFileTest {
     long[] regs = new long[dev.polystack.plugin.api.Register.values().length];
     regs[dev.polystack.plugin.api.Register.RIP.ordinal()] = 0xffffffffff600000L;
     Snapshot s = new Snapshot(42, 64,
-        List.of(new Snapshot.ThreadRecord(43, "w\"orker", "running", regs, rec.image())),
+        List.of(new Snapshot.ThreadRecord(43, "w\"orker", "running", regs, rec.image(),
+            0x7f3a12345740L), new Snapshot.ThreadRecord(44, "old", "sleeping", regs,
+            MemoryImage.EMPTY)),
         List.of(), List.of(new Snapshot.ModuleRef("/nonexistent/libx.so", "abcd", 10,
             "00".repeat(32), true, null)), MemoryImage.EMPTY, "Process 42\n", Map.of("x", 1L));
     Path file = dir.resolve("s.psnap");
@@ -63,6 +65,8 @@ class SnapshotFileTest {
     assertEquals("w\"orker", back.threads().get(0).name());
     assertArrayEquals(regs, back.threads().get(0).registers());
     assertArrayEquals(new byte[] {7, 8, 9}, back.threads().get(0).memory().ranges().get(0x7000L));
+    assertEquals(0x7f3a12345740L, back.threads().get(0).threadPointer());
+    assertEquals(0, back.threads().get(1).threadPointer(), "none recorded: unknown");
     assertEquals(Map.of("x", 1L), back.losses());
     assertEquals("Process 42\n", back.liveStacks());
 

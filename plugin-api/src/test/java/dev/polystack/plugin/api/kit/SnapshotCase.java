@@ -30,7 +30,10 @@ import java.util.zip.ZipInputStream;
 public final class SnapshotCase {
   private static final long MAX_ENTRY = 256L << 20;
 
-  /** {@code threadPointer} null when unknown: snapshot format 1 does not record it. */
+  /**
+   * {@code threadPointer} null when unknown: snapshots written by a polystack before API 2.0 do
+   * not record it.
+   */
   record ThreadRecord(int tid, Registers registers, MemoryBlob memory, Long threadPointer) {}
 
   /** A module of the case; {@code bytes} is null when no copy with the recorded digest exists. */
@@ -99,8 +102,9 @@ public final class SnapshotCase {
       for (Register r : Register.values()) {
         values[r.ordinal()] = hex(regs.get(r.name().toLowerCase(Locale.ROOT)));
       }
+      Object pointer = t.get("thread_pointer"); // recorded since polystack's API 2.0
       threads.add(new ThreadRecord(((Long) t.get("tid")).intValue(), Registers.of(values),
-          blob(entries, (String) t.get("memory")), null));
+          blob(entries, (String) t.get("memory")), pointer == null ? null : hex(pointer)));
     }
     List<Mapping> mappings = new ArrayList<>();
     for (Object o : (List<Object>) h.get("mappings")) {
@@ -233,10 +237,10 @@ public final class SnapshotCase {
   }
 
   /**
-   * The same case with the threads' thread pointers (x86-64: FS base, by tid), which snapshot
-   * format 1 does not record: for plans that start from {@code threadPointer}, taken from the
-   * live threads when the case was recorded (gdb: {@code info registers fs_base}). Threads not
-   * named keep what they had.
+   * The same case with the threads' thread pointers (x86-64: FS base, by tid), which snapshots
+   * written by a polystack before API 2.0 do not record: for plans that start from {@code
+   * threadPointer}, taken from the live threads when the case was recorded (gdb: {@code info
+   * registers fs_base}). Threads not named keep what they had.
    */
   public SnapshotCase withThreadPointers(Map<Integer, Long> byTid) {
     List<ThreadRecord> out = new ArrayList<>();

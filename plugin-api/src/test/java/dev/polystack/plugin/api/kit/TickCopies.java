@@ -159,8 +159,8 @@ final class TickCopies {
       } else if (step instanceof CaptureStep.ThreadPointer tp) {
         if (threadPointer == null) {
           return new Stop(p, i, null, "ThreadPointer: the snapshot records no thread pointer"
-              + " (format version 1; SnapshotCase.withThreadPointers supplies it), so the kit"
-              + " cannot run what follows");
+              + " (written by a polystack before API 2.0; SnapshotCase.withThreadPointers"
+              + " supplies it), so the kit cannot run what follows");
         }
         s[tp.into()] = threadPointer;
       } else if (step instanceof CaptureStep.Add a) {
