@@ -106,6 +106,29 @@ static __always_inline __u64 thread_pointer(void)
 	return fs;
 }
 
+/*
+ * The thread's id in its own pid namespace, what gettid() returns there and runtimes store in
+ * their thread state: thread_pid->numbers[thread_pid->level].nr. 0 when unreadable.
+ */
+static __always_inline __u64 thread_id(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pid *pid = 0;
+	unsigned int level = 0;
+	int nr = 0;
+
+	bpf_probe_read_kernel(&pid, sizeof(pid), __builtin_preserve_access_index(&task->thread_pid));
+	if (!pid)
+		return 0;
+	bpf_probe_read_kernel(&level, sizeof(level), __builtin_preserve_access_index(&pid->level));
+	if (level > 31) /* MAX_PID_NS_LEVEL */
+		return 0;
+	void *first = (void *)__builtin_preserve_access_index(&pid->numbers[0].nr);
+	if (bpf_probe_read_kernel(&nr, sizeof(nr), first + level * bpf_core_type_size(struct upid)))
+		return 0;
+	return (__u32)nr;
+}
+
 static __always_inline long stop(struct state *st, __u64 step, __u32 reason, __u32 counter)
 {
 	count(counter);
@@ -185,9 +208,10 @@ static long step_cb(__u64 idx, struct run *r)
 	__u64 *s = st->s;
 
 	/* Operand checks per op: a REG names a register, COPY may leave b empty, the rest are slots. */
-	if (op < OP_REG || op > OP_CHAIN)
+	if (op < OP_REG || op > OP_TID)
 		return stop(st, idx, STOP_INVALID, C_PLAN_INVALID);
-	if (op == OP_REG ? a >= NREGS : (op != OP_CONST && op != OP_TP && a >= NSLOTS))
+	if (op == OP_REG ? a >= NREGS
+			 : (op != OP_CONST && op != OP_TP && op != OP_TID && a >= NSLOTS))
 		return stop(st, idx, STOP_INVALID, C_PLAN_INVALID);
 	if ((op == OP_SUB || op == OP_MAX || op == OP_MIN || op == OP_IN_RANGE_OR ||
 	     op == OP_CHECK_EQ || op == OP_CHECK_NE || op == OP_ADD_SLOTS ||
@@ -212,6 +236,9 @@ static long step_cb(__u64 idx, struct run *r)
 		break;
 	case OP_TP:
 		s[dst] = thread_pointer();
+		break;
+	case OP_TID:
+		s[dst] = thread_id();
 		break;
 	case OP_ADD:
 		s[dst] = s[a & 7] + sp->imm;

@@ -11,6 +11,7 @@
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 
 #define RECORD_MAX 65536
 #define PAGE 4096
@@ -48,7 +49,7 @@ enum { C_TICKS, C_RECORDS, C_RING_FULL, C_NO_USER_REGS, C_STACK_UNREADABLE, C_PL
 
 enum { OP_REG = 1, OP_CONST, OP_ADD, OP_SUB, OP_MAX, OP_MIN, OP_LOAD, OP_IN_RANGE_OR,
        OP_CHECK_EQ, OP_CHECK_NE, OP_AND, OP_COPY, OP_TP, OP_SHL, OP_SHR, OP_MUL, OP_ADD_SLOTS,
-       OP_LOAD_INDEXED, OP_CHAIN };
+       OP_LOAD_INDEXED, OP_CHAIN, OP_TID };
 
 enum { STOP_LOAD = 1, STOP_CHECK = 2, STOP_INVALID = 3 };
 
@@ -108,11 +109,21 @@ struct thread_struct {
 	unsigned long fsbase;
 } __attribute__((preserve_access_index));
 
+struct upid {
+	int nr;
+} __attribute__((preserve_access_index));
+
+struct pid {
+	unsigned int level;
+	struct upid numbers[1];
+} __attribute__((preserve_access_index));
+
 struct task_struct {
 	unsigned int flags;
 	int pid;
 	int tgid;
 	struct thread_struct thread;
+	struct pid *thread_pid;
 } __attribute__((preserve_access_index));
 
 #define PF_KTHREAD 0x00200000

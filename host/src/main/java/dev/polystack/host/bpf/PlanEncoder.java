@@ -36,6 +36,7 @@ public final class PlanEncoder {
   static final int OP_ADD_SLOTS = 17;
   static final int OP_LOAD_INDEXED = 18;
   static final int OP_CHAIN = 19;
+  static final int OP_TID = 20;
   private static final int NONE = 0xff;
 
   private PlanEncoder() {}
@@ -68,6 +69,8 @@ public final class PlanEncoder {
       write(b, at, OP_CONST, s.into(), NONE, NONE, NONE, 0, 0, 0, s.value());
     } else if (step instanceof CaptureStep.ThreadPointer s) {
       write(b, at, OP_TP, s.into(), NONE, NONE, NONE, 0, 0, 0, 0);
+    } else if (step instanceof CaptureStep.ThreadId s) {
+      write(b, at, OP_TID, s.into(), NONE, NONE, NONE, 0, 0, 0, 0);
     } else if (step instanceof CaptureStep.Add s) {
       write(b, at, OP_ADD, s.into(), s.from(), NONE, NONE, 0, 0, 0, s.addend());
     } else if (step instanceof CaptureStep.Subtract s) {

@@ -374,6 +374,56 @@ class TickCaptureTest {
     }
   }
 
+  /**
+   * The thread-id step (API 2.0) gives the id the thread has in its own pid namespace, as a
+   * runtime stores it: the spin program's main thread outside any namespace (its pid), and the
+   * same program started in a new pid namespace, where it is 1 while polystack targets it by its
+   * host pid. A plan checking another id stops at the check.
+   */
+  @Test
+  void theThreadIdStepReadsTheIdInTheThreadsOwnPidNamespace() throws Exception {
+    try (Workload w = Workload.start("spin"); TickCapture capture = open()) {
+      assertThreadId(capture, w.pid(), w.pid());
+    }
+    Path out = Files.createTempFile(dir, "spin-ns", ".out");
+    try (ChildProcess unshare = Launcher.command("unshare", "--pid", "--fork", "--kill-child",
+        binary.toString(), "spin").stdout(out).start(); TickCapture capture = open()) {
+      long deadline = System.nanoTime() + 5_000_000_000L;
+      while (!Files.readString(out).contains("ready")) {
+        assertTrue(System.nanoTime() < deadline, "workload never got ready in its namespace");
+        Thread.sleep(5);
+      }
+      String children = Files.readString(Path.of("/proc/" + unshare.pid() + "/task/"
+          + unshare.pid() + "/children")).trim();
+      int inner = Integer.parseInt(children);
+      assertThreadId(capture, inner, 1);
+    }
+  }
+
+  /** Ticks of {@code pid}'s main thread see {@code id}; a plan wanting {@code id + 1} stops. */
+  private static void assertThreadId(TickCapture capture, int pid, long id) {
+    CapturePlan mine = CapturePlan.builder()
+        .threadId("tid")
+        .constant("want", id)
+        .checkEquals("tid", "want")
+        .build();
+    CapturePlan other = CapturePlan.builder()
+        .threadId("tid")
+        .constant("want", id + 1)
+        .checkEquals("tid", "want")
+        .build();
+    capture.setPlan(pid, 0, PlanEncoder.encode(mine));
+    capture.setPlan(pid, 1, PlanEncoder.encode(other));
+    capture.addTarget(pid, 4096);
+    List<Rec> records = collect(capture, RECORDS);
+    assertTrue(records.size() >= RECORDS / 2, "records: " + records.size());
+    for (Rec r : records) {
+      assertEquals(pid, r.tid(), "the spin program ticks on its main thread");
+      assertEquals(0, r.stopStep(0), "the thread's own id held");
+      assertEquals(3, r.stopStep(1), "another id stops at the check (step 2)");
+    }
+  }
+
   private static long longAt(byte[] b, int at) {
     return ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN).getLong(at);
   }

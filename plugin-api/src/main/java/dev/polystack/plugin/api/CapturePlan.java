@@ -133,6 +133,16 @@ public final class CapturePlan {
       return add(new CaptureStep.ThreadPointer(assign(into)));
     }
 
+    /**
+     * {@code into} = the sampled thread's id in its process's pid namespace ({@link
+     * CaptureStep.ThreadId}).
+     *
+     * @since 2.0
+     */
+    public Builder threadId(String into) {
+      return add(new CaptureStep.ThreadId(assign(into)));
+    }
+
     public Builder add(String into, String from, long addend) {
       return add(new CaptureStep.Add(assign(into), read(from), addend));
     }

@@ -42,6 +42,20 @@ public sealed interface CaptureStep {
     }
   }
 
+  /**
+   * {@code into} = the sampled thread's id as its own process sees it ({@code gettid()} in the
+   * process's pid namespace, which a runtime stores in its thread state, e.g. CPython's {@code
+   * native_thread_id}): with a chain step or a check, a plan finds the thread's own entry in a
+   * runtime's list of threads.
+   *
+   * @since 2.0
+   */
+  record ThreadId(int into) implements CaptureStep {
+    public ThreadId {
+      CapturePlan.checkSlot(into);
+    }
+  }
+
   /** {@code into = from + addend}. */
   record Add(int into, int from, long addend) implements CaptureStep {
     public Add {

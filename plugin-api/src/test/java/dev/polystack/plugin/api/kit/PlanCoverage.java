@@ -113,7 +113,7 @@ public final class PlanCoverage {
             Long.MAX_VALUE);
         List<Driven> base = drive(c, t, bound, frames, full, null, List.of());
         List<CapturePlan> plans = plans(c, bound);
-        TickCopies tick = TickCopies.of(plans, t.registers(), t.threadPointer(), t.memory(),
+        TickCopies tick = TickCopies.of(plans, t.registers(), t.tid(), t.threadPointer(), t.memory(),
             c.processMemory(), c.mappings());
         copies += (int) tick.regions().stream().filter(r -> r.plan() >= 0).count();
         tick.stops().forEach(s -> stops.add("thread " + t.tid() + ": " + s));

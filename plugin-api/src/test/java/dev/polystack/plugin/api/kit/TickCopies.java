@@ -124,8 +124,12 @@ final class TickCopies {
     return best;
   }
 
-  /** @param threadPointer the thread's FS base, null when the case does not hold it */
-  static TickCopies of(List<CapturePlan> plans, Registers regs, Long threadPointer,
+  /**
+   * @param tid the thread's id as the snapshot names it (polystack's pid namespace, which is
+   *     the process's own unless it runs in another one)
+   * @param threadPointer the thread's FS base, null when the case does not hold it
+   */
+  static TickCopies of(List<CapturePlan> plans, Registers regs, int tid, Long threadPointer,
       MemoryBlob thread, MemoryBlob process, List<Mapping> mappings) {
     List<Region> regions = new ArrayList<>();
     List<Stop> stops = new ArrayList<>();
@@ -136,8 +140,8 @@ final class TickCopies {
     }
     long[] offset = {align8(HEADER + stack)};
     for (int p = 0; p < plans.size(); p++) {
-      Stop stop = run(p, plans.get(p), regs, threadPointer, thread, process, mappings, regions,
-          offset);
+      Stop stop = run(p, plans.get(p), regs, tid, threadPointer, thread, process, mappings,
+          regions, offset);
       if (stop != null) {
         stops.add(stop);
       }
@@ -145,7 +149,7 @@ final class TickCopies {
     return new TickCopies(regions, stops);
   }
 
-  private static Stop run(int p, CapturePlan plan, Registers regs, Long threadPointer,
+  private static Stop run(int p, CapturePlan plan, Registers regs, int tid, Long threadPointer,
       MemoryBlob thread, MemoryBlob process, List<Mapping> mappings, List<Region> regions,
       long[] offset) {
     long[] s = new long[CapturePlan.SLOTS];
@@ -163,6 +167,8 @@ final class TickCopies {
               + " supplies it), so the kit cannot run what follows");
         }
         s[tp.into()] = threadPointer;
+      } else if (step instanceof CaptureStep.ThreadId id) {
+        s[id.into()] = tid;
       } else if (step instanceof CaptureStep.Add a) {
         s[a.into()] = s[a.from()] + a.addend();
       } else if (step instanceof CaptureStep.Subtract a) {

@@ -24,6 +24,7 @@ class TickCopiesTest {
   private static final long TABLE = DATA;
   private static final long NODES = DATA + 0x100;
   private static final long UNMAPPED = 0x8000;
+  private static final int TID = 4242;
 
   /** table[i] = 0x7ab1e000 + i for i < 8; five 16-byte nodes {tag, next} linked in order. */
   private static final byte[] MEMORY = memory();
@@ -46,7 +47,26 @@ class TickCopiesTest {
     Registers regs = Registers.of(new long[Register.values().length]).with(Register.RSP, 0x7000);
     List<Mapping> maps = List.of(
         new Mapping(DATA, DATA + 0x1000, 0, true, true, false, 0, 0, "[data]", false));
-    return TickCopies.of(List.of(plan), regs, null, thread, process, maps);
+    return TickCopies.of(List.of(plan), regs, TID, null, thread, process, maps);
+  }
+
+  @Test
+  void theThreadIdIsTheCasesTid() {
+    CapturePlan mine = CapturePlan.builder()
+        .threadId("tid")
+        .constant("want", TID)
+        .checkEquals("tid", "want")
+        .constant("base", TABLE)
+        .copy("base", 0, 8, "mine")
+        .build();
+    TickCopies tick = run(mine);
+    assertEquals(List.of(), tick.stops());
+    CapturePlan other = CapturePlan.builder()
+        .threadId("tid")
+        .constant("want", TID + 1)
+        .checkEquals("tid", "want")
+        .build();
+    assertEquals(1, run(other).stops().size(), "another thread's id stops the plan at the check");
   }
 
   @Test
