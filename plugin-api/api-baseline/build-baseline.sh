@@ -7,7 +7,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-commit=2ea651ca5b340207c5f36ca64cc3c113d50e8366
+commit=53983931f328c58c8b51c03a0f4e8fc8854ec25a
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 git -C "$root" archive "$commit" plugin-api/src/main/java | tar -x -C "$tmp"
