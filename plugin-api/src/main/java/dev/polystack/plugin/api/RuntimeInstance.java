@@ -51,6 +51,21 @@ public interface RuntimeInstance {
   }
 
   /**
+   * Every plan this instance wants run at the tick (since API 2.0; by default its one {@link
+   * #capturePlan()}): several plans stop independently, so a part that may fail (a lock's state
+   * behind a pointer) can be its own plan and leave the others whole. Each counts against the
+   * process's budget of plug-in plans, kept by plug-in id, module, code address and then this
+   * order (docs/capture-plans.md, "Bounds"); equal plans share one. Asked as {@link
+   * #capturePlan()} is, and answered the same way: the same list while nothing changed.
+   *
+   * @since 2.0
+   */
+  default java.util.List<CapturePlan> capturePlans() {
+    CapturePlan plan = capturePlan();
+    return plan == null || plan.isEmpty() ? java.util.List.of() : java.util.List.of(plan);
+  }
+
+  /**
    * The functions through which this runtime allocates in this process (since API 1.5, with
    * {@link Capability#ALLOCATOR_SITES}): an allocation profile probes them as it probes the C
    * library's allocator, so the runtime's allocations carry its stacks. Empty while they are not

@@ -29,19 +29,32 @@ final class RuntimePlans {
    */
   static final int BUDGET = ProcessTicks.MAX_PLANS - 1;
 
-  /** A plug-in instance's plan, with what orders it and names it in a warning. */
-  record Candidate(String pluginId, String module, long codeStart, CapturePlan plan) {
+  /**
+   * A plug-in instance's plan, with what orders it and names it in a warning.
+   *
+   * @param index its place in the instance's {@code capturePlans()}
+   */
+  record Candidate(String pluginId, String module, long codeStart, int index, CapturePlan plan) {
     Candidate {
       Objects.requireNonNull(pluginId, "pluginId");
       Objects.requireNonNull(module, "module");
       Objects.requireNonNull(plan, "plan");
     }
+
+    /** An instance's only plan. */
+    Candidate(String pluginId, String module, long codeStart, CapturePlan plan) {
+      this(pluginId, module, codeStart, 0, plan);
+    }
   }
 
-  /** The order plans are kept in: plug-in id (the load order), module path, code address. */
+  /**
+   * The order plans are kept in: plug-in id (the load order), module path, code address, then
+   * the instance's own order.
+   */
   static final Comparator<Candidate> ORDER = Comparator.comparing(Candidate::pluginId)
       .thenComparing(Candidate::module)
-      .thenComparing(Candidate::codeStart, Long::compareUnsigned);
+      .thenComparing(Candidate::codeStart, Long::compareUnsigned)
+      .thenComparingInt(Candidate::index);
 
   private final int pid;
   private final Consumer<String> warn;
@@ -61,10 +74,14 @@ final class RuntimePlans {
       if (!b.plugin().descriptor().capabilities().contains(Capability.CAPTURE_AT_TICK)) {
         continue;
       }
-      CapturePlan plan = guard.call(b.plugin(), "capturePlan", b.instance()::capturePlan)
-          .orElse(CapturePlan.NONE);
+      List<CapturePlan> plans = guard.call(b.plugin(), "capturePlans",
+          b.instance()::capturePlans).orElse(List.of());
       long start = b.ranges().isEmpty() ? 0 : b.ranges().get(0).start();
-      out.add(new Candidate(b.plugin().id(), b.module(), start, plan));
+      for (int i = 0; i < plans.size(); i++) {
+        CapturePlan plan = plans.get(i);
+        out.add(new Candidate(b.plugin().id(), b.module(), start, i,
+            plan == null ? CapturePlan.NONE : plan));
+      }
     }
     return out;
   }

@@ -128,6 +128,30 @@ class RuntimePlansTest {
     }
   }
 
+  /**
+   * An instance's several plans (API 2.0, {@code capturePlans()}) count one each against the
+   * budget, kept in the instance's own order after the plug-in, module and code address.
+   */
+  @Test
+  void anInstancesSeveralPlansCountOneEachInItsOrder() {
+    CapturePlan first = luajitShaped(0x1000);
+    CapturePlan second = luajitShaped(0x2000);
+    CapturePlan third = luajitShaped(0x3000);
+    CapturePlan other = luajitShaped(0x4000);
+    List<String> warnings = new ArrayList<>();
+    RuntimePlans plans = new RuntimePlans(7, warnings::add);
+    CountingSink sink = new CountingSink();
+    List<CapturePlan> kept = plans.select(List.of(
+        new RuntimePlans.Candidate("py", "/usr/bin/python3", 0x4000, 2, third),
+        new RuntimePlans.Candidate("lua", "/usr/bin/luajit", 0x4000, other),
+        new RuntimePlans.Candidate("py", "/usr/bin/python3", 0x4000, 0, first),
+        new RuntimePlans.Candidate("py", "/usr/bin/python3", 0x4000, 1, second)), sink);
+    assertEquals(List.of(other, first, second), kept, "lua first by id, then py's in order");
+    assertEquals(Map.of("capture_plan_refused", 1L), sink.lost, "py's third plan");
+    assertTrue(warnings.get(0).startsWith("process 7: capture plan of plug-in 'py'"),
+        warnings.toString());
+  }
+
   @Test
   void withinTheBudgetNothingIsRefused() {
     List<String> warnings = new ArrayList<>();

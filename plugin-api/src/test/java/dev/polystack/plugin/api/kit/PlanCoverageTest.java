@@ -51,9 +51,14 @@ class PlanCoverageTest {
    * Which segment reads under BASE, whether the plan copies it, and whether it reaches it from
    * the thread pointer (as a plan for thread-local state does) instead of from rdx.
    */
-  record Shape(int baseReadingSegment, boolean copiesBase, boolean fromThreadPointer) {
+  record Shape(int baseReadingSegment, boolean copiesBase, boolean fromThreadPointer,
+      boolean split) {
     Shape(int baseReadingSegment, boolean copiesBase) {
-      this(baseReadingSegment, copiesBase, false);
+      this(baseReadingSegment, copiesBase, false, false);
+    }
+
+    Shape(int baseReadingSegment, boolean copiesBase, boolean fromThreadPointer) {
+      this(baseReadingSegment, copiesBase, fromThreadPointer, false);
     }
   }
 
@@ -109,6 +114,20 @@ class PlanCoverageTest {
       }
     }
 
+    /**
+     * Split: first a plan from the thread pointer, which this snapshot does not hold (so it
+     * stops at once), then the one that copies what the walk reads.
+     */
+    @Override
+    public List<CapturePlan> capturePlans() {
+      if (!shape.split()) {
+        return RuntimeInstance.super.capturePlans();
+      }
+      return List.of(CapturePlan.builder().threadPointer("tp").copy("tp", 0, 16, "thread_local")
+          .build(), CapturePlan.builder().register("base", Register.RDX)
+          .copy("base", -16, 16, "lua_base").build());
+    }
+
     @Override
     public CapturePlan capturePlan() {
       CapturePlan.Builder plan = CapturePlan.builder();
@@ -133,6 +152,17 @@ class PlanCoverageTest {
     assertTrue(r.checkedSegments() >= 3 && r.deepestChecked() >= 2, r.toString());
     assertEquals(r.checkedSegments(), r.coveredReads(), r.toString());
     assertEquals(List.of(), r.planStops());
+  }
+
+  @Test
+  void anInstancesSecondPlanCoversWhatItCopiesWhenItsFirstStops() {
+    PlanCoverage.Report r = Conformance.of(() -> new PlanToy(new Shape(0, false, false, true)))
+        .checkPlanCoverage(luajit);
+    assertEquals(1, r.copies(), r.toString());
+    assertEquals(r.checkedSegments(), r.coveredReads(), r.toString());
+    assertEquals(1, r.planStops().size(), r.toString());
+    assertTrue(r.planStops().get(0).contains("plan 0 stopped at step 0: ThreadPointer"),
+        r.toString());
   }
 
   @Test
