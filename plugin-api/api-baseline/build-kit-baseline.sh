@@ -8,7 +8,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-commit=53983931f328c58c8b51c03a0f4e8fc8854ec25a
+commit=cf9d627f2fa6b2aebc06c4104562a34c6e89bc47
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 git -C "$root" archive "$commit" plugin-api/src | tar -x -C "$tmp"
