@@ -8,6 +8,7 @@ import dev.polystack.host.elf.Fde;
 import dev.polystack.host.elf.FrameTable;
 import dev.polystack.host.elf.ProgramHeader;
 import dev.polystack.host.elf.RodataMatch;
+import dev.polystack.host.elf.SectionHeader;
 import dev.polystack.host.elf.SymbolTable;
 import dev.polystack.plugin.api.CodeRange;
 import dev.polystack.plugin.api.ImageReadException;
@@ -193,6 +194,36 @@ public final class ElfModuleImage implements ModuleImage {
   public Optional<ModuleSection> section(String sectionName) {
     return elf.section(sectionName)
         .map(h -> new ModuleSection(h.name(), h.type(), h.flags(), h.addr(), h.size()));
+  }
+
+  @Override
+  public int readSection(ModuleSection section, long offset, byte[] dst, int dstOffset,
+      int length) throws ImageReadException {
+    Objects.checkFromIndexSize(dstOffset, length, dst.length);
+    Optional<SectionHeader> header = elf.section(section.name());
+    if (header.isEmpty() || header.get().type() == SectionHeader.SHT_NOBITS || offset < 0
+        || offset >= header.get().size() || header.get().size() != section.size()) {
+      return 0;
+    }
+    int n = (int) Math.min(length, header.get().size() - offset);
+    try {
+      return elf.source().read(header.get().offset() + offset, dst, dstOffset, n);
+    } catch (IOException e) {
+      throw new ImageReadException(name + ": cannot read " + section.name() + ": "
+          + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public Optional<ModuleImage> debugImage() throws ImageReadException {
+    ElfFile debug;
+    try {
+      debug = staticSymbols.source();
+    } catch (ElfParseException e) {
+      throw wrap(e);
+    }
+    return debug == elf ? Optional.empty()
+        : Optional.of(new ElfModuleImage(debug, name + " (debug file)"));
   }
 
   @Override

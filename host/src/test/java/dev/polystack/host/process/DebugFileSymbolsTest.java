@@ -158,6 +158,45 @@ class DebugFileSymbolsTest {
         found.counters().toString());
   }
 
+  /**
+   * A plug-in's view of the same lookup (API 2.0): the stripped library's image offers the
+   * verified debug file as an image of its own, whose DWARF it can read section by section
+   * (.debug_info starts with its unit's length and DWARF version); an unstripped image has none.
+   */
+  @Test
+  void aPluginReadsTheVerifiedDebugFilesDwarfThroughTheStrippedImage() throws Exception {
+    Path libDir = libDir();
+    Path lib = buildLibrary(libDir, BUILD_ID);
+    int pid = startTarget(lib);
+    List<String> warnings = new ArrayList<>();
+    try (TargetProcess process = new TargetProcess(pid, ProcFs.system(), new ModuleOpener(),
+        ProcessMemory.of(pid), new PluginRegistry(List.of(), List.of()),
+        new PluginGuard(warnings::add), warnings::add)) {
+      process.refresh();
+      var image = process.modules().stream().filter(m -> m.path().equals(lib.toString()))
+          .findFirst().orElseThrow(() -> new AssertionError("no module " + lib)).image();
+      assertTrue(image.section(".debug_info").isEmpty(), "stripped");
+      var debug = image.debugImage().orElseThrow(() -> new AssertionError("no debug image; "
+          + warnings + " " + process.getAndResetCounters()));
+      var info = debug.section(".debug_info").orElseThrow();
+      byte[] head = new byte[6];
+      assertEquals(6, debug.readSection(info, 0, head, 0, 6));
+      java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(head).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+      long unitLength = b.getInt(0) & 0xffffffffL;
+      int version = b.getShort(4);
+      assertTrue(unitLength > 0 && unitLength < info.size(), "unit length " + unitLength);
+      assertTrue(version >= 2 && version <= 5, "DWARF version " + version);
+      byte[] tail = new byte[64];
+      assertEquals(10, debug.readSection(info, info.size() - 10, tail, 0, 64), "cut at the end");
+      assertEquals(0, debug.readSection(info, info.size(), tail, 0, 64), "past the end");
+      assertTrue(debug.debugImage().isEmpty(), "a debug file has its own symbol table");
+      var main = process.modules().stream().filter(m -> m.path().endsWith("/main"))
+          .findFirst().orElseThrow().image();
+      assertTrue(main.debugImage().isEmpty(), "main was built with -g and not stripped");
+      assertTrue(main.section(".debug_info").isPresent());
+    }
+  }
+
   @Test
   void aDebugLinkSymlinkedToARootOnlyElfIsNotFollowed() throws Exception {
     Path libDir = libDir();

@@ -72,4 +72,30 @@ public interface ModuleImage {
   default Optional<ModuleSymbol> threadLocalSymbol(String name) throws ImageReadException {
     return Optional.empty();
   }
+
+  /**
+   * Reads bytes of {@code section} from this image's file, from {@code offset} within the
+   * section: how a plug-in reads sections that are not loaded ({@code .debug_info}, {@code
+   * .debug_str}, a runtime's own notes). Returns the bytes read: fewer at the section's end, 0
+   * past it or for a section with no bytes in the file ({@code SHT_NOBITS}) or not of this image.
+   *
+   * @since 2.0
+   */
+  default int readSection(ModuleSection section, long offset, byte[] dst, int dstOffset,
+      int length) throws ImageReadException {
+    return 0;
+  }
+
+  /**
+   * The separate debug file the host found for this stripped image and verified (build id or
+   * debug link CRC, under the host's rules for files a target names: docs/operations.md), as an
+   * image of its own: its sections ({@code .debug_info}, {@code .symtab}, ...) through {@link
+   * #section} and {@link #readSection}, e.g. for struct offsets from DWARF. Empty when the image
+   * has its own symbol table (it holds what there is) or no verified debug file was found.
+   *
+   * @since 2.0
+   */
+  default Optional<ModuleImage> debugImage() throws ImageReadException {
+    return Optional.empty();
+  }
 }

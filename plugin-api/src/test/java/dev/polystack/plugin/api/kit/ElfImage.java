@@ -278,6 +278,35 @@ final class ElfImage implements ModuleImage {
   }
 
   @Override
+  public Optional<dev.polystack.plugin.api.ModuleSection> section(String sectionName) {
+    for (Section s : sections) {
+      if (s.name().equals(sectionName)) {
+        return Optional.of(new dev.polystack.plugin.api.ModuleSection(s.name(), s.type(),
+            s.flags(), s.addr(), s.size()));
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** As the host reads a section's file bytes (API 2.0), bounded by the section and the file. */
+  @Override
+  public int readSection(dev.polystack.plugin.api.ModuleSection section, long offset,
+      byte[] dst, int dstOffset, int length) throws ImageReadException {
+    java.util.Objects.checkFromIndexSize(dstOffset, length, dst.length);
+    for (Section s : sections) {
+      if (s.name().equals(section.name())) {
+        if (s.type() == 8 || offset < 0 || offset >= s.size() || s.size() != section.size()) {
+          return 0; // SHT_NOBITS, past the end, or another image's section
+        }
+        int n = (int) Math.min(length, s.size() - offset);
+        file.get(at(s.offset() + offset, n), dst, dstOffset, n);
+        return n;
+      }
+    }
+    return 0;
+  }
+
+  @Override
   public List<CodeRange> unwindRanges() throws ImageReadException {
     for (Section s : sections) {
       if (s.name().equals(".eh_frame")) {
