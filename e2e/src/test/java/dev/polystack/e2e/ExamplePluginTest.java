@@ -121,6 +121,28 @@ class ExamplePluginTest {
     }
   }
 
+  /**
+   * A build that does not declare WALK_FRAMES is never asked for a walker (API 2.0): its
+   * module's code stays the native frame it is, with no error frame in its place.
+   */
+  @Test
+  void withoutWalkFramesTheInterpreterLoopStaysNative() throws Exception {
+    Path plain = Files.createDirectories(dir.resolve("no-walk-plugins"));
+    buildJar(plain.resolve("toy-plugin.jar"), source -> source.replace(
+        "Capability.DISCOVER_OFFSETS, Capability.WALK_FRAMES,", "Capability.DISCOVER_OFFSETS,"));
+    try (Target target = Target.start(toy)) {
+      Awaits.blockedIn(target.pid(), java.util.Set.of(Awaits.NANOSLEEP, Awaits.CLOCK_NANOSLEEP),
+          20_000);
+      var result = Distribution.run("--plugin-path", plain.toString(), "dump", "--pid",
+          Integer.toString(target.pid()));
+
+      assertEquals(0, result.exitCode(), result.stderr());
+      assertTrue(result.stdout().contains("toy_interp_run  (toy_interp)"), result.stdout());
+      assertFalse(result.stdout().contains("render_page") || result.stdout().contains("[error"),
+          result.stdout());
+    }
+  }
+
   @Test
   void passesTheAuthorKitOnASnapshotOfTheRealProcess() throws Exception {
     Path snapshot = dir.resolve("toy-spin.psnap");

@@ -6,6 +6,7 @@ import dev.polystack.host.process.RuntimeBinding;
 import dev.polystack.host.unwind.NativeFrame;
 import dev.polystack.host.unwind.NativeUnwinder;
 import dev.polystack.host.unwind.UnwindResult;
+import dev.polystack.plugin.api.Capability;
 import dev.polystack.plugin.api.Frame;
 import dev.polystack.plugin.api.Registers;
 import dev.polystack.plugin.api.SampleAttributes;
@@ -44,6 +45,9 @@ public final class StackWalker {
     // sample, in the sample's walker.
     Map<RuntimeBinding, SampleWalker> walkers = new IdentityHashMap<>();
     for (RuntimeBinding b : table.bindings()) {
+      if (!b.plugin().descriptor().has(Capability.WALK_FRAMES)) {
+        continue; // its code stays native, as any module's
+      }
       SampleWalker walker = guard.call(b.plugin(), "openSample", () -> {
         synchronized (b.instance()) {
           return b.instance().openSample(thread);
@@ -146,7 +150,7 @@ public final class StackWalker {
         new IdentityHashMap<>();
     for (int i = 0; i < owners.length; i++) {
       RuntimeBinding b = owners[i];
-      if (b != null) {
+      if (b != null && walkers.containsKey(b)) {
         byBinding.computeIfAbsent(b, k -> new ArrayList<>())
             .add(new SampleRequest.OwnedFrame(i, natives.get(i).registers()));
       }

@@ -43,6 +43,8 @@ public final class SampleProcessor implements SampleSink, AutoCloseable {
   static final long THREAD_NAME_TTL_NANOS = 2_000_000_000L;
   /** Named stacks cached by raw stack, least recently used evicted. */
   static final int MAX_CACHED_STACKS = 1 << 14;
+  /** Distinct plug-in value maps interned (a plug-in reports few: a flag, a small count). */
+  static final int MAX_VALUE_MAPS = 1 << 10;
   /** Samples a recording keeps with their times (about 24 MiB); later ones are merged. */
   static final int MAX_TIMED_SAMPLES = 1 << 20;
   /** Merged entries (thread and stack pairs) a recording keeps beyond those. */
@@ -111,6 +113,9 @@ public final class SampleProcessor implements SampleSink, AutoCloseable {
       BoundedMap.leastRecentlyUsed(MAX_CACHED_STACKS);
   private final Map<Integer, Named> threadNames = new HashMap<>();
   private final Map<SampleType, ValueType> valueTypes = new HashMap<>();
+  /** Distinct plug-in value maps, so the store keeps one reference per sample (bounded). */
+  private final Map<Map<ValueType, Long>, Map<ValueType, Long>> valueMaps =
+      BoundedMap.leastRecentlyUsed(MAX_VALUE_MAPS);
   /** For the final recording; null when samples are only streamed. */
   private SampleStore kept = new SampleStore(MAX_TIMED_SAMPLES, MAX_MERGED_ENTRIES);
   /** Since the last {@link #takeNew}; null unless streamed. */
@@ -226,7 +231,8 @@ public final class SampleProcessor implements SampleSink, AutoCloseable {
     Map<ValueType, Long> out = new HashMap<>();
     raw.values().forEach((type, v) -> out.put(valueTypes.computeIfAbsent(type,
         t -> new ValueType(t.name(), t.unit())), v));
-    return out;
+    Map<ValueType, Long> copy = Map.copyOf(out);
+    return valueMaps.computeIfAbsent(copy, k -> k);
   }
 
   /** The named, interned stack of a raw one: cached, named only on the first sample of it. */

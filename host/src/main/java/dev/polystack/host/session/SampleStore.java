@@ -41,8 +41,11 @@ final class SampleStore {
   private final List<int[]> periods = new ArrayList<>();
   private final List<Shape[]> shapes = new ArrayList<>();
   private final List<String[]> names = new ArrayList<>();
-  /** Plug-in values of the timed samples that have any, by row: most samples have none. */
-  private final Map<Integer, Map<ValueType, Long>> timedValues = new HashMap<>();
+  /**
+   * Plug-in values of the timed samples, a column allocated only for chunks that have any (most
+   * have none); the processor interns the maps, so a row costs a reference.
+   */
+  private final List<Map<ValueType, Long>[]> values = new ArrayList<>();
   private int timed;
   /** count, periods and last time of each merged entry, in order of first merge. */
   private final Map<MergeKey, long[]> merged = new LinkedHashMap<>();
@@ -69,12 +72,10 @@ final class SampleStore {
   boolean add(int tid, String threadName, long epochNanos, Shape shape, int samplePeriods,
       Map<ValueType, Long> pluginValues) {
     if (timed < maxTimed) {
-      if (!pluginValues.isEmpty()) {
-        timedValues.put(timed, pluginValues);
-      }
       int chunk = timed / CHUNK;
       int row = timed % CHUNK;
       if (chunk == tids.size()) {
+        values.add(null);
         tids.add(new int[CHUNK]);
         times.add(new long[CHUNK]);
         periods.add(new int[CHUNK]);
@@ -86,6 +87,14 @@ final class SampleStore {
       periods.get(chunk)[row] = samplePeriods;
       shapes.get(chunk)[row] = shape;
       names.get(chunk)[row] = threadName;
+      if (!pluginValues.isEmpty()) {
+        if (values.get(chunk) == null) {
+          @SuppressWarnings("unchecked")
+          Map<ValueType, Long>[] column = new Map[CHUNK];
+          values.set(chunk, column);
+        }
+        values.get(chunk)[row] = pluginValues;
+      }
       timed++;
       return true;
     }
@@ -133,11 +142,16 @@ final class SampleStore {
       Shape shape = shapes.get(chunk)[row];
       out.add(new Sample(tids.get(chunk)[row], names.get(chunk)[row], times.get(chunk)[row],
           shape.stack(), shape.attributes(), periods.get(chunk)[row], 1, NO_VALUES,
-          timedValues.getOrDefault(i, Map.of())));
+          pluginValuesAt(chunk, row)));
     }
     out.addAll(retired);
     merged.forEach((k, m) -> out.add(toSample(k, m, mergedValues.get(k))));
     return out;
+  }
+
+  private Map<ValueType, Long> pluginValuesAt(int chunk, int row) {
+    Map<ValueType, Long>[] column = values.get(chunk);
+    return column == null || column[row] == null ? Map.of() : column[row];
   }
 
   private static Sample toSample(MergeKey k, long[] m, Map<ValueType, Long> values) {
@@ -152,7 +166,7 @@ final class SampleStore {
     shapes.clear();
     names.clear();
     timed = 0;
-    timedValues.clear();
+    values.clear();
     merged.clear();
     mergedValues.clear();
     retired.clear();

@@ -3,10 +3,11 @@ package dev.polystack.plugin.api;
 /**
  * What a plug-in says it can do, listed by {@code polystack plugins}. The interfaces a plug-in
  * implements decide what the host calls (a default method that is not overridden does nothing);
- * the capabilities the host acts on are {@link #CAPTURE_AT_TICK}: bpf mode asks
- * {@link RuntimeInstance#capturePlan()} only of plug-ins that declare it, and
- * {@link #ALLOCATOR_SITES}: allocation profiles ask {@link RuntimeInstance#allocatorSites()}
- * only of plug-ins that declare it.
+ * the capabilities the host acts on are {@link #WALK_FRAMES}: samples open a walker ({@link
+ * RuntimeInstance#openSample}) only on plug-ins that declare it (since API 2.0), {@link
+ * #CAPTURE_AT_TICK}: bpf mode asks {@link RuntimeInstance#capturePlans()} only of plug-ins that
+ * declare it, and {@link #ALLOCATOR_SITES}: allocation profiles ask {@link
+ * RuntimeInstance#allocatorSites()} only of plug-ins that declare it.
  *
  * @since 1.0
  */

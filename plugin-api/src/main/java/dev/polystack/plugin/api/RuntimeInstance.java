@@ -15,7 +15,8 @@ import java.util.Optional;
 public interface RuntimeInstance {
 
   /**
-   * Opens one sample of {@code thread} (with {@link Capability#WALK_FRAMES}): the walker holds
+   * Opens one sample of {@code thread}, asked only of plug-ins that declare {@link
+   * Capability#WALK_FRAMES} (the code of others stays native frames): the walker holds
    * what the sample learns, is called from one thread holding this instance's monitor, and is
    * dropped at the sample's end. So the plug-in needs no per-thread state, and no lock of its own
    * for what its {@code synchronized} methods share with the walker. The host asks it first to
