@@ -8,7 +8,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-commit=cf9d627f2fa6b2aebc06c4104562a34c6e89bc47
+commit=a6025f1c47dabbda49d92612a46e262379b2686b
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 git -C "$root" archive "$commit" plugin-api/src | tar -x -C "$tmp"
