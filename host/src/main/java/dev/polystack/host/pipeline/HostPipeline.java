@@ -567,8 +567,8 @@ public final class HostPipeline {
         () -> self[0].refreshWanted = true, guard, engine.planSlots(),
         Runtime.getRuntime().availableProcessors());
     processesSeen++;
-    self[0] = new TrackedProcess(identity, info, resources.of(info), target, samples, ticks,
-        cpu, startedAt, processesSeen, hashes);
+    self[0] = new TrackedProcess(identity, info, () -> TargetDescriber.describe(proc, pid),
+        resources.of(info), target, samples, ticks, cpu, startedAt, processesSeen, hashes);
     table.put(pid, self[0]);
     if (options.allocations()) {
       probeAllocator(self[0]);

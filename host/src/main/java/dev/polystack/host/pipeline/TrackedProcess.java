@@ -22,7 +22,9 @@ import java.util.Map;
  */
 final class TrackedProcess implements AutoCloseable {
   final ProcessIdentity identity;
-  final TargetInfo info;
+  /** Its executable and arguments; described again while empty (read in the middle of an exec). */
+  private TargetInfo info;
+  private final java.util.function.Supplier<TargetInfo> describe;
   final Map<String, Object> resource;
   final TargetProcess target;
   final SampleProcessor samples;
@@ -51,12 +53,15 @@ final class TrackedProcess implements AutoCloseable {
   private List<Sample> retiredAllocations = List.of();
   boolean tickedInBatch;
 
-  TrackedProcess(ProcessIdentity identity, TargetInfo info, Map<String, Object> resource,
+  /** @param describe reads its {@link TargetInfo} from /proc again */
+  TrackedProcess(ProcessIdentity identity, TargetInfo info,
+      java.util.function.Supplier<TargetInfo> describe, Map<String, Object> resource,
       TargetProcess target, SampleProcessor samples, ProcessTicks ticks,
       dev.polystack.host.session.TargetCpuClock cpu, long nowNanos, long serial,
       ModuleHashes hashes) {
     this.identity = identity;
     this.info = info;
+    this.describe = describe;
     this.resource = Map.copyOf(resource);
     this.target = target;
     this.samples = samples;
@@ -151,6 +156,9 @@ final class TrackedProcess implements AutoCloseable {
     }
     if (ticks != null) {
       noteModules();
+      if (info.executablePath().isEmpty() && info.commandLine().isEmpty()) {
+        info = describe.get(); // /proc was read mid-exec; the program it runs now is known
+      }
     }
     return new Recording(info, fromEpochNanos, Math.max(fromEpochNanos, toEpochNanos),
         periodNanos, mode, new ArrayList<>(modules.values()), batch, Map.of());
