@@ -49,7 +49,7 @@ class PluginLoadingTest {
   }
 
   @Test
-  void refusesA1xPluginWithWhatToDo() throws Exception {
+  void refusesA1xPluginSayingHowToRebuildIt() throws Exception {
     assertRefused("old", PluginJars.runtimePlugin("OldPlugin", "old", "1.10",
         "return Inspection.notMine();"), "plug-in 'old' needs plug-in API 1.10 but this host"
         + " provides " + ApiVersion.CURRENT + "; rebuild it against plugin-api 2.x"
