@@ -4,6 +4,7 @@ import static java.nio.charset.StandardCharsets.US_ASCII;
 import static java.nio.charset.StandardCharsets.UTF_8;
 
 import dev.polystack.host.sys.Errno;
+import dev.polystack.host.sys.TimerSignalsHeld;
 import java.lang.ref.Reference;
 import jnr.ffi.Pointer;
 
@@ -96,12 +97,20 @@ final class BpfObject implements AutoCloseable {
     }
     lib.bpf_program__set_log_buf(prog, log, VERIFIER_LOG_BYTES);
     BpfLog.clear();
-    int err = lib.bpf_object__load(object());
+    int err;
+    try (TimerSignalsHeld held = TimerSignalsHeld.hold()) {
+      err = lib.bpf_object__load(object());
+    }
     if (err < 0) {
-      String verifier = verifierComplaint(log.getString(0, VERIFIER_LOG_BYTES, UTF_8));
       int e = -err;
+      // An interrupted verifier's log stops at whatever instruction it had reached.
+      String verifier = e == Errno.EAGAIN ? ""
+          : verifierComplaint(log.getString(0, VERIFIER_LOG_BYTES, UTF_8));
       String advice;
-      if (!verifier.isEmpty()) {
+      if (e == Errno.EAGAIN) {
+        advice = "signals interrupted the verifier at each of libbpf's tries: try again, and"
+            + " report it with what else runs in the JVM if it persists";
+      } else if (!verifier.isEmpty()) {
         advice = "this kernel's verifier rejects the program: report it with `uname -r`";
       } else if (e == Errno.EPERM) {
         advice = "run polystack as root (or grant CAP_BPF and CAP_PERFMON)";

@@ -14,6 +14,8 @@ import dev.polystack.host.plugins.PluginLoader;
 import dev.polystack.host.proc.ProcFs;
 import dev.polystack.host.sampling.SamplingException;
 import dev.polystack.host.sampling.SamplingOptions;
+import dev.polystack.otel.counters.CounterKind;
+import dev.polystack.otel.counters.Counters;
 import dev.polystack.otel.otlp.OtlpConfig;
 import dev.polystack.otel.otlp.ProfileExporter;
 import jakarta.inject.Inject;
@@ -26,6 +28,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import com.google.re2j.Pattern;
 import com.google.re2j.PatternSyntaxException;
 import picocli.CommandLine.Command;
@@ -302,25 +305,36 @@ final class AgentCommand implements Runnable {
         seconds, lost, Summaries.plural(sent.requests(), "request"), sent.requestsFailed());
   }
 
-  private static void writeStats(OutputFile file, PipelineStats s, ProfileExporter.Stats e,
-      double seconds, double cpuSeconds) throws OutputException {
+  /** The agent's --stats-json document (docs/operations.md, "The agent"). */
+  static String statsJson(PipelineStats s, ProfileExporter.Stats e, double seconds,
+      double cpuSeconds, long rssBytes) {
     StringBuilder b = new StringBuilder("{");
     b.append("\"seconds\":").append(String.format(Locale.ROOT, "%.3f", seconds));
     b.append(",\"cpu_seconds\":").append(String.format(Locale.ROOT, "%.3f", cpuSeconds));
-    b.append(",\"rss_bytes\":").append(AgentExport.rssBytes());
+    b.append(",\"rss_bytes\":").append(rssBytes);
     b.append(",\"samples\":").append(s.samples());
     b.append(",\"processes_tracked\":").append(s.processesTracked());
     b.append(",\"processes_seen\":").append(s.processesSeen());
-    b.append(",\"losses\":").append(object(s.losses()));
+    // Each counter where its declaration's kind puts it, as in record's --stats-json.
+    b.append(",\"losses\":").append(object(Summaries.losses(s.losses())));
     b.append(",\"errors\":").append(object(s.errors()));
-    b.append(",\"capture\":").append(object(s.figures()));
+    Map<String, Long> capture = new TreeMap<>(s.figures());
+    Counters.ofKind(s.losses(), CounterKind.CAPTURE_FIGURE).forEach(capture::putIfAbsent);
+    b.append(",\"capture\":").append(object(capture));
+    b.append(",\"notes\":").append(object(Summaries.notes(s.losses())));
     b.append(",\"export\":{\"requests\":").append(e.requests())
         .append(",\"samples_sent\":").append(e.samplesSent())
         .append(",\"requests_failed\":").append(e.requestsFailed())
         .append(",\"samples_dropped\":").append(e.samplesDropped())
         .append(",\"profiles_rejected\":").append(e.rejected()).append("}}\n");
+    return b.toString();
+  }
+
+  private static void writeStats(OutputFile file, PipelineStats s, ProfileExporter.Stats e,
+      double seconds, double cpuSeconds) throws OutputException {
+    String json = statsJson(s, e, seconds, cpuSeconds, AgentExport.rssBytes());
     try {
-      file.stream().write(b.toString().getBytes(StandardCharsets.UTF_8));
+      file.stream().write(json.getBytes(StandardCharsets.UTF_8));
       file.commit();
     } catch (IOException ex) {
       throw new CommandFailedException("cannot write " + file.path() + ": "
@@ -330,7 +344,7 @@ final class AgentCommand implements Runnable {
 
   private static String object(Map<String, Long> m) {
     StringBuilder b = new StringBuilder("{");
-    m.forEach((k, v) -> {
+    new TreeMap<>(m).forEach((k, v) -> { // sorted, so two runs' files compare line by line
       if (b.length() > 1) {
         b.append(',');
       }

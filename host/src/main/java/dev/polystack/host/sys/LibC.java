@@ -75,4 +75,6 @@ public interface LibC {
   int sigemptyset(Pointer set);
 
   int sigaddset(Pointer set, int signal);
+
+  int pthread_sigmask(int how, Pointer set, Pointer oldSet);
 }

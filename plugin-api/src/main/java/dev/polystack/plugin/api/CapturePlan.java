@@ -97,7 +97,7 @@ public final class CapturePlan {
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof CapturePlan other && steps.equals(other.steps);
+    return o == this || o instanceof CapturePlan other && steps.equals(other.steps);
   }
 
   @Override

@@ -333,7 +333,8 @@ public final class AllocSampler implements NoStopSampler {
   }
 
   private RawStack walkOnce(CaptureRecord r) {
-    TickMemory memory = new TickMemory(r, target.hostMemory(), lastLive);
+    TickMemory memory = new TickMemory(r, target.hostMemory(),
+        TickMemory.stablePages(target.hostMemory(), lastLive));
     return walker.walk(new CapturedThread(target.pid(), r.tid(), Registers.of(r.regs()), memory,
         r.stackStart(), r.stack().length), target.table());
   }

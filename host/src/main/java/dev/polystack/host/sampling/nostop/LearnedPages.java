@@ -26,10 +26,15 @@ final class LearnedPages {
 
   private final Map<Long, Integer> hits = new HashMap<>();
   private int samples;
+  /** The last plan and its pages: asked for at every housekeeping, it seldom changes. */
+  private List<Long> planned = List.of();
+  private CapturePlan plan = CapturePlan.NONE;
+  private boolean changed;
 
   /** One sample's walk needed these pages beyond the capture. */
   void walked(Iterable<Long> pages) {
     samples++;
+    changed = true;
     for (long page : pages) {
       hits.merge(page, 2, Integer::sum); // counts are halved later; 2 keeps a single use > 0
     }
@@ -40,6 +45,10 @@ final class LearnedPages {
 
   /** The plan that copies the pages most walks need, or none while no page qualifies. */
   CapturePlan plan() {
+    if (!changed) {
+      return plan;
+    }
+    changed = false;
     int threshold = Math.max(2, 2 * samples / MIN_SHARE_DIVISOR);
     List<Map.Entry<Long, Integer>> ranked = new ArrayList<>();
     for (Map.Entry<Long, Integer> e : hits.entrySet()) {
@@ -48,7 +57,9 @@ final class LearnedPages {
       }
     }
     if (ranked.isEmpty()) {
-      return CapturePlan.NONE;
+      planned = List.of();
+      plan = CapturePlan.NONE;
+      return plan;
     }
     ranked.sort(Map.Entry.<Long, Integer>comparingByValue().reversed()
         .thenComparing(Map.Entry.comparingByKey()));
@@ -57,11 +68,16 @@ final class LearnedPages {
       pages.add(ranked.get(i).getKey());
     }
     pages.sort(null); // the same set gives the same plan, whatever the counts
+    if (pages.equals(planned)) {
+      return plan; // the same instance: the host compares it with the installed one by identity
+    }
     CapturePlan.Builder b = CapturePlan.builder();
     for (long page : pages) {
       b.constant("page", page).copy("page", 0, SampleMemory.PAGE, "learned_page");
     }
-    return b.build();
+    planned = List.copyOf(pages);
+    plan = b.build();
+    return plan;
   }
 
   /** Distinct pages remembered now (at most MAX_TRACKED plus one walk's). */

@@ -6,6 +6,7 @@ import dev.polystack.host.process.TargetProcess;
 import dev.polystack.host.sampling.CapturedThread;
 import dev.polystack.host.sampling.CarriedPeriods;
 import dev.polystack.host.sampling.RawStack;
+import dev.polystack.host.sampling.SampleMemory;
 import dev.polystack.host.sampling.SampleSink;
 import dev.polystack.host.sampling.SamplingOptions;
 import dev.polystack.host.sampling.StackWalker;
@@ -83,6 +84,8 @@ public final class ProcessTicks {
   private final LearnedPages learned = new LearnedPages();
   /** For records walked after the process exited (see {@link LastLivePages}). */
   private final LastLivePages lastLive = new LastLivePages();
+  /** Stable reads of the current batch's records (see {@link TickMemory#stablePages}). */
+  private SampleMemory batchStable;
   /** Records walked as {@link #acceptReplaced} walks them. */
   private long replacedWalks;
   /** Ticks of each thread not kept (taken before the plan), carried by its next sample. */
@@ -131,7 +134,7 @@ public final class ProcessTicks {
     if (!wanted(r)) {
       return;
     }
-    TickMemory memory = new TickMemory(r, target.hostMemory(), lastLive);
+    TickMemory memory = new TickMemory(r, target.hostMemory(), batchStablePages());
     RawStack stack = walk(r, memory);
     boolean beforePlan = r.planStops().length == 0 && memory.uncapturedReads() > 0 && learning();
     if (beforePlan && (!stack.errors().isEmpty() || !hold(r, stack))) {
@@ -151,7 +154,7 @@ public final class ProcessTicks {
     if (stack.endedWith(UnwindError.NO_MODULE)) {
       refreshRequest.run();
       if (syncRefresh.now()) {
-        stack = walk(r, new TickMemory(r, target.hostMemory(), lastLive)); // the record is ours
+        stack = walk(r, new TickMemory(r, target.hostMemory(), batchStablePages())); // the record is ours
       } else if (deferred.size() < MAX_DEFERRED) {
         deferred.add(r);
         return;
@@ -165,15 +168,16 @@ public final class ProcessTicks {
    * hands the stack back instead of a sample.
    */
   public RawStack walkStack(CaptureRecord r) {
-    RawStack stack = walk(r, new TickMemory(r, target.hostMemory(), lastLive));
+    RawStack stack = walk(r, new TickMemory(r, target.hostMemory(), batchStablePages()));
     if (stack.endedWith(UnwindError.NO_MODULE) && syncRefresh.now()) {
-      stack = walk(r, new TickMemory(r, target.hostMemory(), lastLive)); // a library since
+      stack = walk(r, new TickMemory(r, target.hostMemory(), batchStablePages())); // a library since
     }
     return stack;
   }
 
   /** After a batch of records: the first plan as soon as a walk found what it needs. */
   public void afterBatch(boolean hadRecords) {
+    batchStable = null;
     if (hadRecords && plans.isEmpty()) {
       updatePlans();
     }
@@ -203,7 +207,8 @@ public final class ProcessTicks {
       return;
     }
     replacedWalks++;
-    emit(r, walk(r, new TickMemory(r, lastLive.alone(), lastLive)));
+    emit(r, walk(r, new TickMemory(r, lastLive.alone(),
+        TickMemory.stablePages(lastLive.alone(), lastLive))));
   }
 
   /** Whether the record's thread is one the user chose (all when none was named). */
@@ -223,6 +228,7 @@ public final class ProcessTicks {
    *     without the map refresh that would describe the next program
    */
   public void finish(boolean imageReplaced) {
+    batchStable = null;
     if (imageReplaced) {
       deferred.forEach(this::acceptReplaced);
       deferred.clear();
@@ -264,6 +270,13 @@ public final class ProcessTicks {
     learningDrops++;
   }
 
+  private SampleMemory batchStablePages() {
+    if (batchStable == null) {
+      batchStable = TickMemory.stablePages(target.hostMemory(), lastLive);
+    }
+    return batchStable;
+  }
+
   private void emit(CaptureRecord r, RawStack stack) {
     sink.accept(new ThreadSample(r.tid(), r.monotonicNanos() + epochOffset, stack, 0,
         carried.take(r.tid())));
@@ -294,7 +307,7 @@ public final class ProcessTicks {
       return;
     }
     for (CaptureRecord r : deferred) {
-      emit(r, walk(r, new TickMemory(r, target.hostMemory(), lastLive)));
+      emit(r, walk(r, new TickMemory(r, target.hostMemory(), batchStablePages())));
     }
     deferred.clear();
   }

@@ -11,7 +11,7 @@ import java.util.List;
  * Target memory as a tick-time capture saw it: the stack copy and the regions the runtimes'
  * plans copied in the kernel at the tick are served first, so a walk sees them at one instant
  * with the registers. Anything else is read from the live process after the tick (through a
- * per-sample page cache); such reads of memory that may have changed since (not {@link
+ * per-sample page cache, and stable ones through a per-batch one); such reads of memory that may have changed since (not {@link
  * #stable()}) are counted, since a plan that covers its runtime makes none. Stable reads go
  * through the process's {@link LastLivePages}, so a record walked after the process exited still
  * finds its runtime's code objects.
@@ -20,9 +20,8 @@ final class TickMemory implements RemoteMemory {
   private final long[] starts;
   private final byte[][] contents;
   private final SampleMemory live;
-  private final dev.polystack.host.memory.ProcessMemory stableSource;
   /** The live pages of stable reads, apart from {@link #live}: only they may be kept pages. */
-  private SampleMemory stableLive;
+  private final SampleMemory stableLive;
   private final RemoteMemory stableView = new StableView();
   private int uncapturedReads;
   /** Pages of those reads, for {@link LearnedPages}; bounded. */
@@ -30,10 +29,10 @@ final class TickMemory implements RemoteMemory {
 
   /**
    * @param live the process's memory, read after the tick for anything not captured
-   * @param kept the pages the process's stable reads last found
+   * @param stablePages where stable reads go: see {@link #stablePages}
    */
   TickMemory(CaptureRecord record, dev.polystack.host.memory.ProcessMemory live,
-      LastLivePages kept) {
+      SampleMemory stablePages) {
     List<CaptureRecord.Region> regions = record.regions();
     starts = new long[regions.size() + 1];
     contents = new byte[regions.size() + 1][];
@@ -44,14 +43,17 @@ final class TickMemory implements RemoteMemory {
       contents[i + 1] = regions.get(i).bytes();
     }
     this.live = new SampleMemory(live, 0, new byte[0], 0);
-    this.stableSource = kept.over(live);
+    this.stableLive = stablePages;
   }
 
-  private SampleMemory stableLive() {
-    if (stableLive == null) {
-      stableLive = new SampleMemory(stableSource, 0, new byte[0], 0);
-    }
-    return stableLive;
+  /**
+   * A page cache for stable reads of {@code live}, through the pages the process's stable reads
+   * last found ({@code kept}). It may serve every record of one batch: a stable object does not
+   * change while reachable, and all of a batch's ticks came before its first read.
+   */
+  static SampleMemory stablePages(dev.polystack.host.memory.ProcessMemory live,
+      LastLivePages kept) {
+    return new SampleMemory(kept.over(live), 0, new byte[0], 0);
   }
 
   /** Reads that needed memory captured at the tick but went to the live process. */
@@ -62,11 +64,6 @@ final class TickMemory implements RemoteMemory {
   /** Pages that reads which should have come from the tick went to the live process for. */
   java.util.Set<Long> uncapturedPages() {
     return uncapturedPages;
-  }
-
-  /** Pages read from the live process for this sample. */
-  int liveReads() {
-    return live.liveReads() + (stableLive == null ? 0 : stableLive.liveReads());
   }
 
   @Override
@@ -111,7 +108,7 @@ final class TickMemory implements RemoteMemory {
         return Bytes.getLong(contents[i], (int) (address - starts[i]));
       }
       return overlapsCapture(address, 8) ? RemoteMemory.super.readLong(address)
-          : stableLive().readLong(address);
+          : stableLive.readLong(address);
     }
 
     @Override
@@ -121,7 +118,7 @@ final class TickMemory implements RemoteMemory {
         return Bytes.getInt(contents[i], (int) (address - starts[i]));
       }
       return overlapsCapture(address, 4) ? RemoteMemory.super.readInt(address)
-          : stableLive().readInt(address);
+          : stableLive.readInt(address);
     }
   }
 
@@ -164,7 +161,7 @@ final class TickMemory implements RemoteMemory {
         }
         int chunk = (int) Math.min(length - done, nextCaptureStart(at) - at);
         try {
-          n = (stable ? stableLive() : live).read(at, dst, offset + done, chunk);
+          n = (stable ? stableLive : live).read(at, dst, offset + done, chunk);
         } catch (MemoryReadException e) {
           n = 0;
         }

@@ -99,7 +99,8 @@ class BpfRecordCorruptionTest {
         RawStack stack;
         try {
           stack = walker.walk(new CapturedThread(pid, r.tid(), Registers.of(r.regs()),
-              new TickMemory(r, target.hostMemory(), new LastLivePages()), r.stackStart(),
+              new TickMemory(r, target.hostMemory(),
+                  TickMemory.stablePages(target.hostMemory(), new LastLivePages())), r.stackStart(),
               r.stack().length),
               target.table());
         } catch (RuntimeException e) {
@@ -136,7 +137,8 @@ class BpfRecordCorruptionTest {
     for (byte[] b : out) {
       CaptureRecord r = CaptureRecord.parse(ByteBuffer.wrap(b));
       walker.walk(new CapturedThread(target.pid(), r.tid(), Registers.of(r.regs()),
-          new TickMemory(r, target.hostMemory(), new LastLivePages()), r.stackStart(),
+          new TickMemory(r, target.hostMemory(),
+                  TickMemory.stablePages(target.hostMemory(), new LastLivePages())), r.stackStart(),
           r.stack().length),
           target.table());
     }

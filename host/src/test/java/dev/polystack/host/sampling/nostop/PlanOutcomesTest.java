@@ -55,7 +55,8 @@ class PlanOutcomesTest {
       List<CaptureRecord> records = collect(capture, 20);
       for (CaptureRecord r : records) {
         CapturedThread thread = new CapturedThread(pid, r.tid(), Registers.of(r.regs()),
-            new TickMemory(r, ProcessMemory.of(pid), new LastLivePages()), r.stackStart(),
+            new TickMemory(r, ProcessMemory.of(pid),
+                  TickMemory.stablePages(ProcessMemory.of(pid), new LastLivePages())), r.stackStart(),
             r.stack().length, r.threadPointer(),
             PlanOutcomes.of(r, List.of(self, failing)));
         long tp = thread.threadPointer().orElseThrow();

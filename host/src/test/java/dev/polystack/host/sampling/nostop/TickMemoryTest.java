@@ -29,8 +29,8 @@ class TickMemoryTest {
         .stack(base + 48, new byte[] {(byte) 0xaa, (byte) 0xbb})
         .region(base + 16, atTick, 0, 3)
         .build()));
-    TickMemory m = new TickMemory(r, ProcessMemory.of((int) ProcessHandle.current().pid()),
-        new LastLivePages());
+    ProcessMemory self = ProcessMemory.of((int) ProcessHandle.current().pid());
+    TickMemory m = new TickMemory(r, self, TickMemory.stablePages(self, new LastLivePages()));
 
     assertEquals(0x5555555555555555L, m.readLong(base + 16), "the tick's bytes, not today's");
     assertEquals(0, m.uncapturedReads());
@@ -58,8 +58,8 @@ class TickMemoryTest {
     CaptureRecord r = CaptureRecord.parse(ByteBuffer.wrap(new RecordBytes()
         .region(base + 16, atTick, 0, 3)
         .build()));
-    TickMemory m = new TickMemory(r, ProcessMemory.of((int) ProcessHandle.current().pid()),
-        new LastLivePages());
+    ProcessMemory self = ProcessMemory.of((int) ProcessHandle.current().pid());
+    TickMemory m = new TickMemory(r, self, TickMemory.stablePages(self, new LastLivePages()));
     dev.polystack.plugin.api.RemoteMemory stable = m.stable();
 
     assertEquals(0x5555555555555555L, stable.readLong(base + 16), "captured: the tick's bytes");
@@ -78,8 +78,8 @@ class TickMemoryTest {
   @Test
   void unreadableMemoryFailsAsTheApiSays() {
     CaptureRecord r = CaptureRecord.parse(ByteBuffer.wrap(new RecordBytes().build()));
-    TickMemory m = new TickMemory(r, ProcessMemory.of((int) ProcessHandle.current().pid()),
-        new LastLivePages());
+    ProcessMemory self = ProcessMemory.of((int) ProcessHandle.current().pid());
+    TickMemory m = new TickMemory(r, self, TickMemory.stablePages(self, new LastLivePages()));
     assertThrows(MemoryReadException.class, () -> m.readLong(8));
   }
 }
