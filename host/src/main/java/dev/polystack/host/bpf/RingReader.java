@@ -4,6 +4,7 @@ import dev.polystack.host.sys.Errno;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.function.Consumer;
+import com.kenai.jffi.MemoryIO;
 import jnr.ffi.Pointer;
 
 /**
@@ -12,11 +13,11 @@ import jnr.ffi.Pointer;
  * record is cheap at tick rates).
  */
 final class RingReader implements AutoCloseable {
+  private static final MemoryIO MEMORY = MemoryIO.getInstance();
   private final LibBpf lib;
   private final Pointer ring;
   /** Held by this object for as long as the native ring may call it. */
   private final LibBpf.SampleCallback callback = this::sample;
-  private byte[] bytes = new byte[TickCapture.RECORD_MAX];
   private Consumer<ByteBuffer> sink;
   private int delivered;
   private Throwable thrown;
@@ -83,14 +84,11 @@ final class RingReader implements AutoCloseable {
   // Called from native code: never throws (a Java exception cannot unwind through libbpf).
   private int sample(Pointer context, Pointer data, long size) {
     try {
-      int n = (int) size;
-      if (n > bytes.length) {
-        bytes = new byte[n];
-      }
-      data.get(0, bytes, 0, n);
+      // A view of the record where it lies in the ring, not a copy: the sink may use it only
+      // during the call, as libbpf reuses the space once the callback returns.
+      ByteBuffer view = MEMORY.newDirectByteBuffer(data.address(), (int) size);
       // asReadOnlyBuffer() resets the order to big-endian, so the order is set last.
-      sink.accept(ByteBuffer.wrap(bytes, 0, n).slice().asReadOnlyBuffer()
-          .order(ByteOrder.LITTLE_ENDIAN));
+      sink.accept(view.asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN));
       delivered++;
       return 0;
     } catch (Throwable t) {
