@@ -22,8 +22,11 @@ import java.util.function.Consumer;
  * process) as events in the same ring.
  */
 final class BpfEngine implements CaptureEngine {
-  /** 8 MiB: about 12 s of 2 CPUs' records at 20 Hz with 16 KiB stacks (docs/operations.md). */
-  static final int RING_BYTES = 8 << 20;
+  /** Ring sizes: see {@link #ringBytes}. */
+  static final int MIN_RING_BYTES = 2 << 20;
+  static final int MAX_RING_BYTES = 64 << 20;
+  /** Room per tick: a 16 KiB stack copy, twice over for plans' regions and learned pages. */
+  private static final long BYTES_PER_TICK = 32 << 10;
 
   private final int rateHz;
   private final TickCapture.Settings settings;
@@ -60,6 +63,21 @@ final class BpfEngine implements CaptureEngine {
     return "bpf";
   }
 
+  /**
+   * The ring holds about a second of every CPU's ticks at the rate (a power of two, 2 to 64 MiB):
+   * the reader is woken when it is a quarter full, and RSS counts its pages twice (they are
+   * mapped twice so records never wrap), so a fixed 8 MiB ring was 16 MiB of an idle 2-CPU
+   * agent's memory and a quarter of a second of a 64-CPU host's ticks (docs/operations.md).
+   */
+  static int ringBytes(int cpus, int rateHz) {
+    long need = Math.max(1, cpus) * (long) rateHz * BYTES_PER_TICK;
+    long bytes = MIN_RING_BYTES;
+    while (bytes < need && bytes < MAX_RING_BYTES) {
+      bytes <<= 1;
+    }
+    return (int) bytes;
+  }
+
   @Override
   public Optional<String> check() {
     return BpfSupport.unavailableReason();
@@ -72,7 +90,8 @@ final class BpfEngine implements CaptureEngine {
     }
     try {
       boolean alloc = allocMeanBytes >= 0;
-      capture = TickCapture.open(rateHz, RING_BYTES, c -> {
+      int cpus = TickCapture.onlineCpus().size();
+      capture = TickCapture.open(rateHz, ringBytes(cpus, rateHz), c -> {
         c.configure(settings);
         if (alloc) {
           AllocationProbes probes = c.allocations();

@@ -568,7 +568,7 @@ public final class HostPipeline {
         Runtime.getRuntime().availableProcessors());
     processesSeen++;
     self[0] = new TrackedProcess(identity, info, () -> TargetDescriber.describe(proc, pid),
-        resources.of(info), target, samples, ticks, cpu, startedAt, processesSeen, hashes);
+        resources::of, target, samples, ticks, cpu, startedAt, processesSeen, hashes);
     table.put(pid, self[0]);
     if (options.allocations()) {
       probeAllocator(self[0]);

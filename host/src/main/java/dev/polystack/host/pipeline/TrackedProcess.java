@@ -25,7 +25,9 @@ final class TrackedProcess implements AutoCloseable {
   /** Its executable and arguments; described again while empty (read in the middle of an exec). */
   private TargetInfo info;
   private final java.util.function.Supplier<TargetInfo> describe;
-  final Map<String, Object> resource;
+  /** Its OTLP resource, built again when it is described again. */
+  Map<String, Object> resource;
+  private final java.util.function.Function<TargetInfo, Map<String, Object>> resourceOf;
   final TargetProcess target;
   final SampleProcessor samples;
   /** Null once retired: its walk state goes with it. */
@@ -55,14 +57,16 @@ final class TrackedProcess implements AutoCloseable {
 
   /** @param describe reads its {@link TargetInfo} from /proc again */
   TrackedProcess(ProcessIdentity identity, TargetInfo info,
-      java.util.function.Supplier<TargetInfo> describe, Map<String, Object> resource,
+      java.util.function.Supplier<TargetInfo> describe,
+      java.util.function.Function<TargetInfo, Map<String, Object>> resourceOf,
       TargetProcess target, SampleProcessor samples, ProcessTicks ticks,
       dev.polystack.host.session.TargetCpuClock cpu, long nowNanos, long serial,
       ModuleHashes hashes) {
     this.identity = identity;
     this.info = info;
     this.describe = describe;
-    this.resource = Map.copyOf(resource);
+    this.resourceOf = resourceOf;
+    this.resource = Map.copyOf(resourceOf.apply(info));
     this.target = target;
     this.samples = samples;
     this.ticks = ticks;
@@ -158,6 +162,7 @@ final class TrackedProcess implements AutoCloseable {
       noteModules();
       if (info.executablePath().isEmpty() && info.commandLine().isEmpty()) {
         info = describe.get(); // /proc was read mid-exec; the program it runs now is known
+        resource = Map.copyOf(resourceOf.apply(info));
       }
     }
     return new Recording(info, fromEpochNanos, Math.max(fromEpochNanos, toEpochNanos),
