@@ -68,7 +68,8 @@ C
 luajit "$tmp/shares.lua" "$tmp/truth" & lua=$!; pids+=($lua)
 "$tmp/spin" & pids+=($!)
 "$tmp/spin" & pids+=($!)
-( while true; do timeout 0.3 "$tmp/spin"; sleep 0.3; done ) & pids+=($!)
+# timeout exits 124 when it stops the spinner: not an error here (set -e).
+( while true; do timeout 0.3 "$tmp/spin" || true; sleep 0.3; done ) & pids+=($!)
 "$root/polystack" agent --otlp-endpoint "http://127.0.0.1:$port" --export-interval 5s \
   --duration "$((secs + 10))s" --stats-json "$tmp/agent.json" > /dev/null 2> "$tmp/agent.err" &
 agent=$!; pids+=($agent)

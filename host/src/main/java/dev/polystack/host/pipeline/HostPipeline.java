@@ -736,7 +736,7 @@ public final class HostPipeline {
       if (p.cpu != null) {
         p.cpu.counters().forEach((k, v) -> l.merge(k, v, Long::sum));
       }
-      out.add(new ProcessProfile(r, p.resource, new ProcessFigures(p.samples.processed(),
+      out.add(new ProcessProfile(r, p.resource(), new ProcessFigures(p.samples.processed(),
           p.samples.periods(), p.samples.threadCount(), p.samples.errors(), l, exited),
           p.serial));
     }

@@ -22,11 +22,9 @@ import java.util.Map;
  */
 final class TrackedProcess implements AutoCloseable {
   final ProcessIdentity identity;
-  /** Its executable and arguments; described again while empty (read in the middle of an exec). */
-  private TargetInfo info;
+  /** Its executable, arguments and resource; described again while empty (mid-exec). */
+  private ProcessDescription description;
   private final java.util.function.Supplier<TargetInfo> describe;
-  /** Its OTLP resource, built again when it is described again. */
-  Map<String, Object> resource;
   private final java.util.function.Function<TargetInfo, Map<String, Object>> resourceOf;
   final TargetProcess target;
   final SampleProcessor samples;
@@ -63,10 +61,9 @@ final class TrackedProcess implements AutoCloseable {
       dev.polystack.host.session.TargetCpuClock cpu, long nowNanos, long serial,
       ModuleHashes hashes) {
     this.identity = identity;
-    this.info = info;
     this.describe = describe;
     this.resourceOf = resourceOf;
-    this.resource = Map.copyOf(resourceOf.apply(info));
+    this.description = ProcessDescription.of(info, resourceOf);
     this.target = target;
     this.samples = samples;
     this.ticks = ticks;
@@ -75,6 +72,11 @@ final class TrackedProcess implements AutoCloseable {
     this.describedNanos = nowNanos;
     this.serial = serial;
     this.hashes = hashes;
+  }
+
+  /** Its OTLP resource, as of its last cut. */
+  Map<String, Object> resource() {
+    return description.resource();
   }
 
   int pid() {
@@ -150,7 +152,8 @@ final class TrackedProcess implements AutoCloseable {
         noteModules();
       }
       // The period pprof and OTLP show: bytes between samples (1 when every call is sampled).
-      return new Recording(info, fromEpochNanos, Math.max(fromEpochNanos, toEpochNanos),
+      return new Recording(description.info(), fromEpochNanos,
+          Math.max(fromEpochNanos, toEpochNanos),
           Math.max(1, allocations.meanBytes()), "bpf-alloc", new ArrayList<>(modules.values()),
           batch, Map.of(), dev.polystack.otel.model.ValueType.ALLOCATIONS, 1);
     }
@@ -160,13 +163,11 @@ final class TrackedProcess implements AutoCloseable {
     }
     if (ticks != null) {
       noteModules();
-      if (info.executablePath().isEmpty() && info.commandLine().isEmpty()) {
-        info = describe.get(); // /proc was read mid-exec; the program it runs now is known
-        resource = Map.copyOf(resourceOf.apply(info));
-      }
+      description = description.completed(describe, resourceOf);
     }
-    return new Recording(info, fromEpochNanos, Math.max(fromEpochNanos, toEpochNanos),
-        periodNanos, mode, new ArrayList<>(modules.values()), batch, Map.of());
+    return new Recording(description.info(), fromEpochNanos,
+        Math.max(fromEpochNanos, toEpochNanos), periodNanos, mode,
+        new ArrayList<>(modules.values()), batch, Map.of());
   }
 
   @Override
