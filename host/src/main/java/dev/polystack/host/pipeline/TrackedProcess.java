@@ -13,6 +13,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * One process of the process table: described once (its identity, what /proc says of it, its
@@ -24,8 +26,8 @@ final class TrackedProcess implements AutoCloseable {
   final ProcessIdentity identity;
   /** Its executable, arguments and resource; described again while empty (mid-exec). */
   private ProcessDescription description;
-  private final java.util.function.Supplier<TargetInfo> describe;
-  private final java.util.function.Function<TargetInfo, Map<String, Object>> resourceOf;
+  private final Supplier<TargetInfo> describe;
+  private final Function<TargetInfo, Map<String, Object>> resourceOf;
   final TargetProcess target;
   final SampleProcessor samples;
   /** Null once retired: its walk state goes with it. */
@@ -55,8 +57,8 @@ final class TrackedProcess implements AutoCloseable {
 
   /** @param describe reads its {@link TargetInfo} from /proc again */
   TrackedProcess(ProcessIdentity identity, TargetInfo info,
-      java.util.function.Supplier<TargetInfo> describe,
-      java.util.function.Function<TargetInfo, Map<String, Object>> resourceOf,
+      Supplier<TargetInfo> describe,
+      Function<TargetInfo, Map<String, Object>> resourceOf,
       TargetProcess target, SampleProcessor samples, ProcessTicks ticks,
       dev.polystack.host.session.TargetCpuClock cpu, long nowNanos, long serial,
       ModuleHashes hashes) {

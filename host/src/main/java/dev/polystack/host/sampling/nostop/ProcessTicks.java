@@ -1,6 +1,7 @@
 package dev.polystack.host.sampling.nostop;
 
 import dev.polystack.host.bpf.CaptureRecord;
+import dev.polystack.host.memory.ProcessMemory;
 import dev.polystack.host.plugins.PluginGuard;
 import dev.polystack.host.process.TargetProcess;
 import dev.polystack.host.sampling.CapturedThread;
@@ -134,7 +135,7 @@ public final class ProcessTicks {
     if (!wanted(r)) {
       return;
     }
-    TickMemory memory = new TickMemory(r, target.hostMemory(), batchStablePages());
+    TickMemory memory = tickMemory(r);
     RawStack stack = walk(r, memory);
     boolean beforePlan = r.planStops().length == 0 && memory.uncapturedReads() > 0 && learning();
     if (beforePlan && (!stack.errors().isEmpty() || !hold(r, stack))) {
@@ -154,7 +155,7 @@ public final class ProcessTicks {
     if (stack.endedWith(UnwindError.NO_MODULE)) {
       refreshRequest.run();
       if (syncRefresh.now()) {
-        stack = walk(r, new TickMemory(r, target.hostMemory(), batchStablePages())); // the record is ours
+        stack = walk(r, tickMemory(r)); // the record is ours
       } else if (deferred.size() < MAX_DEFERRED) {
         deferred.add(r);
         return;
@@ -168,9 +169,9 @@ public final class ProcessTicks {
    * hands the stack back instead of a sample.
    */
   public RawStack walkStack(CaptureRecord r) {
-    RawStack stack = walk(r, new TickMemory(r, target.hostMemory(), batchStablePages()));
+    RawStack stack = walk(r, tickMemory(r));
     if (stack.endedWith(UnwindError.NO_MODULE) && syncRefresh.now()) {
-      stack = walk(r, new TickMemory(r, target.hostMemory(), batchStablePages())); // a library since
+      stack = walk(r, tickMemory(r)); // a library since
     }
     return stack;
   }
@@ -207,8 +208,8 @@ public final class ProcessTicks {
       return;
     }
     replacedWalks++;
-    emit(r, walk(r, new TickMemory(r, lastLive.alone(),
-        TickMemory.stablePages(lastLive.alone(), lastLive))));
+    ProcessMemory alone = lastLive.alone();
+    emit(r, walk(r, new TickMemory(r, alone, TickMemory.stablePages(alone, lastLive))));
   }
 
   /** Whether the record's thread is one the user chose (all when none was named). */
@@ -270,11 +271,12 @@ public final class ProcessTicks {
     learningDrops++;
   }
 
-  private SampleMemory batchStablePages() {
+  /** The record's memory: its capture, then the live process; stable reads cached per batch. */
+  private TickMemory tickMemory(CaptureRecord r) {
     if (batchStable == null) {
       batchStable = TickMemory.stablePages(target.hostMemory(), lastLive);
     }
-    return batchStable;
+    return new TickMemory(r, target.hostMemory(), batchStable);
   }
 
   private void emit(CaptureRecord r, RawStack stack) {
@@ -307,7 +309,7 @@ public final class ProcessTicks {
       return;
     }
     for (CaptureRecord r : deferred) {
-      emit(r, walk(r, new TickMemory(r, target.hostMemory(), batchStablePages())));
+      emit(r, walk(r, tickMemory(r)));
     }
     deferred.clear();
   }

@@ -11,10 +11,11 @@ import java.util.List;
  * Target memory as a tick-time capture saw it: the stack copy and the regions the runtimes'
  * plans copied in the kernel at the tick are served first, so a walk sees them at one instant
  * with the registers. Anything else is read from the live process after the tick (through a
- * per-sample page cache, and stable ones through a per-batch one); such reads of memory that may have changed since (not {@link
- * #stable()}) are counted, since a plan that covers its runtime makes none. Stable reads go
- * through the process's {@link LastLivePages}, so a record walked after the process exited still
- * finds its runtime's code objects.
+ * per-sample page cache; stable reads through one the caller may share over a batch); such
+ * reads of memory that may have changed since (not {@link #stable()}) are counted, since a plan
+ * that covers its runtime makes none. Stable reads go through the process's {@link
+ * LastLivePages}, so a record walked after the process exited still finds its runtime's code
+ * objects.
  */
 final class TickMemory implements RemoteMemory {
   private final long[] starts;
