@@ -309,7 +309,8 @@ static __always_inline int is_target(struct settings *cfg, __u32 tgid, __u32 *st
 	return 1;
 }
 
-static __always_inline void emit_event(__u32 kind, __u32 tgid, __u32 tid, __u32 parent)
+static __always_inline void emit_event(__u32 kind, __u32 tgid, __u32 tid, __u32 parent,
+				       __u64 wake)
 {
 	struct process_event e = {
 		.version = 2,
@@ -322,9 +323,7 @@ static __always_inline void emit_event(__u32 kind, __u32 tgid, __u32 tid, __u32 
 		.parent = parent,
 	};
 
-	/* Wakes the reader at once: events are rare, and a new program is best described while
-	 * it still runs. */
-	if (bpf_ringbuf_output(&events, &e, sizeof(e), BPF_RB_FORCE_WAKEUP))
+	if (bpf_ringbuf_output(&events, &e, sizeof(e), wake))
 		count(C_EVENT_RING_FULL);
 	else
 		count(C_EVENTS);
@@ -446,7 +445,7 @@ int process_exec(void *ctx)
 	if (!cfg || !(cfg->flags & SETTINGS_EVENTS) || !current_ids(cfg, &tgid, &tid))
 		return 0;
 	if ((cfg->flags & SETTINGS_WATCH_EXEC) || is_target(cfg, tgid, &stack))
-		emit_event(EV_EXEC, tgid, tid, 0);
+		emit_event(EV_EXEC, tgid, tid, 0, BPF_RB_FORCE_WAKEUP); /* described while it runs */
 	return 0;
 }
 
@@ -459,7 +458,10 @@ int process_exit(void *ctx)
 
 	if (cfg && (cfg->flags & SETTINGS_EVENTS) && current_ids(cfg, &tgid, &tid) && tgid == tid &&
 	    is_target(cfg, tgid, &stack))
-		emit_event(EV_EXIT, tgid, tid, 0);
+		/* Host-wide every exit on the host comes here, and releasing can wait for the next
+		 * read (docs/benchmarks.md, "Figures behind the code's choices"). */
+		emit_event(EV_EXIT, tgid, tid, 0,
+			   (cfg->flags & SETTINGS_ALL) ? BPF_RB_NO_WAKEUP : BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
 
@@ -494,7 +496,7 @@ int process_fork(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	}
 	count(C_FOLLOWED);
-	emit_event(EV_FORK, (__u32)tgid, (__u32)pid, parent);
+	emit_event(EV_FORK, (__u32)tgid, (__u32)pid, parent, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
 

@@ -13,6 +13,7 @@ import dev.polystack.host.sys.DescriptorLimit;
 import dev.polystack.host.sys.SyscallException;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.OptionalLong;
 
@@ -40,6 +41,9 @@ public final class ModuleOpener implements ModuleSource {
   private final Map<MappedFile.Identity, ElfFile> cache;
   /** Separate debug files, parsed once for every process whose stripped modules use them. */
   private final ParsedDebugFiles debugFiles;
+  /** The last vDSO parsed, and its bytes: the kernel maps the same image into every process. */
+  private byte[] vdsoImage;
+  private ElfFile vdsoFile;
 
   public ModuleOpener() {
     this(Path.of("/proc"), cachedFilesWithin(DescriptorLimit.softLimit()));
@@ -139,14 +143,30 @@ public final class ModuleOpener implements ModuleSource {
     return new DebugFiles(procRoot.resolve(Integer.toString(pid)).resolve("root"), debugFiles);
   }
 
-  /** Reads and parses the vDSO of {@code pid} from its memory (it has no file). */
+  /**
+   * Reads the vDSO of {@code pid} from its memory (it has no file) and parses it, or returns the
+   * file parsed for another process when the bytes are the same. The parse does not depend on
+   * where a process maps the image (the kernel's vDSO is never relocated), so callers take the
+   * bias from the mapping ({@code start - imageStartAddress()}), never from {@code loadBias()}.
+   */
   @Override
-  public ElfFile openVdso(MemoryMapping vdso, ProcessMemory memory) throws ModuleOpenException {
-    return vdso(vdso, memory);
+  public synchronized ElfFile openVdso(MemoryMapping vdso, ProcessMemory memory)
+      throws ModuleOpenException {
+    byte[] image = vdsoImage(vdso, memory);
+    if (vdsoFile == null || !Arrays.equals(image, vdsoImage)) {
+      vdsoFile = parseVdso(vdso, image);
+      vdsoImage = image;
+    }
+    return vdsoFile;
   }
 
   /** The vDSO image read from {@code memory}; shared with snapshot replay. */
   public static ElfFile vdso(MemoryMapping vdso, ProcessMemory memory)
+      throws ModuleOpenException {
+    return parseVdso(vdso, vdsoImage(vdso, memory));
+  }
+
+  private static byte[] vdsoImage(MemoryMapping vdso, ProcessMemory memory)
       throws ModuleOpenException {
     long size = vdso.end() - vdso.start();
     if (size <= 0 || size > MAX_VDSO_SIZE) {
@@ -158,6 +178,11 @@ public final class ModuleOpener implements ModuleSource {
     } catch (RemoteReadException e) {
       throw new ModuleOpenException("unreadable", "[vdso]: " + e.getMessage());
     }
+    return image;
+  }
+
+  private static ElfFile parseVdso(MemoryMapping vdso, byte[] image)
+      throws ModuleOpenException {
     try {
       return ElfFile.open(ElfSource.ofImage(image, vdso.start(), "[vdso]"));
     } catch (ElfParseException e) {

@@ -20,6 +20,9 @@ public interface ModuleSource {
    */
   DebugFiles debugFiles(int pid);
 
-  /** Reads and parses the vDSO from the target's memory (it has no file). */
+  /**
+   * Reads and parses the vDSO from the target's memory (it has no file). The file may be shared
+   * with other processes: its bias is {@code vdso.start() - imageStartAddress()}.
+   */
   ElfFile openVdso(MemoryMapping vdso, ProcessMemory memory) throws ModuleOpenException;
 }

@@ -53,6 +53,18 @@ public final class CgroupV2 {
         break;
       }
     }
+    return fromRoot(p);
+  }
+
+  /**
+   * {@code path}, relative to the hierarchy's root as /proc/PID/cgroup gives it, as {@code
+   * /a/b}; unlike {@link #normalize} it reads no mount table (it runs for every new process).
+   */
+  static String fromRoot(String path) {
+    String p = path.strip();
+    if (p.isEmpty()) {
+      return "";
+    }
     while (p.startsWith("/")) {
       p = p.substring(1);
     }

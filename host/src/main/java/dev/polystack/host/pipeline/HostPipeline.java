@@ -119,6 +119,8 @@ public final class HostPipeline {
   private final StackWalker walker;
   private final ProcessResource resources;
   private final int self = (int) ProcessHandle.current().pid();
+  /** Read once: in a container the JVM answers from the cgroup's files at every call. */
+  private final int cpus = Runtime.getRuntime().availableProcessors();
   private final Map<Integer, TrackedProcess> table = new HashMap<>();
   /** In a selection, the selected processes not seen to exit yet. */
   private final Set<Integer> selected = new java.util.HashSet<>();
@@ -565,7 +567,7 @@ public final class HostPipeline {
     TrackedProcess[] self = new TrackedProcess[1];
     ProcessTicks ticks = new ProcessTicks(target, sampling, walker, bounded(samples),
         () -> self[0].refreshWanted = true, guard, engine.planSlots(),
-        Runtime.getRuntime().availableProcessors());
+        cpus);
     processesSeen++;
     self[0] = new TrackedProcess(identity, info, () -> TargetDescriber.describe(proc, pid),
         resources::of, target, samples, ticks, cpu, startedAt, processesSeen, hashes);

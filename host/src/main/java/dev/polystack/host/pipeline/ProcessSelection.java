@@ -117,7 +117,7 @@ public record ProcessSelection(boolean everyProcess, Set<Integer> pids, String c
     }
     for (String line : new String(head, StandardCharsets.UTF_8).split("\n")) {
       if (line.startsWith("0::")) {
-        return normalize(line.substring(3));
+        return CgroupV2.fromRoot(line.substring(3)); // the kernel's path: no mount to strip
       }
     }
     return "";

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.polystack.host.elf.ElfFile;
+import dev.polystack.host.memory.ProcessMemory;
 import dev.polystack.host.proc.DeviceNumber;
 import dev.polystack.host.proc.MappedFile;
 import dev.polystack.host.proc.MemoryMapping;
@@ -46,6 +47,41 @@ class ModuleOpenerTest {
     assertEquals(ModuleOpener.MAX_CACHED_FILES,
         ModuleOpener.cachedFilesWithin(java.util.OptionalLong.empty()));
     assertEquals(1, ModuleOpener.cachedFilesWithin(java.util.OptionalLong.of(3)));
+  }
+
+  /**
+   * The kernel maps one vDSO image into every process, each at its own address: it is parsed
+   * once, and each process's bias, taken from its own mapping, places its symbols in its own
+   * mapping exactly as a parse of that process's image does.
+   */
+  @Test
+  void theVdsoIsParsedOnceForEveryProcessThatMapsTheSameImage() throws Exception {
+    Process a = new ProcessBuilder("sleep", "30").start();
+    Process b = new ProcessBuilder("sleep", "30").start();
+    try {
+      ModuleOpener opener = new ModuleOpener(4);
+      ElfFile first = null;
+      for (Process p : List.of(a, b)) {
+        int pid = (int) p.pid();
+        MemoryMapping vdso = ProcFs.system().forPid(pid).maps()
+            .first(dev.polystack.host.proc.MappingKind.VDSO).orElseThrow();
+        ElfFile shared = opener.openVdso(vdso, ProcessMemory.of(pid));
+        ElfFile own = ModuleOpener.vdso(vdso, ProcessMemory.of(pid));
+        if (first == null) {
+          first = shared;
+        }
+        assertSame(first, shared);
+        long sharedAt = vdso.start() - shared.imageStartAddress()
+            + shared.findDynamicSymbol("__vdso_clock_gettime").orElseThrow().value();
+        long ownAt = own.loadBias()
+            + own.findDynamicSymbol("__vdso_clock_gettime").orElseThrow().value();
+        assertEquals(ownAt, sharedAt, "process " + pid);
+        assertTrue(sharedAt >= vdso.start() && sharedAt < vdso.end(), "process " + pid);
+      }
+    } finally {
+      a.destroy();
+      b.destroy();
+    }
   }
 
   private ModuleOpener opener() {

@@ -42,6 +42,16 @@ class ProcessSelectionTest {
     assertFalse(ProcessSelection.inCgroup("/a/bc", "/a/b"), "a prefix of a name is not a parent");
   }
 
+  /** A process's own cgroup is relative to the hierarchy already: only slashes are trimmed. */
+  @Test
+  void aProcessCgroupIsTakenAsTheKernelGivesIt() {
+    assertEquals("/system.slice/x.service", CgroupV2.fromRoot("/system.slice/x.service/\n"));
+    assertEquals("/", CgroupV2.fromRoot("/"));
+    assertEquals("", CgroupV2.fromRoot(" "));
+    assertEquals("/sys/fs/cgroup/a", CgroupV2.fromRoot("/sys/fs/cgroup/a"));
+    assertEquals("/a", CgroupV2.normalize("/sys/fs/cgroup/a"));
+  }
+
   @Test
   void goneProcessesAreNotSelectedAndBadPidsAreRefused() {
     assertFalse(new ProcessSelection(Set.of(), "", null, "").selects(PROC, SELF),
