@@ -215,6 +215,18 @@ struct {
 	__type(value, struct plan);
 } plans SEC(".maps");
 
+/*
+ * Host-wide: the programs whose first tick the reader has been woken for (by tgid; an exec or
+ * exit forgets one). A new program is described at its first tick, while it still runs, and
+ * the reader sleeps otherwise (docs/benchmarks.md, "Figures behind the code's choices").
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u8);
+} first_ticked SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 8 << 20);
@@ -428,6 +440,12 @@ int tick_capture(struct bpf_perf_event_data *ctx)
 			     bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4
 		     ? BPF_RB_FORCE_WAKEUP
 		     : BPF_RB_NO_WAKEUP;
+	if ((cfg->flags & SETTINGS_ALL) && !bpf_map_lookup_elem(&first_ticked, &tgid)) {
+		__u8 one = 1;
+
+		bpf_map_update_elem(&first_ticked, &tgid, &one, BPF_ANY);
+		wake = BPF_RB_FORCE_WAKEUP; /* a program's first tick: described while it runs */
+	}
 	if (bpf_ringbuf_output(&events, rec, size, wake))
 		count(C_RING_FULL);
 	else
@@ -444,8 +462,15 @@ int process_exec(void *ctx)
 
 	if (!cfg || !(cfg->flags & SETTINGS_EVENTS) || !current_ids(cfg, &tgid, &tid))
 		return 0;
-	if ((cfg->flags & SETTINGS_WATCH_EXEC) || is_target(cfg, tgid, &stack))
-		emit_event(EV_EXEC, tgid, tid, 0, BPF_RB_FORCE_WAKEUP); /* described while it runs */
+	if (cfg->flags & SETTINGS_ALL) {
+		/* Host-wide the new program's first tick wakes the reader, not its exec: most
+		 * programs a host starts never get a tick. */
+		bpf_map_delete_elem(&first_ticked, &tgid);
+		if (is_target(cfg, tgid, &stack))
+			emit_event(EV_EXEC, tgid, tid, 0, BPF_RB_NO_WAKEUP);
+	} else if ((cfg->flags & SETTINGS_WATCH_EXEC) || is_target(cfg, tgid, &stack)) {
+		emit_event(EV_EXEC, tgid, tid, 0, BPF_RB_FORCE_WAKEUP); /* selected while it runs */
+	}
 	return 0;
 }
 
@@ -457,11 +482,14 @@ int process_exit(void *ctx)
 	__u32 tgid, tid, stack;
 
 	if (cfg && (cfg->flags & SETTINGS_EVENTS) && current_ids(cfg, &tgid, &tid) && tgid == tid &&
-	    is_target(cfg, tgid, &stack))
+	    is_target(cfg, tgid, &stack)) {
+		if (cfg->flags & SETTINGS_ALL)
+			bpf_map_delete_elem(&first_ticked, &tgid); /* its pid may be a new program's next */
 		/* Host-wide every exit on the host comes here, and releasing can wait for the next
 		 * read (docs/benchmarks.md, "Figures behind the code's choices"). */
 		emit_event(EV_EXIT, tgid, tid, 0,
 			   (cfg->flags & SETTINGS_ALL) ? BPF_RB_NO_WAKEUP : BPF_RB_FORCE_WAKEUP);
+	}
 	return 0;
 }
 

@@ -58,6 +58,12 @@ final class BpfEngine implements CaptureEngine {
     return settings.allProcesses();
   }
 
+  /** Host-wide the tick program wakes the reader at each program's first tick. */
+  @Override
+  public boolean wakesAtFirstTick() {
+    return settings.allProcesses();
+  }
+
   @Override
   public String name() {
     return "bpf";

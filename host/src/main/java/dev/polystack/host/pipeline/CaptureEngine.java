@@ -63,6 +63,14 @@ public interface CaptureEngine extends AutoCloseable {
     return false;
   }
 
+  /**
+   * Whether the engine wakes the reader at the first tick of each new program, so that a
+   * program is described while it runs without polling soon after every exec.
+   */
+  default boolean wakesAtFirstTick() {
+    return false;
+  }
+
   /** The allocation probes, when the engine samples allocations instead of CPU ticks. */
   default Optional<AllocationProbes> allocations() {
     return Optional.empty();

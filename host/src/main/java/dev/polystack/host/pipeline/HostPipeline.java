@@ -71,9 +71,10 @@ public final class HostPipeline {
   static final int SETTLE_POLL_MILLIS = 10;
   static final long SETTLE_NANOS = 1_000_000_000L;
   /**
-   * After an exec, host-wide: how soon records are read, and for how long, so a new program is
-   * described at its first tick while it still runs (it is not described at its exec: most
-   * programs a host starts never get a tick; docs/benchmarks.md, "The agent").
+   * After an exec, host-wide, with an engine that does not wake the reader at a program's first
+   * tick: how soon records are read, and for how long, so a new program is described at its
+   * first tick while it still runs (it is not described at its exec: most programs a host
+   * starts never get a tick; docs/benchmarks.md, "The agent").
    */
   static final int EXEC_POLL_MILLIS = 100;
   static final long EXEC_WATCH_NANOS = 500_000_000L;
@@ -391,8 +392,8 @@ public final class HostPipeline {
   /**
    * Exec: the program changed, so its description is retired. A record describes the process
    * anew now, while it surely runs (a short-lived program may be gone by its first tick's walk);
-   * the host-wide agent describes it at its first tick, read soon after (see
-   * {@link #EXEC_POLL_MILLIS}). A selection by name re-decides, a process given or followed
+   * the host-wide agent describes it at its first tick, which wakes the reader (bpf) or is read
+   * soon after (see {@link #EXEC_POLL_MILLIS}). A selection by name re-decides, a process given or followed
    * from a given one stays. Exit: released after its last samples are cut. Fork of a followed
    * process: described now, for the same reason.
    */
@@ -411,7 +412,9 @@ public final class HostPipeline {
         unreadable.remove(pid);
         ProcessSelection s = options.selection();
         if (kernelSelects && !options.record()) {
-          execWatchUntil = System.nanoTime() + EXEC_WATCH_NANOS;
+          if (!engine.wakesAtFirstTick()) {
+            execWatchUntil = System.nanoTime() + EXEC_WATCH_NANOS;
+          }
         } else if (kernelSelects || s.pids().contains(pid)
             || !s.byName() && selected.contains(pid) && ofFollowedUser(pid)) {
           track(pid); // given, or followed from a given one: whatever it runs now

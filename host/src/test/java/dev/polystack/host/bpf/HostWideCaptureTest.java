@@ -90,6 +90,47 @@ class HostWideCaptureTest {
     }
   }
 
+  /**
+   * Host-wide the reader sleeps until the ring is a quarter full, except for a program's first
+   * tick: a program exec'd while the reader waits in a 20 s poll is handed over at its first
+   * tick, while it runs. Its exec alone does not wake the reader (most programs never tick).
+   */
+  @Test
+  void aNewProgramsFirstTickWakesTheReader() throws Exception {
+    int self = (int) ProcessHandle.current().pid();
+    // 49 Hz into 16 MiB: the ring is a quarter full (the other wake-up) after about 20 s.
+    try (TickCapture capture = TickCapture.open(49, 1 << 24)) {
+      capture.configure(new TickCapture.Settings(true, self, 4096, true, false));
+      Process p = new ProcessBuilder("sh", "-c", "sleep 1; exec sh -c 'while :; do :; done'")
+          .start();
+      int pid = (int) p.pid();
+      try {
+        // Ticks carry CLOCK_MONOTONIC, as System.nanoTime() on Linux: a tick of the process
+        // after 0.9 s is the spinning program's (the shell waits for sleep until then).
+        long start = System.nanoTime();
+        long spinning = start + TimeUnit.MILLISECONDS.toNanos(900);
+        long deadline = start + TimeUnit.SECONDS.toNanos(60);
+        long[] firstSpinTick = {0};
+        while (firstSpinTick[0] == 0 && System.nanoTime() < deadline) {
+          capture.poll(20_000, bytes -> {
+            if (!ProcessEvent.isEvent(bytes)) {
+              CaptureRecord r = CaptureRecord.parse(bytes);
+              if (r.tgid() == pid && r.monotonicNanos() > spinning && firstSpinTick[0] == 0) {
+                firstSpinTick[0] = r.monotonicNanos();
+              }
+            }
+          });
+        }
+        long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertTrue(firstSpinTick[0] != 0, "no tick of the spinning program");
+        assertTrue(millis < 10_000, "the spinning program's ticks came " + millis
+            + " ms after the start (its first tick did not wake the reader)");
+      } finally {
+        p.destroyForcibly().waitFor();
+      }
+    }
+  }
+
   @Test
   void aFollowedTargetsChildIsATargetFromItsFork() throws Exception {
     try (TickCapture capture = TickCapture.open(RATE, 1 << 22)) {
