@@ -18,6 +18,8 @@
 # Both export to a real Collector (e2e/collector, built by ./run-tests) on loopback. The anchor
 # needs tracefs, which this script mounts at /sys/kernel/tracing when it is not there; without
 # e2e/target/anchor/ebpf-profiler its rows are left out.
+#   long   polystack alone at 20 Hz under the mix for the whole window, its RSS each minute
+#          (`bench/run-agent.sh 600 long`: the issue's ten minutes).
 # Usage: bench/run-agent.sh [SECONDS_PER_PHASE (default 60)] [PHASES (default "floor idle mix")]
 # Prints a markdown table; compare figures within one run (the machine's load moves them).
 set -euo pipefail
@@ -68,7 +70,14 @@ measure() {
   fi
   local c0 t0 c1 t1 l0
   c0=$(cpu_of "$pid"); t0=$(date +%s.%N); l0=$(cut -d' ' -f1 /proc/loadavg)
-  sleep "$secs"
+  if [ -n "${per_minute:-}" ]; then # the RSS at the end of each minute of the window
+    local m=0
+    while [ $((m * 60)) -lt "$secs" ]; do
+      sleep 60; m=$((m + 1)); printf '%.0f ' "$(rss_of "$pid")" >> "$tmp/minutes.txt"
+    done
+  else
+    sleep "$secs"
+  fi
   c1=$(cpu_of "$pid"); t1=$(date +%s.%N)
   local rss hwm
   rss=$(rss_of "$pid"); hwm=$(hwm_of "$pid")
@@ -129,7 +138,7 @@ echo "|---|---|---|---|---|---|---|"
 has() { [[ " $phases " == *" $1 "* ]]; }
 if has floor; then agent floor 20 --comm nosuchprogram; fi
 if has idle; then steady=180 agent idle 20; steady=180 anchor idle 20; fi
-has mix || exit 0
+has mix || has long || exit 0
 
 cat > "$tmp/busy.lua" <<'LUA'
 local function leaf(n) local s = 0 for i = 1, n do s = s + i % 7 end return s end
@@ -179,10 +188,16 @@ curl -sf "http://127.0.0.1:$ngx_port/" > /dev/null ||
   { echo "run-agent: nginx did not answer: $(cat "$tmp/ngx/stderr" "$tmp/ngx/error.log" 2>/dev/null | tail -3)" >&2; exit 1; }
 wrk -t1 -c4 -d1000000s "http://127.0.0.1:$ngx_port/" > /dev/null 2>&1 & pids+=($!)
 
-agent mix 20
-anchor mix 20
-agent mix 99
-anchor mix 99
+if has long; then
+  per_minute=1 agent mix 20
+  echo; echo "RSS at the end of each minute (MiB): $(cat "$tmp/minutes.txt")"
+fi
+if has mix; then
+  agent mix 20
+  anchor mix 20
+  agent mix 99
+  anchor mix 99
+fi
 for p in "${pids[@]:1}"; do kill "$p" 2>/dev/null || true; done
 echo
 cat "$tmp/samples.txt"
