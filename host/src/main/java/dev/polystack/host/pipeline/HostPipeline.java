@@ -393,9 +393,9 @@ public final class HostPipeline {
    * Exec: the program changed, so its description is retired. A record describes the process
    * anew now, while it surely runs (a short-lived program may be gone by its first tick's walk);
    * the host-wide agent describes it at its first tick, which wakes the reader (bpf) or is read
-   * soon after (see {@link #EXEC_POLL_MILLIS}). A selection by name re-decides, a process given or followed
-   * from a given one stays. Exit: released after its last samples are cut. Fork of a followed
-   * process: described now, for the same reason.
+   * soon after (see {@link #EXEC_POLL_MILLIS}). A selection by name re-decides, a process given
+   * or followed from a given one stays. Exit: released after its last samples are cut. Fork of
+   * a followed process: described now, for the same reason.
    */
   private void onEvent(ProcessEvent e) {
     int pid = e.tgid();
