@@ -2,6 +2,7 @@ package dev.polystack.e2e;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -80,7 +81,8 @@ class CPythonGilTest {
     for (Trace t : traces(traces.stdout())) {
       String held = t.labels().get("cpython.gil_held");
       if (hashingWithoutGil(t)) {
-        assertEquals("false", held, "a sample hashing without the GIL: " + t);
+        // Unlabelled if walked before the plan existed (counted below), never held.
+        assertNotEquals("true", held, "a sample hashing without the GIL: " + t);
         hashing += t.samples();
       } else if (t.frames().contains("spin")) {
         spinning += t.samples();
