@@ -45,7 +45,7 @@ enum { C_TICKS, C_RECORDS, C_RING_FULL, C_NO_USER_REGS, C_STACK_UNREADABLE, C_PL
        C_ALLOC_INTERNAL_CALL, C_ALLOC_DEFINITION_SENT, C_ALLOC_DEFINITION_DEDUPLICATED,
        C_ALLOC_DEFINITION_UNDEDUPLICATED, C_ALLOC_DEFINITION_LOST, C_ALLOC_EVENT_RING_FULL,
        C_INUSE_MAP_FULL, C_FREE_MATCHED, C_ALLOC_INTERVAL_CLAMPED, C_ALLOC_RETURN_UNMATCHED,
-       C_CHAIN_NEXT_UNREADABLE, C_COUNT = 32 };
+       C_CHAIN_NEXT_UNREADABLE, C_THREAD_EXITING, C_COUNT = 32 };
 
 enum { OP_REG = 1, OP_CONST, OP_ADD, OP_SUB, OP_MAX, OP_MIN, OP_LOAD, OP_IN_RANGE_OR,
        OP_CHECK_EQ, OP_CHECK_NE, OP_AND, OP_COPY, OP_TP, OP_SHL, OP_SHR, OP_MUL, OP_ADD_SLOTS,
@@ -126,6 +126,7 @@ struct task_struct {
 	struct pid *thread_pid;
 } __attribute__((preserve_access_index));
 
+#define PF_EXITING 0x00000004
 #define PF_KTHREAD 0x00200000
 
 struct step {
@@ -381,6 +382,19 @@ int tick_capture(struct bpf_perf_event_data *ctx)
 	if (!current_ids(cfg, &tgid, &tid) || !is_target(cfg, tgid, &want))
 		return 0;
 	count(C_TICKS);
+
+	/*
+	 * A thread in its exit: its user memory is being torn down and the host may have released
+	 * the process at its exit event already, so a record would describe the pid anew.
+	 */
+	unsigned int task_flags = 0;
+
+	bpf_probe_read_kernel(&task_flags, sizeof(task_flags),
+			      __builtin_preserve_access_index(&bpf_get_current_task_btf()->flags));
+	if (task_flags & PF_EXITING) {
+		count(C_THREAD_EXITING);
+		return 0;
+	}
 
 	__u32 cpu = bpf_get_smp_processor_id();
 	__u8 *rec = bpf_map_lookup_elem(&scratch, &cpu);

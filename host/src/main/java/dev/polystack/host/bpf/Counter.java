@@ -31,7 +31,8 @@ enum Counter {
   FREE_MATCHED,
   ALLOC_INTERVAL_CLAMPED,
   ALLOC_RETURN_UNMATCHED,
-  CHAIN_NEXT_UNREADABLE;
+  CHAIN_NEXT_UNREADABLE,
+  THREAD_EXITING;
 
   String key() {
     return name().toLowerCase(Locale.ROOT);

@@ -297,7 +297,9 @@ public final class HostPipeline {
         TrackedProcess p = table.get(r.tgid());
         if (p == null) {
           Long exit = exitedAt.get(r.tgid());
-          if (exit != null && r.monotonicNanos() <= exit) {
+          if (exit != null && (r.monotonicNanos() <= exit || options.record())) {
+            // Taken before its exit, or in it: a record tracks a new process under the pid at
+            // its fork or exec, so a later tick is still the exiting one's (not described again).
             lost(HostCounters.PROCESS_GONE, 1);
             return;
           }
@@ -408,6 +410,7 @@ public final class HostPipeline {
           return;
         }
         execAt.remove(pid);
+        exitedAt.remove(pid);
         retire(table.remove(pid), true);
         unreadable.remove(pid);
         ProcessSelection s = options.selection();
@@ -435,6 +438,7 @@ public final class HostPipeline {
       }
       case FORK -> {
         unreadable.remove(pid);
+        exitedAt.remove(pid); // a new process under a pid that exited before
         if (!ofFollowedUser(pid)) {
           deselect(pid); // another user's process: not recorded (--user)
           return;

@@ -15,9 +15,11 @@ class KernelCountersDeclaredTest {
     for (Counter c : Counter.values()) {
       var declared = HostCounters.kernel(c.key());
       assertTrue(Counters.declared(declared.name()).isPresent(), c.key());
-      // Samples lost: a full ring, no user registers, a followed child the targets map had no
-      // room for, and the allocation records and blocks the kernel could not keep.
+      // Samples lost: a full ring, no user registers, a thread in its exit, a followed child the
+      // targets map had no room for, and the allocation records and blocks the kernel could not
+      // keep.
       boolean loss = c == Counter.RING_FULL || c == Counter.NO_USER_REGS
+          || c == Counter.THREAD_EXITING
           || c == Counter.FOLLOW_FULL || c == Counter.ALLOC_DEFINITION_LOST
           || c == Counter.ALLOC_EVENT_RING_FULL || c == Counter.INUSE_MAP_FULL
           || c == Counter.ALLOC_RETURN_UNMATCHED;

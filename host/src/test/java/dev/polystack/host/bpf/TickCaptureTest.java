@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.polystack.host.launch.ChildProcess;
 import dev.polystack.host.launch.Launcher;
+import dev.polystack.host.ptrace.WaitStatus;
 import dev.polystack.plugin.api.CapturePlan;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -42,6 +43,7 @@ class TickCaptureTest {
       #include <stdio.h>
       #include <string.h>
       #include <sys/mman.h>
+      #include <time.h>
       #include <unistd.h>
 
       struct known { uint64_t magic; uint64_t self; char text[48]; uint64_t tail; };
@@ -75,6 +77,17 @@ class TickCaptureTest {
         if (argc > 1 && strcmp(argv[1], "syscall") == 0) {
           int fd = open("/dev/null", O_WRONLY);
           for (;;) counter += write(fd, "x", 1);
+        }
+        if (argc > 1 && strcmp(argv[1], "exit") == 0) {
+          // A 1 GiB populated mapping makes the exit's unmapping take tens of ms of CPU.
+          usleep(200000);
+          void *m = mmap(0, 1L << 30, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+          struct timespec t;
+          clock_gettime(CLOCK_MONOTONIC, &t);
+          printf("exiting %lld\\n", (long long) t.tv_sec * 1000000000LL + t.tv_nsec);
+          fflush(stdout);
+          _exit(m == MAP_FAILED);
         }
         if (argc > 1 && strcmp(argv[1], "edge") == 0) {
           // rsp 64 bytes over a page boundary with the page below never touched: the red zone's
@@ -139,6 +152,29 @@ class TickCaptureTest {
   }
 
   /** A red zone on a page never touched reads as zeros; the stack above rsp is still copied. */
+  @Test
+  void aThreadInItsExitIsCountedNotCaptured() throws Exception {
+    try (Workload w = Workload.start("exit"); TickCapture capture = open()) {
+      capture.addTarget(w.pid(), STACK);
+      List<Rec> records = new ArrayList<>();
+      WaitStatus status = null;
+      long deadline = System.nanoTime() + 20_000_000_000L;
+      while (status == null && System.nanoTime() < deadline) {
+        capture.poll(50, b -> records.add(Rec.parse(b)));
+        status = w.process().poll().orElse(null);
+      }
+      assertTrue(status != null, "the workload exits");
+      capture.poll(0, b -> records.add(Rec.parse(b)));
+      long exiting = w.exitingAt();
+      // Its exit unmaps 1 GiB (about 60 ms of CPU here): several 99 Hz ticks land in it. One
+      // tick may land between the clock read and exit_group's entry, which is the program's.
+      long after = records.stream().filter(r -> r.timeNs() > exiting).count();
+      Map<String, Long> counters = capture.counters();
+      assertTrue(after <= 1, after + " records after the exit began; " + counters);
+      assertTrue(counters.get("thread_exiting") >= 2, counters.toString());
+    }
+  }
+
   @Test
   void redZoneOnAnUntouchedPageDoesNotLoseTheStack() throws Exception {
     try (Workload w = Workload.start("edge"); TickCapture capture = open()) {
@@ -508,7 +544,8 @@ class TickCaptureTest {
 
   /** The record header fields the tests look at (struct record_header). */
   record Rec(int tgid, int tid, boolean inKernel, long[] regs, long stackStart, int stackLen,
-      long atRsp, int planCount, byte[] stops, List<Region> regions, long threadPointer) {
+      long atRsp, int planCount, byte[] stops, List<Region> regions, long threadPointer,
+      long timeNs) {
     long rip() {
       return regs[16];
     }
@@ -552,7 +589,7 @@ class TickCaptureTest {
       long atRsp = stackLen >= 136 ? b.getLong(200 + 128) : 0;
       assertEquals(4, b.getInt(28) & 4, "a tick record carries its thread pointer");
       return new Rec(b.getInt(8), b.getInt(12), (b.getInt(28) & 1) != 0, regs, b.getLong(168),
-          stackLen, atRsp, b.getShort(180), stops, regions, b.getLong(192));
+          stackLen, atRsp, b.getShort(180), stops, regions, b.getLong(192), b.getLong(16));
     }
   }
 
@@ -581,6 +618,13 @@ class TickCaptureTest {
     /** pthread_self() of the main thread: glibc's struct pthread, where FS points. */
     long threadPointer() throws IOException {
       return printed("tp");
+    }
+
+    /** CLOCK_MONOTONIC (the records' clock) when the "exit" workload began to exit. */
+    long exitingAt() throws IOException {
+      String line = Files.readString(stdout).lines().filter(l -> l.startsWith("exiting "))
+          .findFirst().orElseThrow();
+      return Long.parseLong(line.substring("exiting ".length()).strip());
     }
 
     long printed(String name) throws IOException {

@@ -16,6 +16,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
@@ -64,6 +66,51 @@ class ExitOrderTest {
         assertEquals("sleep", p.recording().target().executableName(),
             () -> "process named from its zombie: " + p.recording().target());
       }
+    } finally {
+      parent.descendants().forEach(ProcessHandle::destroyForcibly);
+      parent.destroyForcibly().waitFor();
+    }
+  }
+
+  @Test
+  void inARecordATickTakenAfterTheExitEventIsTheExitingProcesssNotANewOne() throws Exception {
+    // A tick in the process's exit, after its exit event (the bpf capture now drops those in
+    // the kernel, bpf_thread_exiting): a record tracks a new process under a pid at its fork or
+    // exec only, so this tick is the exiting one's. Described again from the zombie, it was a
+    // second process with a thread and a no_module sample (SamplingRateTest saw "2 threads").
+    Process parent = new ProcessBuilder("sh", "-c", "sleep 30 & exec sleep 60").start();
+    try {
+      int pid = childOf(parent.pid());
+      List<Consumer<CaptureEngine.Listener>> script = new ArrayList<>();
+      long aliveAt = System.nanoTime();
+      script.add(l -> l.tick(tick(pid, aliveAt)));
+      script.add(l -> {
+        long exitAt = killToZombie(pid);
+        l.event(new ProcessEvent(ProcessEvent.Kind.EXIT, pid, pid, exitAt, (int) parent.pid()));
+        l.tick(tick(pid, exitAt + 1_000));
+      });
+      List<ProcessProfile> profiles = new CopyOnWriteArrayList<>();
+      PipelineStats[] last = new PipelineStats[1];
+      List<String> warnings = new CopyOnWriteArrayList<>();
+      PipelineOptions options = new PipelineOptions(99, 1024, 64,
+          new ProcessSelection(Set.of(pid), "", null, ""), false, 16, 1024, false,
+          OptionalLong.empty(), true, Set.of());
+      HostPipeline pipeline = new HostPipeline(ProcFs.system(),
+          new PluginRegistry(List.of(), List.of()), new PluginGuard(warnings::add),
+          warnings::add, options);
+      ScriptedEngine engine = new ScriptedEngine(script);
+      pipeline.run(engine, Duration.ofSeconds(10), 0, engine::done, (batch, stats, end) -> {
+        profiles.addAll(batch);
+        last[0] = stats;
+      }, select -> select.accept(pid));
+
+      assertEquals(1, last[0].processesSeen(), () -> "described more than once: " + profiles);
+      assertEquals(1L, profiles.stream().map(ProcessProfile::serial).distinct().count(),
+          () -> "profiles of more than one process: " + profiles);
+      long gone = profiles.stream().mapToLong(p -> p.figures().losses()
+          .getOrDefault("process_gone", 0L)).max().orElse(0)
+          + last[0].losses().getOrDefault("process_gone", 0L);
+      assertEquals(1L, gone, () -> "process_gone in " + profiles + " and " + last[0].losses());
     } finally {
       parent.descendants().forEach(ProcessHandle::destroyForcibly);
       parent.destroyForcibly().waitFor();

@@ -122,6 +122,9 @@ public final class HostCounters {
 
   public static final Counter PROCESS_GONE = loss("process_gone", THREADS_GONE, "sample",
       "Ticks of a process that exited (or could not be read) before the agent described it.");
+  public static final Counter BPF_THREAD_EXITING = loss("bpf_thread_exiting", THREADS_GONE,
+      "tick", "A tick of a thread in its exit, whose user memory is being torn down: not"
+          + " captured (kernel counter thread_exiting).");
   public static final Counter INTERVAL_FULL = loss("interval_full", BUSY, "sample",
       "Samples past the bound of one agent interval (262,144 over every process).");
   public static final Counter SELECT_FAILED = loss("select_failed", COULD_NOT_SAMPLE, "process",
@@ -292,7 +295,7 @@ public final class HostCounters {
       "follow_full", PROCESS_NOT_FOLLOWED, "ring_lost", RING_LOST,
       "perf_no_user_regs", NO_USER_REGS, "alloc_definition_lost", ALLOC_DEFINITION_LOST,
       "alloc_event_ring_full", ALLOC_EVENT_RING_FULL, "inuse_map_full", INUSE_MAP_FULL,
-      "alloc_return_unmatched", ALLOC_RETURN_UNMATCHED);
+      "alloc_return_unmatched", ALLOC_RETURN_UNMATCHED, "thread_exiting", BPF_THREAD_EXITING);
 
   private static final CounterRegistry REGISTRY = CounterRegistry.of(HostCounters.class);
 
