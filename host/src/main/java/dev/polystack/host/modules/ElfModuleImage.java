@@ -34,7 +34,6 @@ public final class ElfModuleImage implements ModuleImage {
   private final ElfFile elf;
   private final String name;
   private final Optional<String> buildId;
-  private volatile List<ModuleSymbol> dynamicSymbols;
   private volatile List<CodeRange> unwindRanges;
 
   /** Where a stripped image's full symbol table comes from: itself, or its debug file. */
@@ -92,18 +91,15 @@ public final class ElfModuleImage implements ModuleImage {
 
   @Override
   public List<ModuleSymbol> dynamicSymbols() throws ImageReadException {
-    List<ModuleSymbol> out = dynamicSymbols;
-    if (out == null) {
-      try {
-        out = elf.dynamicSymbols().namedSymbols().stream()
-            .map(ElfModuleImage::toModuleSymbol)
-            .toList();
-      } catch (ElfParseException e) {
-        throw wrap(e);
-      }
-      dynamicSymbols = out;
+    // Made at each call, not kept: a plug-in reads the list once per file (its inspection is
+    // cached), while every described process keeps an image per module.
+    try {
+      return elf.dynamicSymbols().namedSymbols().stream()
+          .map(ElfModuleImage::toModuleSymbol)
+          .toList();
+    } catch (ElfParseException e) {
+      throw wrap(e);
     }
-    return out;
   }
 
   @Override

@@ -22,6 +22,7 @@ import dev.polystack.host.sampling.StackWalker;
 import dev.polystack.host.sampling.TargetDescriber;
 import dev.polystack.host.sampling.ThreadSample;
 import dev.polystack.host.sampling.nostop.ProcessTicks;
+import dev.polystack.host.sys.NativeHeap;
 import dev.polystack.host.session.SampleProcessor;
 import dev.polystack.host.session.TargetCpuClock;
 import dev.polystack.otel.counters.Counter;
@@ -92,6 +93,11 @@ public final class HostPipeline {
    * the processes that run, not every process that ever ran (docs/benchmarks.md, "The agent").
    */
   static final long IDLE_RELEASE_NANOS = 60_000_000_000L;
+  /**
+   * How often the C heap's free memory is returned to the kernel: the JIT compiler and native
+   * libraries free memory that glibc would keep resident (see {@link NativeHeap}).
+   */
+  static final long TRIM_NANOS = 60_000_000_000L;
   /** Parsed files kept beyond those described processes hold. */
   static final int CACHED_FILES = 64;
 
@@ -239,9 +245,11 @@ public final class HostPipeline {
           describeNow(pid);
         }
       });
+      NativeHeap.trim(); // what loading the capture freed (libbpf's parse of the kernel's BTF)
       long fromEpoch = epochNow();
       long nextCut = start + intervalNanos;
       long nextHousekeeping = start + HOUSEKEEPING_NANOS;
+      long nextTrim = start + TRIM_NANOS;
       List<TrackedProcess> batch = new ArrayList<>();
       CaptureEngine.Listener listener = listener(batch, placement);
       while (!stop.getAsBoolean()) {
@@ -267,6 +275,10 @@ public final class HostPipeline {
           long to = epochNow();
           cut(sink, fromEpoch, to, false, now, intervalNanos);
           fromEpoch = to;
+        }
+        if (now >= nextTrim) {
+          nextTrim = now + TRIM_NANOS;
+          NativeHeap.trim();
         }
       }
       engine.poll(0, listener); // what the kernel wrote before the end still counts

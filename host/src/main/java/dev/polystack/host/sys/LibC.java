@@ -77,4 +77,7 @@ public interface LibC {
   int sigaddset(Pointer set, int signal);
 
   int pthread_sigmask(int how, Pointer set, Pointer oldSet);
+
+  /** glibc's malloc_trim(3): returns free memory of every malloc arena to the kernel. */
+  int malloc_trim(long pad);
 }
