@@ -33,6 +33,47 @@ class ExitOrderTest {
 
   @Test
   void aTickReadAfterItsProcessExitIsCountedNotDescribedFromTheZombie() throws Exception {
+    Run run = exitThenTick(-1_000, false); // taken before the exit, read after it
+
+    assertEquals(1, run.last().processesSeen(), () -> "described more than once: "
+        + run.profiles());
+    assertEquals(1L, run.last().losses().get("process_gone"), () -> "losses "
+        + run.last().losses());
+    assertTrue(!run.profiles().isEmpty(), "no profile of the process");
+    for (ProcessProfile p : run.profiles()) {
+      assertEquals("sleep", p.recording().target().executableName(),
+          () -> "process named from its zombie: " + p.recording().target());
+    }
+  }
+
+  @Test
+  void inARecordATickTakenAfterTheExitEventIsTheExitingProcesssNotANewOne() throws Exception {
+    // A tick in the process's exit, after its exit event (the bpf capture now drops those in
+    // the kernel, bpf_thread_exiting): a record tracks a new process under a pid at its fork or
+    // exec only, so this tick is the exiting one's. Described again from the zombie, it was a
+    // second process with a thread and a no_module sample (SamplingRateTest saw "2 threads").
+    Run run = exitThenTick(1_000, true);
+
+    assertEquals(1, run.last().processesSeen(), () -> "described more than once: "
+        + run.profiles());
+    assertEquals(1L, run.profiles().stream().map(ProcessProfile::serial).distinct().count(),
+        () -> "profiles of more than one process: " + run.profiles());
+    long gone = run.profiles().stream().mapToLong(p -> p.figures().losses()
+        .getOrDefault("process_gone", 0L)).max().orElse(0)
+        + run.last().losses().getOrDefault("process_gone", 0L);
+    assertEquals(1L, gone, () -> "process_gone in " + run.profiles() + " and "
+        + run.last().losses());
+  }
+
+  /** What a scripted run handed over: every interval's profiles, and the last figures. */
+  private record Run(List<ProcessProfile> profiles, PipelineStats last) {}
+
+  /**
+   * Runs the pipeline over a process that is ticked while it runs, then exits (its exit event)
+   * and has one more tick {@code lateNanos} after its exit (negative: taken before it and read
+   * after the event). Host-wide, or a record of that process.
+   */
+  private static Run exitThenTick(long lateNanos, boolean record) throws Exception {
     // The grandchild's parent (sleep 60) never waits for it: killed, it stays a zombie.
     Process parent = new ProcessBuilder("sh", "-c", "sleep 30 & exec sleep 60").start();
     try {
@@ -43,13 +84,16 @@ class ExitOrderTest {
       script.add(l -> {
         long exitAt = killToZombie(pid);
         l.event(new ProcessEvent(ProcessEvent.Kind.EXIT, pid, pid, exitAt, (int) parent.pid()));
-        l.tick(tick(pid, exitAt - 1_000)); // taken before the exit, read after it
+        l.tick(tick(pid, exitAt + lateNanos));
       });
       List<ProcessProfile> profiles = new CopyOnWriteArrayList<>();
       PipelineStats[] last = new PipelineStats[1];
       List<String> warnings = new CopyOnWriteArrayList<>();
-      PipelineOptions options = new PipelineOptions(99, 1024, 64, ProcessSelection.hostWide(),
-          false, 16, 1024, false);
+      PipelineOptions options = record
+          ? new PipelineOptions(99, 1024, 64, new ProcessSelection(Set.of(pid), "", null, ""),
+              false, 16, 1024, false, OptionalLong.empty(), true, Set.of())
+          : new PipelineOptions(99, 1024, 64, ProcessSelection.hostWide(), false, 16, 1024,
+              false);
       HostPipeline pipeline = new HostPipeline(ProcFs.system(),
           new PluginRegistry(List.of(), List.of()), new PluginGuard(warnings::add),
           warnings::add, options);
@@ -57,60 +101,12 @@ class ExitOrderTest {
       pipeline.run(engine, Duration.ofSeconds(10), 0, engine::done, (batch, stats, end) -> {
         profiles.addAll(batch);
         last[0] = stats;
+      }, select -> {
+        if (record) {
+          select.accept(pid);
+        }
       });
-
-      assertEquals(1, last[0].processesSeen(), () -> "described more than once: " + profiles);
-      assertEquals(1L, last[0].losses().get("process_gone"), () -> "losses " + last[0].losses());
-      assertTrue(!profiles.isEmpty(), "no profile of the process");
-      for (ProcessProfile p : profiles) {
-        assertEquals("sleep", p.recording().target().executableName(),
-            () -> "process named from its zombie: " + p.recording().target());
-      }
-    } finally {
-      parent.descendants().forEach(ProcessHandle::destroyForcibly);
-      parent.destroyForcibly().waitFor();
-    }
-  }
-
-  @Test
-  void inARecordATickTakenAfterTheExitEventIsTheExitingProcesssNotANewOne() throws Exception {
-    // A tick in the process's exit, after its exit event (the bpf capture now drops those in
-    // the kernel, bpf_thread_exiting): a record tracks a new process under a pid at its fork or
-    // exec only, so this tick is the exiting one's. Described again from the zombie, it was a
-    // second process with a thread and a no_module sample (SamplingRateTest saw "2 threads").
-    Process parent = new ProcessBuilder("sh", "-c", "sleep 30 & exec sleep 60").start();
-    try {
-      int pid = childOf(parent.pid());
-      List<Consumer<CaptureEngine.Listener>> script = new ArrayList<>();
-      long aliveAt = System.nanoTime();
-      script.add(l -> l.tick(tick(pid, aliveAt)));
-      script.add(l -> {
-        long exitAt = killToZombie(pid);
-        l.event(new ProcessEvent(ProcessEvent.Kind.EXIT, pid, pid, exitAt, (int) parent.pid()));
-        l.tick(tick(pid, exitAt + 1_000));
-      });
-      List<ProcessProfile> profiles = new CopyOnWriteArrayList<>();
-      PipelineStats[] last = new PipelineStats[1];
-      List<String> warnings = new CopyOnWriteArrayList<>();
-      PipelineOptions options = new PipelineOptions(99, 1024, 64,
-          new ProcessSelection(Set.of(pid), "", null, ""), false, 16, 1024, false,
-          OptionalLong.empty(), true, Set.of());
-      HostPipeline pipeline = new HostPipeline(ProcFs.system(),
-          new PluginRegistry(List.of(), List.of()), new PluginGuard(warnings::add),
-          warnings::add, options);
-      ScriptedEngine engine = new ScriptedEngine(script);
-      pipeline.run(engine, Duration.ofSeconds(10), 0, engine::done, (batch, stats, end) -> {
-        profiles.addAll(batch);
-        last[0] = stats;
-      }, select -> select.accept(pid));
-
-      assertEquals(1, last[0].processesSeen(), () -> "described more than once: " + profiles);
-      assertEquals(1L, profiles.stream().map(ProcessProfile::serial).distinct().count(),
-          () -> "profiles of more than one process: " + profiles);
-      long gone = profiles.stream().mapToLong(p -> p.figures().losses()
-          .getOrDefault("process_gone", 0L)).max().orElse(0)
-          + last[0].losses().getOrDefault("process_gone", 0L);
-      assertEquals(1L, gone, () -> "process_gone in " + profiles + " and " + last[0].losses());
+      return new Run(List.copyOf(profiles), last[0]);
     } finally {
       parent.descendants().forEach(ProcessHandle::destroyForcibly);
       parent.destroyForcibly().waitFor();
