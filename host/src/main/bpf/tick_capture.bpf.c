@@ -298,6 +298,16 @@ static __always_inline int current_ids(struct settings *cfg, __u32 *tgid, __u32 
 	return 1;
 }
 
+/* The current thread's PF_* flags. */
+static __always_inline unsigned int current_task_flags(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	unsigned int flags = 0;
+
+	bpf_probe_read_kernel(&flags, sizeof(flags), __builtin_preserve_access_index(&task->flags));
+	return flags;
+}
+
 /* Whether the current thread's process is captured, and with which stack size. */
 static __always_inline int is_target(struct settings *cfg, __u32 tgid, __u32 *stack_bytes)
 {
@@ -309,11 +319,7 @@ static __always_inline int is_target(struct settings *cfg, __u32 tgid, __u32 *st
 	}
 	if (!cfg || !(cfg->flags & SETTINGS_ALL) || tgid == 0 || tgid == cfg->self_tgid)
 		return 0;
-	struct task_struct *task = bpf_get_current_task_btf();
-	unsigned int flags = 0;
-
-	bpf_probe_read_kernel(&flags, sizeof(flags), __builtin_preserve_access_index(&task->flags));
-	if (flags & PF_KTHREAD)
+	if (current_task_flags() & PF_KTHREAD)
 		return 0; /* nothing to profile in user space */
 	if ((cfg->flags & SETTINGS_CGROUP) &&
 	    bpf_get_current_ancestor_cgroup_id(cfg->cgroup_level) != cfg->cgroup_id)
@@ -387,11 +393,7 @@ int tick_capture(struct bpf_perf_event_data *ctx)
 	 * A thread in its exit: its user memory is being torn down and the host may have released
 	 * the process at its exit event already, so a record would describe the pid anew.
 	 */
-	unsigned int task_flags = 0;
-
-	bpf_probe_read_kernel(&task_flags, sizeof(task_flags),
-			      __builtin_preserve_access_index(&bpf_get_current_task_btf()->flags));
-	if (task_flags & PF_EXITING) {
+	if (current_task_flags() & PF_EXITING) {
 		count(C_THREAD_EXITING);
 		return 0;
 	}
